@@ -1,0 +1,91 @@
+"""Registering a tenant's provider: validate, check with the provider, seal, store.
+
+The credential check is the only provider call outside the dispatcher; it runs
+here, not in the API layer, so routes stay HTTP in → store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from homing.crypto import Sealer, mask
+from homing.dispatch.senders import seal_credentials
+from homing.errors import InvalidRequest
+from homing.models import Channel, ProviderAccount, new_id
+from homing.providers.base import ProviderFailure
+from homing.providers.registry import (
+    CREDENTIAL_FIELDS,
+    SECRET_CREDENTIAL_FIELDS,
+    email_provider,
+)
+from homing.store.providers import ProviderStore
+
+
+@dataclass(frozen=True, slots=True)
+class NewProvider:
+    tenant_id: str
+    channel: Channel
+    provider: str
+    credentials: dict[str, Any]
+    config: dict[str, Any]
+    priority: int
+    enabled: bool = True
+
+
+def credentials_preview(credentials: dict[str, Any]) -> str:
+    """Non-secret fields in clear, secret ones masked: ``api_key=re_…9f2c``."""
+    parts = []
+    for key in sorted(credentials):
+        value = credentials[key]
+        shown = mask(str(value)) if key in SECRET_CREDENTIAL_FIELDS else str(value)
+        parts.append(f"{key}={shown}")
+    return ", ".join(parts)
+
+
+class ProviderAccounts:
+    def __init__(self, store: ProviderStore, sealer: Sealer, http: httpx.AsyncClient) -> None:
+        self._store = store
+        self._sealer = sealer
+        self._http = http
+
+    async def register(self, new: NewProvider) -> ProviderAccount:
+        """Check the credentials against the provider, then store them sealed.
+
+        Raises InvalidCredentials when the provider rejects them, InvalidRequest when
+        required fields are missing or the provider cannot be reached.
+        """
+        _require_fields(new.provider, new.credentials)
+        adapter = email_provider(new.provider, new.credentials, new.config, self._http)
+        try:
+            await adapter.check_credentials()
+        except ProviderFailure as exc:
+            raise InvalidRequest(
+                f"could not check the credentials with {new.provider}: {exc.detail}",
+                {"failure_class": exc.failure_class.value},
+            ) from None
+        account_id = new_id()
+        account = ProviderAccount(
+            id=account_id,
+            tenant_id=new.tenant_id,
+            channel=new.channel,
+            provider=new.provider,
+            priority=new.priority,
+            enabled=new.enabled,
+            credentials_sealed=seal_credentials(self._sealer, account_id, new.credentials),
+            credentials_preview=credentials_preview(new.credentials),
+            config=new.config,
+            created_at=datetime.now(UTC),
+        )
+        return await self._store.add(account)
+
+
+def _require_fields(provider: str, credentials: dict[str, Any]) -> None:
+    missing = [f for f in CREDENTIAL_FIELDS.get(provider, ()) if not credentials.get(f)]
+    if missing:
+        raise InvalidRequest(
+            f"{provider} credentials need: {', '.join(missing)}", {"missing": missing}
+        )

@@ -1,0 +1,1 @@
+"""HTTP in → store. Never calls a provider directly."""

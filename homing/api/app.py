@@ -1,0 +1,67 @@
+"""The FastAPI application, built around already-constructed services."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from homing import __version__
+from homing.api import errors
+from homing.api.errors import envelope
+from homing.api.routes import health, jobs, notifications, providers
+from homing.services import Services
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with 413, before they are parsed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._refuse(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = envelope(
+            413, "payload_too_large", f"the request body is over {self.limit} bytes"
+        )
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def create_app(services: Services) -> FastAPI:
+    app = FastAPI(
+        title="Homing",
+        version=__version__,
+        description="Multi-tenant notification delivery with fallback, retries and fairness.",
+    )
+    app.state.services = services
+    errors.install(app)
+    for module in (health, notifications, jobs, providers):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
+    return app

@@ -1,0 +1,90 @@
+"""The one place HTTP status codes meet domain errors, and the error envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from homing.errors import (
+    Conflict,
+    HomingError,
+    IdempotencyConflict,
+    InvalidRequest,
+    NotFound,
+    StoreUnavailable,
+    Unauthenticated,
+)
+
+_STATUS: list[tuple[type[HomingError], int]] = [
+    (IdempotencyConflict, 422),
+    (NotFound, 404),
+    (Conflict, 409),
+    (InvalidRequest, 422),
+    (Unauthenticated, 401),
+    (StoreUnavailable, 503),
+]
+
+_HTTP_CODES = {
+    401: "unauthenticated",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def envelope(
+    status: int,
+    code: str,
+    message: str,
+    details: Any = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def status_for(exc: HomingError) -> int:
+    for cls, status in _STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+async def _homing_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HomingError)
+    status = status_for(exc)
+    headers = {"Retry-After": "5"} if status == 503 else None
+    if status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
+    return envelope(status, exc.code, exc.message, exc.details, headers)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = [
+        {"field": ".".join(str(p) for p in err["loc"][1:]), "problem": err["msg"]}
+        for err in exc.errors()
+    ]
+    return envelope(422, "validation_error", "the request is not valid", {"errors": problems})
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "http_error")
+    return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
+
+
+async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+    return envelope(500, "internal_error", "an unexpected error occurred")
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(HomingError, _homing_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

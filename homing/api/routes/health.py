@@ -1,0 +1,18 @@
+"""Liveness and readiness."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from sqlalchemy import text
+
+from homing.api.deps import ServicesDep
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz")
+async def healthz(services: ServicesDep) -> dict[str, str]:
+    """200 when the database answers; 503 ``unavailable`` otherwise."""
+    async with services.db.transaction() as conn:
+        await conn.execute(text("SELECT 1"))
+    return {"status": "ok", "database": services.db.dialect}

@@ -1,0 +1,55 @@
+"""Reading jobs with their attempts, and retrying dead-lettered ones."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.schemas import JobList, JobPublic, JobSummary, Queued
+from homing.models import JobStatus
+
+router = APIRouter(tags=["jobs"])
+
+
+@router.get("/v1/jobs/{job_id}", response_model=JobPublic)
+async def get_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> JobPublic:
+    """One job and every provider call made for it. Another tenant's job is 404."""
+    job, attempts = await services.jobs.get(principal.tenant.id, job_id)
+    return JobPublic.of(job, attempts)
+
+
+@router.get("/v1/jobs", response_model=JobList)
+async def list_jobs(
+    principal: PrincipalDep,
+    services: ServicesDep,
+    status: JobStatus | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=36)] = None,
+) -> JobList:
+    """The tenant's jobs, newest first, paged with ``cursor``."""
+    page = await services.jobs.page(principal.tenant.id, status=status, limit=limit, cursor=cursor)
+    return JobList(
+        data=[
+            JobSummary(
+                id=j.id,
+                channel=j.channel.value,
+                status=j.status.value,
+                provider=j.provider,
+                error=j.error,
+                created_at=j.created_at,
+                completed_at=j.completed_at,
+            )
+            for j in page.jobs
+        ],
+        next_cursor=page.next_cursor,
+    )
+
+
+@router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Queued)
+async def retry_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> Queued:
+    """Re-queue a FAILED job with fresh attempts; 409 in any other status."""
+    job = await services.jobs.retry(principal.tenant.id, job_id)
+    services.wakeup.notify()
+    return Queued(id=job.id, status=job.status.value)

@@ -1,0 +1,54 @@
+"""A tenant's provider accounts: register (checked, sealed), list, patch, delete."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from homing.accounts import NewProvider
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.schemas import ProviderCreate, ProviderPatch, ProviderPublic
+from homing.models import Channel
+
+router = APIRouter(tags=["providers"])
+
+
+@router.post("/v1/providers", status_code=201, response_model=ProviderPublic)
+async def create_provider(
+    body: ProviderCreate, principal: PrincipalDep, services: ServicesDep
+) -> ProviderPublic:
+    """Register a provider; its credentials are checked with it before they are stored."""
+    account = await services.accounts.register(
+        NewProvider(
+            tenant_id=principal.tenant.id,
+            channel=Channel(body.channel),
+            provider=body.provider,
+            credentials=body.credentials,
+            config=body.config,
+            priority=body.priority,
+            enabled=body.enabled,
+        )
+    )
+    return ProviderPublic.of(account)
+
+
+@router.get("/v1/providers", response_model=list[ProviderPublic])
+async def list_providers(principal: PrincipalDep, services: ServicesDep) -> list[ProviderPublic]:
+    accounts = await services.providers.all(principal.tenant.id)
+    return [ProviderPublic.of(a) for a in accounts]
+
+
+@router.patch("/v1/providers/{provider_id}", response_model=ProviderPublic)
+async def patch_provider(
+    provider_id: str, body: ProviderPatch, principal: PrincipalDep, services: ServicesDep
+) -> ProviderPublic:
+    values = body.model_dump(exclude_none=True)
+    account = await services.providers.update(principal.tenant.id, provider_id, **values)
+    return ProviderPublic.of(account)
+
+
+@router.delete("/v1/providers/{provider_id}", status_code=204)
+async def delete_provider(
+    provider_id: str, principal: PrincipalDep, services: ServicesDep
+) -> Response:
+    await services.providers.delete(principal.tenant.id, provider_id)
+    return Response(status_code=204)

@@ -1,0 +1,173 @@
+"""Request and response bodies, in families: ``…Create``, ``…Patch``, ``…Public``."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from homing.models import Attempt, Job, ProviderAccount
+
+ProviderName = Literal["sendgrid", "resend", "postmark", "mailgun", "smtp"]
+PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
+
+# One address, no display-name tricks and never a CR or LF (header injection).
+_ADDRESS = re.compile(r"^[^\s@<>,;:\"\\]+@[^\s@<>,;:\"\\]+\.[^\s@<>,;:\"\\]+$")
+_NAMED_ADDRESS = re.compile(r"^[^\r\n<>\"]{0,200}<([^\s<>]+)>$")
+
+
+def _check_address(value: str) -> str:
+    named = _NAMED_ADDRESS.match(value)
+    address = named.group(1) if named else value
+    if not _ADDRESS.match(address) or len(address) > 320:
+        raise ValueError("must be one email address, e.g. a@example.com or Name <a@example.com>")
+    return value
+
+
+def _no_line_breaks(value: str) -> str:
+    if "\r" in value or "\n" in value:
+        raise ValueError("must not contain line breaks")
+    return value
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+class ProviderCreate(Strict):
+    channel: Literal["email"]
+    provider: ProviderName
+    credentials: dict[str, Any]
+    config: dict[str, Any] = Field(default_factory=dict)
+    priority: int = Field(default=1, ge=0, le=1000)
+    enabled: bool = True
+
+
+class ProviderPatch(Strict):
+    priority: int | None = Field(default=None, ge=0, le=1000)
+    enabled: bool | None = None
+
+
+class ProviderPublic(BaseModel):
+    id: str
+    channel: str
+    provider: str
+    priority: int
+    enabled: bool
+    credentials_preview: str
+    config: dict[str, Any]
+    created_at: datetime
+
+    @classmethod
+    def of(cls, account: ProviderAccount) -> ProviderPublic:
+        return cls(
+            id=account.id,
+            channel=account.channel.value,
+            provider=account.provider,
+            priority=account.priority,
+            enabled=account.enabled,
+            credentials_preview=account.credentials_preview,
+            config=account.config,
+            created_at=account.created_at,
+        )
+
+
+HeaderText = Annotated[str, StringConstraints(min_length=1, max_length=998)]
+Body = Annotated[str, StringConstraints(max_length=5_000_000)]
+
+
+class EmailCreate(Strict):
+    to: Annotated[str, StringConstraints(min_length=3, max_length=400)]
+    from_: Annotated[str, StringConstraints(min_length=3, max_length=400)] = Field(alias="from")
+    subject: HeaderText
+    text: Body | None = None
+    html: Body | None = None
+    priority: PriorityName | None = None
+    provider: str | None = Field(default=None, max_length=100)
+    fallback: str | None = Field(default=None, max_length=100)
+    delivery: Literal["at_least_once", "at_most_once"] = "at_least_once"
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _valid(self) -> EmailCreate:
+        _check_address(_no_line_breaks(self.to))
+        _check_address(_no_line_breaks(self.from_))
+        _no_line_breaks(self.subject)
+        if self.text is None and self.html is None:
+            raise ValueError("give 'text', 'html' or both")
+        if self.fallback is not None and self.provider is None:
+            raise ValueError("'fallback' needs 'provider'")
+        return self
+
+
+class Queued(BaseModel):
+    id: str
+    status: str
+
+
+class AttemptPublic(BaseModel):
+    number: int
+    provider: str
+    outcome: str
+    status_code: int | None
+    error: str | None
+    started_at: datetime
+    duration_ms: int
+
+    @classmethod
+    def of(cls, attempt: Attempt) -> AttemptPublic:
+        return cls(
+            number=attempt.number,
+            provider=attempt.provider,
+            outcome=attempt.outcome.value,
+            status_code=attempt.status_code,
+            error=attempt.error,
+            started_at=attempt.started_at,
+            duration_ms=attempt.duration_ms,
+        )
+
+
+class JobPublic(BaseModel):
+    id: str
+    channel: str
+    status: str
+    priority: PriorityName
+    provider: str | None
+    error: str | None
+    error_class: str | None
+    attempts: list[AttemptPublic]
+    created_at: datetime
+    completed_at: datetime | None
+
+    @classmethod
+    def of(cls, job: Job, attempts: list[Attempt]) -> JobPublic:
+        return cls(
+            id=job.id,
+            channel=job.channel.value,
+            status=job.status.value,
+            priority=job.priority.name,  # type: ignore[arg-type]
+            provider=job.provider,
+            error=job.error,
+            error_class=job.error_class,
+            attempts=[AttemptPublic.of(a) for a in attempts],
+            created_at=job.created_at,
+            completed_at=job.completed_at,
+        )
+
+
+class JobSummary(BaseModel):
+    id: str
+    channel: str
+    status: str
+    provider: str | None
+    error: str | None
+    created_at: datetime
+    completed_at: datetime | None
+
+
+class JobList(BaseModel):
+    data: list[JobSummary]
+    next_cursor: str | None

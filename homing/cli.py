@@ -1,0 +1,117 @@
+"""``homing`` — run, api, worker, migrate, sandbox, tenant."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+
+from homing.errors import ConfigError, HomingError
+from homing.logs import configure_logging
+from homing.models import Plan
+from homing.services import Services, build
+from homing.settings import Settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="homing", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="API and workers in one process (embedded default)")
+    _add_bind(run)
+    run.add_argument("--demo", action="store_true", help="also start the sandbox and a demo tenant")
+
+    api = commands.add_parser("api", help="the HTTP API only")
+    _add_bind(api)
+
+    worker = commands.add_parser("worker", help="a delivery worker only")
+    worker.add_argument("--once", action="store_true", help="drain what is claimable, then exit")
+
+    commands.add_parser("migrate", help="bring the database schema up to date")
+
+    sandbox = commands.add_parser("sandbox", help="the local provider emulator")
+    sandbox.add_argument("--host", default="127.0.0.1")
+    sandbox.add_argument("--port", type=int, default=8025)
+    sandbox.add_argument("--smtp-port", type=int, default=2525)
+
+    tenant = commands.add_parser("tenant", help="manage tenants")
+    tenant_commands = tenant.add_subparsers(dest="tenant_command", required=True)
+    create = tenant_commands.add_parser("create", help="create a tenant and its first API key")
+    create.add_argument("name")
+    create.add_argument("--plan", choices=[p.value for p in Plan], default=Plan.FREE.value)
+    return parser
+
+
+def _add_bind(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default=None, help="default: HOMING_HOST or 127.0.0.1")
+    parser.add_argument("--port", type=int, default=None, help="default: HOMING_PORT or 8000")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = Settings()
+        configure_logging(settings.log_level)
+        return asyncio.run(_dispatch(args, settings))
+    except KeyboardInterrupt:
+        return 130
+    except (ConfigError, HomingError) as exc:
+        print(f"homing: {exc.message}", file=sys.stderr)
+        return 2
+
+
+async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    from homing import runner
+
+    if args.command == "sandbox":
+        from homing.sandbox.server import serve_forever
+
+        await serve_forever(args.host, args.port, args.smtp_port)
+        return 0
+    handlers: dict[str, Callable[[Services], Awaitable[int]]] = {
+        "run": lambda s: runner.run_all(s, _host(args, settings), _port(args, settings), args.demo),
+        "api": lambda s: runner.run_api(s, _host(args, settings), _port(args, settings)),
+        "worker": lambda s: runner.run_worker(s, once=args.once),
+        "migrate": _migrated,
+        "tenant": lambda s: _tenant_create(s, args.name, Plan(args.plan)),
+    }
+    services = await build(settings)
+    try:
+        return await handlers[args.command](services)
+    finally:
+        await services.aclose()
+
+
+def _host(args: argparse.Namespace, settings: Settings) -> str:
+    return str(args.host or settings.host)
+
+
+def _port(args: argparse.Namespace, settings: Settings) -> int:
+    return int(args.port or settings.port)
+
+
+async def _migrated(_services: Services) -> int:
+    print("database is up to date", file=sys.stderr)
+    return 0
+
+
+async def _tenant_create(services: Services, name: str, plan: Plan) -> int:
+    tenant, key = await services.tenants.create(name, plan)
+    print(json.dumps({"tenant_id": tenant.id, "api_key": key}))
+    return 0
+
+
+def install_stop_signals(stop: asyncio.Event) -> None:
+    """SIGINT and SIGTERM ask for a graceful stop."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

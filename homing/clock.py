@@ -1,0 +1,35 @@
+"""Time as a dependency, so backoff and leases can be tested without sleeping."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds since the epoch."""
+        ...
+
+
+class SystemClock:
+    def now(self) -> float:
+        return time.time()
+
+
+class ManualClock:
+    """A clock that moves only when told to; for tests."""
+
+    def __init__(self, start: float | None = None) -> None:
+        self._now = time.time() if start is None else start
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+
+
+def as_datetime(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, UTC)

@@ -1,0 +1,1 @@
+"""Delivery: the worker loop, one pass over the providers, the retry policy, alerts."""

@@ -1,0 +1,112 @@
+"""From a claimed job to its outcome: run one pass, then apply the retry policy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from homing.clock import Clock
+from homing.dispatch.passes import PassResult, PassRunner, candidates
+from homing.dispatch.policy import Decision, Defer, GiveUp, Retry, RetryPolicy, decide
+from homing.models import ClaimedJob, FailureClass, ProviderAccount
+from homing.store.queue import Completed, Failed, Outcome, Rescheduled
+
+
+class Dispatcher:
+    def __init__(self, runner: PassRunner, policy: RetryPolicy, clock: Clock) -> None:
+        self._runner = runner
+        self._policy = policy
+        self._clock = clock
+
+    async def process(self, claimed: ClaimedJob, accounts: Sequence[ProviderAccount]) -> Outcome:
+        """Deliver one claimed job once (one pass) and say what happens next.
+
+        No database connection is held here: the claim committed before, and the
+        outcome is written by the caller afterwards.
+        """
+        job = claimed.job
+        number = claimed.attempt_number
+        if number > self._policy.max_attempts:
+            # The attempt counter moves at claim time: a job whose workers keep
+            # dying before they record anything still ends in the dead-letter queue.
+            return Failed(
+                job.id,
+                claimed.claim_token,
+                (),
+                self._policy.max_attempts,
+                "lease expired on every attempt (worker lost)",
+                "worker_lost",
+                job.skipped_providers,
+            )
+        usable = candidates(job, accounts)
+        result = await self._runner.run(job, number, usable)
+        if result.accepted_by is not None:
+            return Completed(
+                job.id,
+                claimed.claim_token,
+                result.attempts,
+                result.accepted_by.provider,
+                result.result.provider_message_id if result.result else None,
+                number,
+            )
+        skipped = _skipped_after(job.skipped_providers, result, usable)
+        if result.uncertain_give_up:
+            decision: Decision = GiveUp(result.failures[-1].detail, FailureClass.UNCERTAIN.value)
+        else:
+            left = sum(1 for a in usable if a.id not in skipped)
+            decision = decide(
+                self._policy,
+                number,
+                result.failures,
+                providers_left=left,
+                deferred_so_far=claimed.deferred_seconds,
+            )
+        return self._outcome(claimed, result, decision, skipped)
+
+    def _outcome(
+        self, claimed: ClaimedJob, result: PassResult, decision: Decision, skipped: list[str]
+    ) -> Outcome:
+        job, number, token = claimed.job, claimed.attempt_number, claimed.claim_token
+        if isinstance(decision, GiveUp):
+            return Failed(
+                job.id,
+                token,
+                result.attempts,
+                number,
+                decision.error,
+                decision.error_class,
+                skipped,
+            )
+        now = self._clock.now()
+        if isinstance(decision, Defer):
+            return Rescheduled(
+                job.id,
+                token,
+                result.attempts,
+                now + decision.delay,
+                number - 1,
+                decision.error,
+                FailureClass.THROTTLED.value,
+                skipped,
+                refund=True,
+                deferred_seconds=decision.delay,
+            )
+        assert isinstance(decision, Retry)
+        return Rescheduled(
+            job.id,
+            token,
+            result.attempts,
+            now + decision.delay,
+            number,
+            decision.error,
+            decision.error_class,
+            skipped,
+        )
+
+
+def _skipped_after(
+    previous: Sequence[str], result: PassResult, usable: Sequence[ProviderAccount]
+) -> list[str]:
+    skipped = list(previous) + [s for s in result.skip if s not in previous]
+    if result.only is not None:
+        skipped += [a.id for a in usable if a.id != result.only and a.id not in skipped]
+    return skipped

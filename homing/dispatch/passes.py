@@ -1,0 +1,144 @@
+"""One attempt = one pass over the candidate providers, stopping at the first success."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from homing.clock import Clock, as_datetime
+from homing.dispatch.policy import PassFailure
+from homing.dispatch.senders import Sender
+from homing.errors import DecryptionError
+from homing.models import (
+    Attempt,
+    AttemptOutcome,
+    DeliveryMode,
+    FailureClass,
+    Job,
+    ProviderAccount,
+    resolve_pin,
+)
+from homing.providers.base import ProviderFailure, SendResult
+
+log = logging.getLogger("homing.dispatch")
+
+
+def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAccount]:
+    """The providers this job may use, in order, minus those skipped for it.
+
+    A pinned job uses only its pin and its one optional fallback; otherwise every
+    enabled account of the channel in the tenant's priority order.
+    """
+    usable = [a for a in accounts if a.enabled and a.channel is job.channel]
+    if job.provider_pin is not None:
+        chosen = [resolve_pin(job.provider_pin, usable), resolve_pin(job.fallback_pin, usable)]
+        picked = [a for a in chosen if a is not None]
+        ordered = list({a.id: a for a in picked}.values())
+    else:
+        ordered = usable
+    return [a for a in ordered if a.id not in job.skipped_providers]
+
+
+@dataclass(slots=True)
+class PassResult:
+    attempts: list[Attempt] = field(default_factory=list)
+    failures: list[PassFailure] = field(default_factory=list)
+    accepted_by: ProviderAccount | None = None
+    result: SendResult | None = None
+    skip: list[str] = field(default_factory=list)
+    only: str | None = None
+    uncertain_give_up: bool = False
+
+
+class PassRunner:
+    def __init__(self, sender: Sender, clock: Clock) -> None:
+        self._sender = sender
+        self._clock = clock
+
+    async def run(
+        self, job: Job, attempt_number: int, accounts: Sequence[ProviderAccount]
+    ) -> PassResult:
+        """Try each candidate in order; record one Attempt per provider call."""
+        outcome = PassResult()
+        for account in accounts:
+            started = self._clock.now()
+            t0 = time.perf_counter()
+            failure: ProviderFailure | None = None
+            result: SendResult | None = None
+            try:
+                result = await self._sender.send(account, job)
+            except ProviderFailure as exc:
+                failure = exc
+            except DecryptionError:
+                failure = ProviderFailure(
+                    FailureClass.PROVIDER_PERMANENT, "stored credentials cannot be decrypted"
+                )
+            except Exception as exc:  # an adapter bug must not lose the job
+                log.exception("provider adapter raised unexpectedly", extra={"job_id": job.id})
+                failure = ProviderFailure(
+                    FailureClass.TRANSIENT, f"adapter error: {type(exc).__name__}"
+                )
+            duration_ms = int((time.perf_counter() - t0) * 1000)
+            status_code = result.status_code if result else None
+            attempt = self._attempt(
+                job, attempt_number, account, started, duration_ms, failure, status_code
+            )
+            outcome.attempts.append(attempt)
+            if failure is None:
+                outcome.accepted_by, outcome.result = account, result
+                return outcome
+            if self._stop_after(job, account, failure, outcome):
+                return outcome
+        return outcome
+
+    def _stop_after(
+        self, job: Job, account: ProviderAccount, failure: ProviderFailure, outcome: PassResult
+    ) -> bool:
+        cls = failure.failure_class
+        outcome.failures.append(
+            PassFailure(
+                account.id, cls, f"{account.provider}: {failure.detail}", failure.retry_after
+            )
+        )
+        if cls is FailureClass.PROVIDER_PERMANENT:
+            outcome.skip.append(account.id)
+        if cls is FailureClass.MESSAGE_PERMANENT:
+            return True
+        if cls is FailureClass.UNCERTAIN and job.delivery is DeliveryMode.AT_MOST_ONCE:
+            # Sending elsewhere could deliver twice. Only an idempotent provider may be
+            # asked again (with the same key); otherwise the job ends here.
+            if self._sender.supports_idempotency(account):
+                outcome.only = account.id
+            else:
+                outcome.uncertain_give_up = True
+            return True
+        return False
+
+    def _attempt(
+        self,
+        job: Job,
+        number: int,
+        account: ProviderAccount,
+        started: float,
+        duration_ms: int,
+        failure: ProviderFailure | None,
+        status_code: int | None = None,
+    ) -> Attempt:
+        return Attempt(
+            job_id=job.id,
+            tenant_id=job.tenant_id,
+            number=number,
+            provider_account_id=account.id,
+            provider=account.provider,
+            outcome=(
+                AttemptOutcome.SUCCESS
+                if failure is None
+                else AttemptOutcome(failure.failure_class.value)
+            ),
+            status_code=failure.status_code if failure else status_code,
+            error=failure.detail if failure else None,
+            started_at=as_datetime(started),
+            duration_ms=duration_ms,
+        )

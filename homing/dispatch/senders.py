@@ -1,0 +1,80 @@
+"""Turn (provider account, job) into one provider call.
+
+This is the second of the two places where a provider credential is decrypted
+(the other is the masked preview at registration): right before the call, held
+only in the adapter for the duration of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import httpx
+import orjson
+
+from homing.crypto import Sealer
+from homing.models import EmailContent, Job, ProviderAccount
+from homing.providers.base import OutgoingEmail, SendResult
+from homing.providers.registry import email_provider
+from homing.store.providers import CREDENTIALS_FIELD
+
+PROVIDER_ACCOUNTS_TABLE = "provider_accounts"
+
+
+def open_credentials(sealer: Sealer, account: ProviderAccount) -> dict[str, Any]:
+    """Decrypt an account's credentials (bound to its row id and field)."""
+    plaintext = sealer.open(
+        account.credentials_sealed,
+        table=PROVIDER_ACCOUNTS_TABLE,
+        row_id=account.id,
+        field=CREDENTIALS_FIELD,
+    )
+    credentials: dict[str, Any] = orjson.loads(plaintext)
+    return credentials
+
+
+def seal_credentials(sealer: Sealer, account_id: str, credentials: dict[str, Any]) -> str:
+    return sealer.seal(
+        orjson.dumps(credentials),
+        table=PROVIDER_ACCOUNTS_TABLE,
+        row_id=account_id,
+        field=CREDENTIALS_FIELD,
+    )
+
+
+class Sender(Protocol):
+    def supports_idempotency(self, account: ProviderAccount) -> bool: ...
+
+    async def send(self, account: ProviderAccount, job: Job) -> SendResult: ...
+
+
+class EmailSender:
+    """Sends an email job through one of the tenant's email provider accounts."""
+
+    def __init__(self, sealer: Sealer, http: httpx.AsyncClient) -> None:
+        self._sealer = sealer
+        self._http = http
+
+    def supports_idempotency(self, account: ProviderAccount) -> bool:
+        from homing.providers.registry import EMAIL_PROVIDERS
+
+        return bool(getattr(EMAIL_PROVIDERS[account.provider], "supports_idempotency", False))
+
+    async def send(self, account: ProviderAccount, job: Job) -> SendResult:
+        credentials = open_credentials(self._sealer, account)
+        adapter = email_provider(account.provider, credentials, account.config, self._http)
+        payload = job.payload
+        email = OutgoingEmail(
+            job_id=job.id,
+            content=EmailContent(
+                to=payload["to"],
+                from_=payload["from"],
+                subject=payload["subject"],
+                text=payload.get("text"),
+                html=payload.get("html"),
+            ),
+            # Stable across every retry of this job, so an idempotent provider
+            # recognises a resend after a timeout.
+            idempotency_key=f"homing-{job.id}",
+        )
+        return await adapter.send(email)

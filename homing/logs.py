@@ -1,0 +1,81 @@
+"""structlog JSON logs, with secrets redacted before anything is rendered.
+
+Redaction works on two levels: keys whose name says "secret" (password, api_key,
+token, authorization…) are replaced whole, and values that look like keys Homing or
+a provider issues (``hk_…``, ``Bearer …``, ``whsec_…``, ``SG.…``, ``re_…``) are masked
+wherever they appear in a string.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import MutableMapping
+from typing import Any
+
+import structlog
+
+_SECRET_KEYS = re.compile(
+    r"pass(word)?|secret|token|api[_-]?key|authorization|credential|signature|cookie",
+    re.IGNORECASE,
+)
+_SECRET_VALUES = re.compile(
+    r"(hk_(?:test_)?|whsec_|sk_(?:live|test)_|SG\.|re_|key-|Bearer\s+|Basic\s+)[A-Za-z0-9._~+/=-]{6,}"
+)
+
+
+def redact_text(text: str) -> str:
+    return _SECRET_VALUES.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+
+
+def _redact(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {
+            k: "[REDACTED]" if _SECRET_KEYS.search(str(k)) else _redact(v) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redact(v) for v in value]
+    return value
+
+
+def redact_processor(
+    _logger: Any, _method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """structlog processor: scrub every field of the event."""
+    return {
+        k: "[REDACTED]" if _SECRET_KEYS.search(k) else _redact(v) for k, v in event_dict.items()
+    }
+
+
+def configure_logging(level: str = "info", stream: Any = None) -> None:
+    """Route stdlib and structlog logging to one JSON line per event on ``stream``."""
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            redact_processor,
+            structlog.processors.JSONRenderer(),
+        ],
+    )
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level.upper())
+    for noisy in ("uvicorn.access", "httpx", "httpcore", "aiosqlite", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        cache_logger_on_first_use=True,
+    )

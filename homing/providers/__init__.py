@@ -1,0 +1,1 @@
+"""Provider adapters: one vendor per file, each with its failure classification table."""

@@ -1,0 +1,81 @@
+"""The narrow contract every provider adapter keeps.
+
+An adapter is built per call from the tenant's decrypted credentials, its config and
+an injected ``httpx.AsyncClient``; it never reads settings, never touches the
+database, and never logs a credential. It either returns a ``SendResult`` or raises
+``ProviderFailure`` carrying one of the failure classes of DESIGN §3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import httpx
+
+from homing.models import EmailContent, FailureClass
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingEmail:
+    """What an email adapter sends. ``job_id`` travels to the provider so events map back."""
+
+    job_id: str
+    content: EmailContent
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    provider_message_id: str | None
+    status_code: int | None
+
+
+class ProviderFailure(Exception):
+    """A provider call failed; ``failure_class`` says what the dispatcher does next.
+
+    ``detail`` is safe to store and show: it never contains a credential.
+    ``retry_after`` (seconds) is set for throttling when the provider said when.
+    """
+
+    def __init__(
+        self,
+        failure_class: FailureClass,
+        detail: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.failure_class = failure_class
+        self.detail = detail
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+    def __repr__(self) -> str:
+        return (
+            f"ProviderFailure({self.failure_class.value!r}, {self.detail!r}, "
+            f"status_code={self.status_code!r}, retry_after={self.retry_after!r})"
+        )
+
+
+class EmailProvider(Protocol):
+    """One email vendor. ``supports_idempotency``: a resend after a timeout is safe."""
+
+    name: ClassVar[str]
+    supports_idempotency: ClassVar[bool]
+
+    async def send(self, email: OutgoingEmail) -> SendResult: ...
+
+    async def check_credentials(self) -> None:
+        """Raise ``homing.errors.InvalidCredentials`` when the provider rejects them."""
+        ...
+
+
+class EmailProviderFactory(Protocol):
+    def __call__(
+        self,
+        credentials: dict[str, Any],
+        config: dict[str, Any],
+        http: httpx.AsyncClient,
+    ) -> EmailProvider: ...

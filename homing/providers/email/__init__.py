@@ -1,0 +1,1 @@
+"""Email adapters: SendGrid, Resend, Postmark, Mailgun over HTTP, and SMTP submission."""

@@ -1,0 +1,152 @@
+"""Postmark: ``POST /email`` → 200 ``{"MessageID", "ErrorCode": 0}``; errors carry an ErrorCode."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+import httpx
+
+from homing.errors import InvalidCredentials
+from homing.models import FailureClass
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.http import (
+    USER_AGENT,
+    classify_status,
+    json_body,
+    parse_retry_after,
+    require_credential,
+    response_detail,
+    send_request,
+)
+
+TRANSIENT = FailureClass.TRANSIENT
+THROTTLED = FailureClass.THROTTLED
+PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
+MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+
+# PROVIDERS.md §3 and §5. The body's ErrorCode is more precise than the status, so it
+# decides whenever it is present and known.
+ERROR_CODE_CLASSES: Final[Mapping[int, FailureClass]] = {
+    10: PROVIDER_PERMANENT,  # bad or missing server token
+    100: TRANSIENT,  # maintenance
+    300: MESSAGE_PERMANENT,  # invalid email request
+    400: MESSAGE_PERMANENT,  # sender signature not found
+    401: MESSAGE_PERMANENT,  # sender signature not confirmed
+    402: MESSAGE_PERMANENT,  # invalid JSON
+    403: MESSAGE_PERMANENT,  # incompatible JSON
+    405: PROVIDER_PERMANENT,  # not allowed to send (out of credits)
+    406: MESSAGE_PERMANENT,  # inactive recipient (the message lists the addresses)
+    409: MESSAGE_PERMANENT,  # JSON required
+    410: MESSAGE_PERMANENT,  # too many batch messages
+    411: MESSAGE_PERMANENT,  # forbidden attachment
+    412: PROVIDER_PERMANENT,  # account pending
+    413: PROVIDER_PERMANENT,  # account may not send
+    429: THROTTLED,
+}
+STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
+    401: PROVIDER_PERMANENT,
+    422: MESSAGE_PERMANENT,
+    429: THROTTLED,
+    500: TRANSIENT,
+    503: TRANSIENT,
+}
+BAD_TOKEN: Final = 10
+DEFAULT_BASE_URL: Final = "https://api.postmarkapp.com"
+DEFAULT_STREAM: Final = "outbound"
+
+
+def _error_code(response: httpx.Response) -> int | None:
+    body = json_body(response)
+    code = body.get("ErrorCode") if isinstance(body, dict) else None
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def classify(response: httpx.Response) -> FailureClass:
+    """The failure class of a Postmark response: by ErrorCode when known, else by status."""
+    code = _error_code(response)
+    if code is not None and code in ERROR_CODE_CLASSES:
+        return ERROR_CODE_CLASSES[code]
+    return classify_status(response.status_code, STATUS_CLASSES)
+
+
+class PostmarkProvider:
+    """Postmark over HTTP with a server token; the job id travels in ``Metadata.hjid``."""
+
+    name: ClassVar[str] = "postmark"
+    supports_idempotency: ClassVar[bool] = False
+
+    def __init__(
+        self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+    ) -> None:
+        self._api_key = require_credential(credentials, "api_key", "Postmark")
+        self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+        self._stream = str(config.get("message_stream") or DEFAULT_STREAM)
+        self._http = http
+
+    def __repr__(self) -> str:
+        return f"PostmarkProvider(base_url={self._base_url!r})"
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "X-Postmark-Server-Token": self._api_key,
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+        }
+
+    def build_payload(self, email: OutgoingEmail) -> dict[str, Any]:
+        """The ``POST /email`` JSON body for ``email``."""
+        content = email.content
+        payload: dict[str, Any] = {
+            "From": content.from_,
+            "To": content.to,
+            "Subject": content.subject,
+            "Metadata": {"hjid": email.job_id},
+            "MessageStream": self._stream,
+        }
+        if content.text is not None:
+            payload["TextBody"] = content.text
+        if content.html is not None:
+            payload["HtmlBody"] = content.html
+        return payload
+
+    async def send(self, email: OutgoingEmail) -> SendResult:
+        """Submit ``email``; success needs both a 2xx and ``ErrorCode`` 0."""
+        response = await send_request(
+            self._http,
+            self.name,
+            "POST",
+            f"{self._base_url}/email",
+            headers=self._headers(),
+            json=self.build_payload(email),
+        )
+        if not response.is_success or _error_code(response) not in (0, None):
+            raise self._failure(response)
+        body = json_body(response)
+        message_id = body.get("MessageID") if isinstance(body, dict) else None
+        return SendResult(str(message_id) if message_id else None, response.status_code)
+
+    async def check_credentials(self) -> None:
+        """Probe ``GET /server`` with the server token; 401 or ErrorCode 10 means rejected."""
+        response = await send_request(
+            self._http, self.name, "GET", f"{self._base_url}/server", headers=self._headers()
+        )
+        if response.is_success:
+            return
+        if response.status_code == 401 or _error_code(response) == BAD_TOKEN:
+            detail = response_detail(response, secrets=[self._api_key])
+            raise InvalidCredentials(f"Postmark rejected the server token ({detail})")
+        raise self._failure(response)
+
+    def _failure(self, response: httpx.Response) -> ProviderFailure:
+        failure_class = classify(response)
+        retry_after = None
+        if failure_class is THROTTLED:
+            # Postmark documents no rate-limit header; honour one if it ever appears.
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        return ProviderFailure(
+            failure_class,
+            f"postmark: {response_detail(response, secrets=[self._api_key])}",
+            status_code=response.status_code,
+            retry_after=retry_after,
+        )

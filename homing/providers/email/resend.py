@@ -1,0 +1,172 @@
+"""Resend: ``POST /emails`` → 200 ``{"id"}``; the one vendor with an ``Idempotency-Key``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final
+
+import httpx
+
+from homing.errors import InvalidCredentials
+from homing.models import FailureClass
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.http import (
+    USER_AGENT,
+    classify_status,
+    json_body,
+    match_rules,
+    parse_retry_after,
+    require_credential,
+    response_detail,
+    seconds_until_next_utc_midnight,
+    send_request,
+)
+
+TRANSIENT = FailureClass.TRANSIENT
+THROTTLED = FailureClass.THROTTLED
+PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
+MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+
+# PROVIDERS.md §5. Resend's docs moved auth errors between 400, 401 and 403, so the
+# error `name` decides first, then phrases in the message, then the status code.
+NAME_CLASSES: Final[Mapping[str, FailureClass]] = {
+    "validation_error": MESSAGE_PERMANENT,
+    "invalid_idempotency_key": MESSAGE_PERMANENT,
+    "invalid_idempotent_request": MESSAGE_PERMANENT,
+    "missing_required_field": MESSAGE_PERMANENT,
+    "missing_required_parameter": MESSAGE_PERMANENT,
+    "invalid_parameter": MESSAGE_PERMANENT,
+    "invalid_attachment": MESSAGE_PERMANENT,
+    "missing_api_key": PROVIDER_PERMANENT,
+    "invalid_api_key": PROVIDER_PERMANENT,
+    "restricted_api_key": PROVIDER_PERMANENT,
+    "suspended_api_key": PROVIDER_PERMANENT,
+    "monthly_quota_exceeded": PROVIDER_PERMANENT,
+    "not_found": PROVIDER_PERMANENT,
+    "method_not_allowed": PROVIDER_PERMANENT,
+    "rate_limit_exceeded": THROTTLED,
+    "daily_quota_exceeded": THROTTLED,
+    "concurrent_idempotent_requests": TRANSIENT,
+    "resource_locked": TRANSIENT,
+    "application_error": TRANSIENT,
+    "internal_server_error": TRANSIENT,
+    "service_unavailable": TRANSIENT,
+}
+# Checked before the name: newer docs report a bad key as a `validation_error`.
+MESSAGE_RULES: Final = (("api key is invalid", PROVIDER_PERMANENT),)
+STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
+    400: MESSAGE_PERMANENT,
+    401: PROVIDER_PERMANENT,
+    403: PROVIDER_PERMANENT,
+    422: MESSAGE_PERMANENT,
+    429: THROTTLED,
+    500: TRANSIENT,
+    503: TRANSIENT,
+}
+DAILY_QUOTA: Final = "daily_quota_exceeded"
+SEND_ONLY_KEY: Final = "restricted_api_key"
+DEFAULT_BASE_URL: Final = "https://api.resend.com"
+
+
+def _error(response: httpx.Response) -> tuple[str, str]:
+    body = json_body(response)
+    if not isinstance(body, dict):
+        return "", ""
+    return str(body.get("name") or ""), str(body.get("message") or "")
+
+
+def classify(response: httpx.Response) -> FailureClass:
+    """The failure class of a Resend error response (message phrase, then name, then status)."""
+    name, message = _error(response)
+    by_message = match_rules(message, MESSAGE_RULES)
+    if by_message is not None:
+        return by_message
+    if name in NAME_CLASSES:
+        return NAME_CLASSES[name]
+    return classify_status(response.status_code, STATUS_CLASSES)
+
+
+class ResendProvider:
+    """Resend over HTTP; the job id travels as the ``hjid`` tag."""
+
+    name: ClassVar[str] = "resend"
+    supports_idempotency: ClassVar[bool] = True
+
+    def __init__(
+        self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+    ) -> None:
+        self._api_key = require_credential(credentials, "api_key", "Resend")
+        self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+        self._http = http
+
+    def __repr__(self) -> str:
+        return f"ResendProvider(base_url={self._base_url!r})"
+
+    def _headers(self) -> dict[str, str]:
+        # Resend's edge answers 403 to requests without a User-Agent.
+        return {"Authorization": f"Bearer {self._api_key}", "User-Agent": USER_AGENT}
+
+    @staticmethod
+    def build_payload(email: OutgoingEmail) -> dict[str, Any]:
+        """The ``POST /emails`` JSON body for ``email``."""
+        content = email.content
+        payload: dict[str, Any] = {
+            "from": content.from_,
+            "to": [content.to],
+            "subject": content.subject,
+            "tags": [{"name": "hjid", "value": email.job_id}],
+        }
+        if content.text is not None:
+            payload["text"] = content.text
+        if content.html is not None:
+            payload["html"] = content.html
+        return payload
+
+    async def send(self, email: OutgoingEmail) -> SendResult:
+        """Submit ``email`` with its idempotency key, so a resend after a timeout is safe."""
+        headers = self._headers()
+        if email.idempotency_key:
+            headers["Idempotency-Key"] = email.idempotency_key
+        response = await send_request(
+            self._http,
+            self.name,
+            "POST",
+            f"{self._base_url}/emails",
+            headers=headers,
+            json=self.build_payload(email),
+        )
+        if not response.is_success:
+            raise self._failure(response)
+        body = json_body(response)
+        message_id = body.get("id") if isinstance(body, dict) else None
+        return SendResult(str(message_id) if message_id else None, response.status_code)
+
+    async def check_credentials(self) -> None:
+        """Probe ``GET /domains``; a send-only key (401 ``restricted_api_key``) is valid."""
+        response = await send_request(
+            self._http, self.name, "GET", f"{self._base_url}/domains", headers=self._headers()
+        )
+        if response.is_success:
+            return
+        name, _ = _error(response)
+        if response.status_code == 401 and name == SEND_ONLY_KEY:
+            return
+        failure = self._failure(response)
+        if failure.failure_class is PROVIDER_PERMANENT and response.status_code in (400, 401, 403):
+            raise InvalidCredentials(f"Resend rejected the API key ({failure.detail})")
+        raise failure
+
+    def _failure(self, response: httpx.Response) -> ProviderFailure:
+        failure_class = classify(response)
+        retry_after = None
+        if failure_class is THROTTLED:
+            if _error(response)[0] == DAILY_QUOTA:
+                retry_after = seconds_until_next_utc_midnight()
+            else:
+                retry_after = parse_retry_after(response.headers.get("retry-after"))
+        return ProviderFailure(
+            failure_class,
+            f"resend: {response_detail(response, secrets=[self._api_key])}",
+            status_code=response.status_code,
+            retry_after=retry_after,
+        )

@@ -1,0 +1,152 @@
+"""SendGrid v3 Mail Send: ``POST /v3/mail/send`` → 202 with ``X-Message-Id``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from email.utils import parseaddr
+from typing import Any, ClassVar, Final
+
+import httpx
+
+from homing.errors import InvalidCredentials
+from homing.models import FailureClass
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.http import (
+    USER_AGENT,
+    classify_status,
+    json_body,
+    parse_retry_after,
+    require_credential,
+    response_detail,
+    seconds_until_epoch,
+    send_request,
+)
+
+TRANSIENT = FailureClass.TRANSIENT
+THROTTLED = FailureClass.THROTTLED
+PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
+MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+
+# PROVIDERS.md §5. 403 means two things: a key without mail.send (the provider's
+# setup) or, with `field: "from"`, an unverified sender (this message) — see _classify.
+STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
+    400: MESSAGE_PERMANENT,
+    401: PROVIDER_PERMANENT,
+    403: PROVIDER_PERMANENT,
+    406: PROVIDER_PERMANENT,
+    413: MESSAGE_PERMANENT,
+    429: THROTTLED,
+    451: PROVIDER_PERMANENT,
+    500: TRANSIENT,
+    502: TRANSIENT,
+    503: TRANSIENT,
+    504: TRANSIENT,
+}
+SENDER_FIELD: Final = "from"
+REQUIRED_SCOPE: Final = "mail.send"
+BASE_URLS: Final[Mapping[str, str]] = {
+    "global": "https://api.sendgrid.com",
+    "eu": "https://api.eu.sendgrid.com",
+}
+
+
+def _address(value: str) -> dict[str, str]:
+    name, email = parseaddr(value)
+    return {"email": email, "name": name} if name else {"email": email or value}
+
+
+def _error_fields(response: httpx.Response) -> set[str]:
+    body = json_body(response)
+    errors = body.get("errors") if isinstance(body, dict) else None
+    if not isinstance(errors, list):
+        return set()
+    return {str(e["field"]) for e in errors if isinstance(e, dict) and e.get("field")}
+
+
+class SendGridProvider:
+    """SendGrid v3 over HTTP; the job id travels in ``custom_args.hjid``."""
+
+    name: ClassVar[str] = "sendgrid"
+    supports_idempotency: ClassVar[bool] = False
+
+    def __init__(
+        self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+    ) -> None:
+        self._api_key = require_credential(credentials, "api_key", "SendGrid")
+        region = str(config.get("region", "global"))
+        self._base_url = str(config.get("base_url") or BASE_URLS.get(region, BASE_URLS["global"]))
+        self._base_url = self._base_url.rstrip("/")
+        self._http = http
+
+    def __repr__(self) -> str:
+        return f"SendGridProvider(base_url={self._base_url!r})"
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self._api_key}",
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+        }
+
+    @staticmethod
+    def build_payload(email: OutgoingEmail) -> dict[str, Any]:
+        """The Mail Send JSON body for ``email`` (text/plain must precede text/html)."""
+        content = email.content
+        parts = [
+            {"type": kind, "value": value}
+            for kind, value in (("text/plain", content.text), ("text/html", content.html))
+            if value is not None
+        ]
+        return {
+            "personalizations": [{"to": [_address(content.to)]}],
+            "from": _address(content.from_),
+            "subject": content.subject,
+            "content": parts,
+            "custom_args": {"hjid": email.job_id},
+        }
+
+    async def send(self, email: OutgoingEmail) -> SendResult:
+        """Submit ``email``; 202 means accepted, anything else raises ``ProviderFailure``."""
+        response = await send_request(
+            self._http,
+            self.name,
+            "POST",
+            f"{self._base_url}/v3/mail/send",
+            headers=self._headers(),
+            json=self.build_payload(email),
+        )
+        if not response.is_success:
+            raise self._failure(response)
+        return SendResult(response.headers.get("X-Message-Id"), response.status_code)
+
+    async def check_credentials(self) -> None:
+        """Require the key to be valid and to hold the ``mail.send`` scope (``GET /v3/scopes``)."""
+        response = await send_request(
+            self._http, self.name, "GET", f"{self._base_url}/v3/scopes", headers=self._headers()
+        )
+        if response.status_code in (401, 403):
+            detail = response_detail(response, secrets=[self._api_key])
+            raise InvalidCredentials(f"SendGrid rejected the API key ({detail})")
+        if not response.is_success:
+            raise self._failure(response)
+        body = json_body(response)
+        scopes = body.get("scopes") if isinstance(body, dict) else None
+        if not isinstance(scopes, list) or REQUIRED_SCOPE not in scopes:
+            raise InvalidCredentials("SendGrid API key lacks the mail.send scope")
+
+    def _failure(self, response: httpx.Response) -> ProviderFailure:
+        status = response.status_code
+        failure_class = classify_status(status, STATUS_CLASSES)
+        if status == 403 and SENDER_FIELD in _error_fields(response):
+            failure_class = MESSAGE_PERMANENT
+        retry_after = None
+        if failure_class is THROTTLED:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+            if retry_after is None:
+                retry_after = seconds_until_epoch(response.headers.get("X-RateLimit-Reset"))
+        return ProviderFailure(
+            failure_class,
+            f"sendgrid: {response_detail(response, secrets=[self._api_key])}",
+            status_code=status,
+            retry_after=retry_after,
+        )

@@ -1,0 +1,225 @@
+"""SMTP submission over aiosmtplib (RFC 5321/6409), classified per PROVIDERS.md §7.
+
+One connection per send: connect (implicit TLS or STARTTLS), AUTH, MAIL, RCPT, DATA,
+QUIT. Where the session broke decides the class: before DATA nothing was accepted, so
+a drop is transient; during DATA the server may already have queued the message.
+"""
+
+from __future__ import annotations
+
+import ssl
+import uuid
+from collections.abc import Mapping
+from email.message import EmailMessage
+from email.policy import SMTP as SMTP_POLICY
+from email.utils import formatdate, parseaddr
+from typing import Any, ClassVar, Final
+
+import aiosmtplib
+import httpx
+
+from homing.errors import InvalidCredentials
+from homing.models import FailureClass
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.http import MAX_DETAIL, redact
+
+TRANSIENT = FailureClass.TRANSIENT
+THROTTLED = FailureClass.THROTTLED
+PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
+MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+UNCERTAIN = FailureClass.UNCERTAIN
+
+# Reply codes with a class of their own; other 4xx are transient, other 5xx are the
+# server's configuration or our dialogue (provider_permanent).
+REPLY_CLASSES: Final[Mapping[int, FailureClass]] = {
+    421: THROTTLED,  # closing; in practice usually a rate rule
+    530: PROVIDER_PERMANENT,  # authentication required
+    534: PROVIDER_PERMANENT,  # mechanism too weak
+    535: PROVIDER_PERMANENT,  # bad credentials
+    550: MESSAGE_PERMANENT,  # mailbox unavailable or policy
+    551: MESSAGE_PERMANENT,  # user not local
+    552: MESSAGE_PERMANENT,  # too big
+    553: MESSAGE_PERMANENT,  # bad mailbox name
+    554: MESSAGE_PERMANENT,  # transaction failed
+}
+THROTTLING_ENHANCED_PREFIX: Final = "4.7."
+DEFAULT_TIMEOUT: Final = 30.0
+# aiosmtplib sends the DATA command and the content in one call, so a drop inside it
+# cannot be placed before or after the content: count it as possibly accepted.
+_PHASE_BEFORE_DATA: Final = "before DATA"
+_PHASE_DATA: Final = "during DATA"
+
+
+def classify_reply(code: int, message: str) -> FailureClass:
+    """The failure class of an SMTP error reply, refined by its RFC 3463 enhanced code."""
+    if code in REPLY_CLASSES:
+        return REPLY_CLASSES[code]
+    if 400 <= code < 500:
+        if message.lstrip().startswith(THROTTLING_ENHANCED_PREFIX):
+            return THROTTLED
+        return TRANSIENT
+    return PROVIDER_PERMANENT
+
+
+def _flag(value: Any) -> bool:
+    # Form and JSON input may carry booleans as text; "false" must not read as true.
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "yes", "on"}
+    return bool(value)
+
+
+def _refuse_line_breaks(fields: Mapping[str, str]) -> None:
+    for field, value in fields.items():
+        if "\r" in value or "\n" in value:
+            raise ProviderFailure(MESSAGE_PERMANENT, f"smtp: {field} contains CR or LF")
+
+
+def build_message(email: OutgoingEmail) -> tuple[EmailMessage, str]:
+    """An RFC 5322 message for ``email`` and its generated ``<uuid@sending-domain>`` id.
+
+    Raises ``ProviderFailure`` (message_permanent) when a header field holds CR or LF,
+    which would otherwise let content inject headers.
+    """
+    content = email.content
+    _refuse_line_breaks(
+        {
+            "to": content.to,
+            "from": content.from_,
+            "subject": content.subject,
+            "job id": email.job_id,
+        }
+    )
+    domain = parseaddr(content.from_)[1].rpartition("@")[2] or "localhost"
+    message_id = f"<{uuid.uuid4()}@{domain}>"
+    # 7bit keeps non-ASCII bodies quoted-printable or base64, so no 8BITMIME is needed.
+    message = EmailMessage(policy=SMTP_POLICY.clone(cte_type="7bit"))
+    message["Date"] = formatdate(usegmt=True)
+    message["From"] = content.from_
+    message["To"] = content.to
+    message["Subject"] = content.subject
+    message["Message-ID"] = message_id
+    message["X-Homing-Job-Id"] = email.job_id
+    if content.html is not None and content.text is None:
+        message.set_content(content.html, subtype="html")
+    else:
+        message.set_content(content.text or "")
+        if content.html is not None:
+            message.add_alternative(content.html, subtype="html")
+    return message, message_id
+
+
+class SmtpProvider:
+    """Any SMTP submission server; ``provider_message_id`` is the generated Message-ID."""
+
+    name: ClassVar[str] = "smtp"
+    supports_idempotency: ClassVar[bool] = False
+
+    def __init__(
+        self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+    ) -> None:
+        del http  # SMTP needs no HTTP client; accepted to keep one factory signature
+        self._host = str(credentials.get("host") or "")
+        if not self._host:
+            raise InvalidCredentials("SMTP credentials need a non-empty 'host'")
+        try:
+            self._port = int(credentials.get("port") or 587)
+        except (TypeError, ValueError):
+            raise InvalidCredentials("SMTP 'port' must be a number") from None
+        self._username = credentials.get("username") or None
+        self._password = str(credentials.get("password") or "")
+        self._use_tls = _flag(config.get("use_tls"))
+        # STARTTLS and implicit TLS are exclusive; False also stops opportunistic upgrades.
+        self._start_tls = _flag(credentials.get("starttls")) and not self._use_tls
+        self._timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
+        self._local_hostname = config.get("local_hostname")
+        self._validate_certs = bool(config.get("validate_certs", True))
+
+    def __repr__(self) -> str:
+        return f"SmtpProvider(host={self._host!r}, port={self._port!r})"
+
+    def _client(self) -> aiosmtplib.SMTP:
+        return aiosmtplib.SMTP(
+            hostname=self._host,
+            port=self._port,
+            username=self._username,
+            password=self._password if self._username else None,
+            local_hostname=self._local_hostname,
+            timeout=self._timeout,
+            use_tls=self._use_tls,
+            start_tls=self._start_tls,
+            validate_certs=self._validate_certs,
+        )
+
+    async def send(self, email: OutgoingEmail) -> SendResult:
+        """Submit ``email`` in one SMTP session and return the Message-ID it was given."""
+        message, message_id = build_message(email)
+        sender = parseaddr(email.content.from_)[1]
+        recipient = parseaddr(email.content.to)[1]
+        client = self._client()
+        phase = _PHASE_BEFORE_DATA
+        try:
+            await client.connect()
+            await client.mail(sender)
+            await client.rcpt(recipient)
+            phase = _PHASE_DATA
+            reply = await client.data(message.as_bytes())
+        except (aiosmtplib.SMTPException, OSError) as exc:
+            raise self._failure(exc, phase) from exc
+        finally:
+            await _close(client)
+        return SendResult(message_id, reply.code)
+
+    async def check_credentials(self) -> None:
+        """Connect, EHLO, STARTTLS when configured, AUTH when a username is set, then QUIT."""
+        client = self._client()
+        try:
+            await client.connect()
+            if client.is_ehlo_or_helo_needed:
+                await client.ehlo()
+        except aiosmtplib.SMTPAuthenticationError as exc:
+            raise InvalidCredentials(
+                f"SMTP server rejected the login ({self._detail(exc)})"
+            ) from exc
+        except (aiosmtplib.SMTPException, OSError) as exc:
+            failure = self._failure(exc, _PHASE_BEFORE_DATA)
+            if failure.failure_class is PROVIDER_PERMANENT:
+                raise InvalidCredentials(f"SMTP server refused ({failure.detail})") from exc
+            raise failure from exc
+        finally:
+            await _close(client)
+
+    def _detail(self, exc: BaseException) -> str:
+        if isinstance(exc, aiosmtplib.SMTPResponseException):
+            text = f"{exc.code} {exc.message}"
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+        return redact(" ".join(text.split()), [self._password])[:MAX_DETAIL]
+
+    def _failure(self, exc: BaseException, phase: str) -> ProviderFailure:
+        detail = f"smtp {phase}: {self._detail(exc)}"
+        if isinstance(exc, aiosmtplib.SMTPResponseException):
+            failure_class = classify_reply(exc.code, exc.message)
+            refused_session = (aiosmtplib.SMTPConnectResponseError, aiosmtplib.SMTPHeloError)
+            if isinstance(exc, refused_session) and failure_class is MESSAGE_PERMANENT:
+                # A refused greeting or EHLO says nothing about this message.
+                failure_class = PROVIDER_PERMANENT
+            return ProviderFailure(failure_class, detail, status_code=exc.code)
+        if isinstance(exc, ssl.SSLError):
+            return ProviderFailure(PROVIDER_PERMANENT, detail)
+        if isinstance(exc, aiosmtplib.SMTPTimeoutError | aiosmtplib.SMTPServerDisconnected):
+            return ProviderFailure(UNCERTAIN if phase == _PHASE_DATA else TRANSIENT, detail)
+        if isinstance(exc, aiosmtplib.SMTPConnectError | OSError):
+            return ProviderFailure(TRANSIENT, detail)
+        # Other SMTPException: e.g. no AUTH offered on this connection — configuration.
+        return ProviderFailure(PROVIDER_PERMANENT, detail)
+
+
+async def _close(client: aiosmtplib.SMTP) -> None:
+    """QUIT politely when still connected, and always release the transport."""
+    try:
+        if client.is_connected:
+            await client.quit()
+    except (aiosmtplib.SMTPException, OSError):
+        pass  # the outcome is already decided; a failed goodbye changes nothing
+    finally:
+        client.close()

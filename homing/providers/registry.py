@@ -1,0 +1,71 @@
+"""Provider names → adapter classes, and what credentials each one needs.
+
+The API validates and masks tenant input with ``CREDENTIAL_FIELDS`` and
+``SECRET_CREDENTIAL_FIELDS``; the dispatcher builds adapters with ``email_provider``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import httpx
+
+from homing.errors import UnknownProvider
+from homing.providers.base import EmailProvider, EmailProviderFactory
+from homing.providers.email.mailgun import MailgunProvider
+from homing.providers.email.postmark import PostmarkProvider
+from homing.providers.email.resend import ResendProvider
+from homing.providers.email.sendgrid import SendGridProvider
+from homing.providers.email.smtp import SmtpProvider
+
+__all__ = [
+    "CREDENTIAL_FIELDS",
+    "EMAIL_PROVIDERS",
+    "SECRET_CREDENTIAL_FIELDS",
+    "UnknownEmailProvider",
+    "email_provider",
+]
+
+EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = {
+    SendGridProvider.name: SendGridProvider,
+    ResendProvider.name: ResendProvider,
+    PostmarkProvider.name: PostmarkProvider,
+    MailgunProvider.name: MailgunProvider,
+    SmtpProvider.name: SmtpProvider,
+}
+
+# Required keys only; SMTP's username/password/starttls are optional (an open relay
+# on a private network needs none of them).
+CREDENTIAL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    "sendgrid": ("api_key",),
+    "resend": ("api_key",),
+    "postmark": ("api_key",),
+    "mailgun": ("api_key", "domain"),
+    "smtp": ("host", "port"),
+}
+
+
+SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset({"api_key", "password"})
+
+
+class UnknownEmailProvider(UnknownProvider, KeyError):
+    """No email provider has this name."""
+
+    def __str__(self) -> str:
+        # KeyError would quote the message; keep HomingError's plain text.
+        return self.message
+
+
+def email_provider(
+    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+) -> EmailProvider:
+    """Build the email adapter called ``name``.
+
+    An unknown name raises ``UnknownEmailProvider``, which is both a
+    ``homing.errors.UnknownProvider`` and a ``KeyError``.
+    """
+    try:
+        factory = EMAIL_PROVIDERS[name]
+    except KeyError:
+        raise UnknownEmailProvider(f"unknown email provider {name!r}") from None
+    return factory(credentials, config, http)

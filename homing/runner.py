@@ -1,0 +1,100 @@
+"""Long-running modes: API and workers together, either alone, and the demo."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import shlex
+import sys
+
+import uvicorn
+
+from homing.accounts import NewProvider
+from homing.api.app import create_app
+from homing.models import Channel, Plan
+from homing.services import Services
+
+log = logging.getLogger("homing")
+
+
+def _server(services: Services, host: str, port: int) -> uvicorn.Server:
+    config = uvicorn.Config(
+        create_app(services),
+        host=host,
+        port=port,
+        log_config=None,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=10,
+    )
+    return uvicorn.Server(config)
+
+
+async def run_api(services: Services, host: str, port: int) -> int:
+    """Serve the HTTP API until interrupted."""
+    log.info("api listening", extra={"url": f"http://{host}:{port}"})
+    await _server(services, host, port).serve()
+    return 0
+
+
+async def run_worker(services: Services, *, once: bool = False) -> int:
+    """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable."""
+    from homing.cli import install_stop_signals
+
+    stop = asyncio.Event()
+    install_stop_signals(stop)
+    processed = await services.worker().run(once=once, stop=stop)
+    log.info("worker stopped", extra={"processed": processed})
+    return 0
+
+
+async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
+    """API and worker in one process; with ``demo`` also the sandbox and a demo tenant."""
+    sandbox = None
+    if demo:
+        from homing.sandbox.server import SandboxServer
+
+        sandbox = SandboxServer(port=0, smtp_port=None)
+        await sandbox.start()
+        await _demo_tenant(services, sandbox.provider_base_url, f"http://{host}:{port}")
+    stop = asyncio.Event()
+    worker = asyncio.create_task(services.worker().run(stop=stop))
+    log.info(
+        "homing running", extra={"url": f"http://{host}:{port}", "database": services.db.dialect}
+    )
+    try:
+        await _server(services, host, port).serve()
+    finally:
+        stop.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await worker
+        if sandbox is not None:
+            await sandbox.stop()
+    return 0
+
+
+async def _demo_tenant(services: Services, base_url: object, api_url: str) -> None:
+    tenant, key = await services.tenants.create("demo", Plan.STARTUP)
+    for priority, provider in enumerate(("resend", "sendgrid"), start=1):
+        await services.accounts.register(
+            NewProvider(
+                tenant_id=tenant.id,
+                channel=Channel.EMAIL,
+                provider=provider,
+                credentials={"api_key": f"{provider}-demo-key-0000"},
+                config={"base_url": base_url(provider)},  # type: ignore[operator]
+                priority=priority,
+            )
+        )
+    body = json.dumps(
+        {"to": "ada@example.com", "from": "demo@example.com", "subject": "Hi", "text": "It works"}
+    )
+    curl = (
+        f"curl -s -X POST {api_url}/v1/notifications/email "
+        f"-H {shlex.quote('Authorization: Bearer ' + key)} "
+        f"-H 'Content-Type: application/json' -d {shlex.quote(body)}"
+    )
+    print(f"demo tenant {tenant.id}\nAPI key (shown once): {key}\ntry:\n  {curl}", file=sys.stdout)
+    sys.stdout.flush()

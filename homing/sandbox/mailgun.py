@@ -1,0 +1,182 @@
+"""Mailgun as the sandbox speaks it: ``POST /v3/{domain}/messages`` and ``GET /v3/domains``.
+
+Sends are form bodies (urlencoded or multipart) with HTTP Basic ``api:<key>``. Success
+is 200 ``{"id": "<…@domain>", "message": "Queued. Thank you."}``; errors are
+``{"message"}`` except 401, whose body is the plain text ``Forbidden``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from datetime import UTC, datetime, timedelta
+from email import policy
+from email.parser import BytesParser
+from email.utils import format_datetime, getaddresses, parseaddr
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route, Router
+
+from homing.sandbox.faults import guarded, retry_after_seconds, status_phrase
+from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
+
+PROVIDER = "mailgun"
+SANDBOX_DOMAIN = "sandbox.homing.test"
+_NO_BODY = "Need at least one of 'text', 'html' or 'template' parameters specified"
+Form = list[tuple[str, str]]
+
+
+def forbidden() -> PlainTextResponse:
+    """Mailgun's answer to a bad or missing key: 401 with the plain text ``Forbidden``."""
+    return PlainTextResponse("Forbidden", status_code=401)
+
+
+def message_response(
+    status: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """Mailgun's JSON error body."""
+    return JSONResponse({"message": message}, status_code=status, headers=headers)
+
+
+def fault_response(status: int, retry_after: float | None) -> Response:
+    """The reply Mailgun gives for ``status``; 429 names the time to try again."""
+    if status == 401:
+        return forbidden()
+    message = status_phrase(status)
+    if status == 429:
+        when = datetime.now(UTC) + timedelta(seconds=retry_after or 60.0)
+        message = f"request limit exceeded, try again after {format_datetime(when)}"
+    header = retry_after_seconds(retry_after)
+    return message_response(status, message, None if header is None else {"Retry-After": header})
+
+
+def _authorized(request: Request) -> bool:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return False
+    try:
+        user, _, key = base64.b64decode(token, validate=True).decode().partition(":")
+    except ValueError:
+        return False
+    return user == "api" and bool(key) and "invalid" not in key
+
+
+async def read_form(request: Request) -> Form:
+    """The request's form fields in order, from an urlencoded or multipart body."""
+    content_type = request.headers.get("content-type", "")
+    body = await request.body()
+    if content_type.startswith("application/x-www-form-urlencoded"):
+        return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+    if content_type.startswith("multipart/form-data"):
+        return _multipart(body, content_type)
+    return []
+
+
+def _multipart(body: bytes, content_type: str) -> Form:
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
+    message = BytesParser(policy=policy.default).parsebytes(head + body)
+    fields: Form = []
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not isinstance(name, str) or part.get_filename():
+            continue
+        payload = part.get_payload(decode=True)
+        if isinstance(payload, bytes):
+            fields.append((name, payload.decode(part.get_content_charset() or "utf-8", "replace")))
+    return fields
+
+
+def _values(form: Form, name: str) -> list[str]:
+    return [value for key, value in form if key == name]
+
+
+def _first(form: Form, name: str) -> str | None:
+    return next((value for key, value in form if key == name), None)
+
+
+def _recipients(form: Form) -> list[str]:
+    return [address for _, address in getaddresses(_values(form, "to")) if address]
+
+
+def _problem(form: Form) -> JSONResponse | None:
+    if "@" not in parseaddr(_first(form, "from") or "")[1]:
+        return message_response(400, "'from' parameter is missing")
+    recipients = _recipients(form)
+    if not recipients:
+        return message_response(400, "'to' parameter is missing")
+    if any("@" not in address for address in recipients):
+        return message_response(
+            400, "to parameter is not a valid address. please check documentation"
+        )
+    if not any(_first(form, name) for name in ("text", "html", "template")):
+        return message_response(400, _NO_BODY)
+    return None
+
+
+def _job_id(form: Form) -> str | None:
+    if (job_id := _first(form, "v:hjid")) is not None:
+        return job_id
+    try:
+        variables = json.loads(_first(form, "h:X-Mailgun-Variables") or "{}")
+    except ValueError:
+        return None
+    return str(variables["hjid"]) if isinstance(variables, dict) and "hjid" in variables else None
+
+
+def _record(form: Form, message_id: str, request: Request) -> RecordedMessage:
+    return RecordedMessage(
+        provider=PROVIDER,
+        to=tuple(_recipients(form)),
+        sender=parseaddr(_first(form, "from") or "")[1],
+        subject=_first(form, "subject"),
+        text=_first(form, "text"),
+        html=_first(form, "html"),
+        message_id=message_id,
+        job_id=_job_id(form),
+        idempotency_key=request.headers.get("idempotency-key"),
+    )
+
+
+async def send(state: SandboxState, request: Request) -> Response:
+    """``POST /v3/{domain}/messages``: validate the form, record, answer ``Queued``."""
+    if not _authorized(request):
+        return forbidden()
+    form = await read_form(request)
+    if (problem := _problem(form)) is not None:
+        return problem
+    stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    message_id = f"<{stamp}.{secrets.token_hex(8)}@{request.path_params['domain']}>"
+    state.recorder.record(_record(form, message_id, request))
+    return JSONResponse({"id": message_id, "message": "Queued. Thank you."})
+
+
+async def domains(request: Request) -> Response:
+    """``GET /v3/domains`` (and ``/v4/domains``): the account's domains."""
+    if not _authorized(request):
+        return forbidden()
+    created = format_datetime(datetime(2024, 1, 1, tzinfo=UTC), usegmt=True)
+    item = {"name": SANDBOX_DOMAIN, "state": "active", "type": "custom", "created_at": created}
+    return JSONResponse({"total_count": 1, "items": [item]})
+
+
+def router(state: SandboxState) -> Router:
+    """The Mailgun routes, to mount under ``/mailgun``."""
+
+    async def send_endpoint(request: Request) -> Response:
+        return await send(state, request)
+
+    check = guarded(state, PROVIDER, FaultScope.CHECK, fault_response, domains)
+    return Router(
+        routes=[
+            Route(
+                "/v3/{domain}/messages",
+                guarded(state, PROVIDER, FaultScope.SEND, fault_response, send_endpoint),
+                methods=["POST"],
+            ),
+            Route("/v3/domains", check, methods=["GET"]),
+            Route("/v4/domains", check, methods=["GET"]),
+        ]
+    )

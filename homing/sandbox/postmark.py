@@ -1,0 +1,171 @@
+"""Postmark as the sandbox speaks it: ``POST /email`` and ``GET /server``.
+
+Success is 200 with ``ErrorCode: 0``; failures are ``{"ErrorCode", "Message"}``: 401
+with code 10 for a missing or bad ``X-Postmark-Server-Token`` (one containing
+``invalid``), 422 with code 300 for a bad request and 402 for bad JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from email.utils import getaddresses, parseaddr
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, Router
+
+from homing.sandbox.faults import guarded, retry_after_seconds, status_phrase
+from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
+
+PROVIDER = "postmark"
+MAX_RECIPIENTS = 50
+_NO_TOKEN = (
+    "No Account or Server API tokens were supplied in the HTTP headers. Please add a "
+    "header for either X-Postmark-Server-Token or X-Postmark-Account-Token."
+)
+_BAD_TOKEN = "Request does not contain a valid Server token."
+_FAULTS = {
+    401: (10, _BAD_TOKEN),
+    422: (300, "Invalid email request"),
+    429: (429, "Rate limit exceeded. Please retry the request later."),
+    503: (100, "Postmark is down for maintenance. Please retry the request later."),
+}
+
+
+def error_response(
+    status: int, code: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """Postmark's error body: an API ``ErrorCode`` and a ``Message``."""
+    return JSONResponse({"ErrorCode": code, "Message": message}, status, headers)
+
+
+def fault_response(status: int, retry_after: float | None) -> JSONResponse:
+    """The reply Postmark gives for ``status`` (it sends no rate-limit headers itself)."""
+    code, message = _FAULTS.get(status, (status, status_phrase(status)))
+    header = retry_after_seconds(retry_after)
+    return error_response(
+        status, code, message, None if header is None else {"Retry-After": header}
+    )
+
+
+def _token(request: Request) -> str | JSONResponse:
+    token = request.headers.get("x-postmark-server-token", "").strip()
+    if not token:
+        return error_response(401, 10, _NO_TOKEN)
+    if "invalid" in token:
+        return error_response(401, 10, _BAD_TOKEN)
+    return token
+
+
+def _addresses(value: Any) -> list[str]:
+    if not isinstance(value, str):
+        return []
+    return [address for _, address in getaddresses([value]) if address]
+
+
+def _problem(payload: Any) -> JSONResponse | None:
+    if not isinstance(payload, dict):
+        return error_response(422, 402, "Received invalid JSON input.")
+    sender = parseaddr(str(payload.get("From") or ""))[1]
+    if "@" not in sender:
+        return error_response(422, 300, f"Invalid 'From' address: '{payload.get('From') or ''}'.")
+    recipients = [a for field in ("To", "Cc", "Bcc") for a in _addresses(payload.get(field))]
+    if not recipients:
+        return error_response(422, 300, "Zero recipients specified")
+    for address in recipients:
+        if "@" not in address:
+            message = (
+                f"Error parsing 'To': Illegal email address '{address}'. "
+                "It must contain the '@' symbol."
+            )
+            return error_response(422, 300, message)
+    if len(recipients) > MAX_RECIPIENTS:
+        return error_response(422, 300, "You may not have more than 50 recipients per message.")
+    if not payload.get("TextBody") and not payload.get("HtmlBody"):
+        return error_response(422, 300, "Provide either email TextBody or HtmlBody or both.")
+    return None
+
+
+def _record(payload: dict[str, Any], message_id: str, request: Request) -> RecordedMessage:
+    metadata = payload.get("Metadata")
+    job_id = metadata.get("hjid") if isinstance(metadata, dict) else None
+    return RecordedMessage(
+        provider=PROVIDER,
+        to=tuple(_addresses(payload.get("To"))),
+        sender=parseaddr(str(payload["From"]))[1],
+        subject=payload.get("Subject"),
+        text=payload.get("TextBody"),
+        html=payload.get("HtmlBody"),
+        message_id=message_id,
+        job_id=None if job_id is None else str(job_id),
+        idempotency_key=request.headers.get("idempotency-key"),
+    )
+
+
+async def send(state: SandboxState, request: Request) -> Response:
+    """``POST /email``: validate, record, answer 200 with ``ErrorCode: 0``."""
+    token = _token(request)
+    if isinstance(token, JSONResponse):
+        return token
+    try:
+        payload = json.loads(await request.body())
+    except ValueError:
+        return error_response(422, 402, "Received invalid JSON input.")
+    if (problem := _problem(payload)) is not None:
+        return problem
+    message_id = str(uuid.uuid4())
+    state.recorder.record(_record(payload, message_id, request))
+    return JSONResponse(
+        {
+            "To": payload.get("To"),
+            "SubmittedAt": datetime.now(UTC).isoformat(),
+            "MessageID": message_id,
+            "ErrorCode": 0,
+            "Message": "OK",
+        }
+    )
+
+
+async def server(request: Request) -> Response:
+    """``GET /server``: the server the token belongs to."""
+    token = _token(request)
+    if isinstance(token, JSONResponse):
+        return token
+    return JSONResponse(
+        {
+            "ID": 1,
+            "Name": "Homing sandbox",
+            "ApiTokens": [token],
+            "Color": "blue",
+            "SmtpApiActivated": True,
+            "DeliveryType": "Live",
+            "InboundAddress": "inbound@sandbox.homing.test",
+            "TrackOpens": False,
+            "TrackLinks": "None",
+        }
+    )
+
+
+def router(state: SandboxState) -> Router:
+    """The Postmark routes, to mount under ``/postmark``."""
+
+    async def send_endpoint(request: Request) -> Response:
+        return await send(state, request)
+
+    return Router(
+        routes=[
+            Route(
+                "/email",
+                guarded(state, PROVIDER, FaultScope.SEND, fault_response, send_endpoint),
+                methods=["POST"],
+            ),
+            Route(
+                "/server",
+                guarded(state, PROVIDER, FaultScope.CHECK, fault_response, server),
+                methods=["GET"],
+            ),
+        ]
+    )

@@ -1,0 +1,204 @@
+"""SendGrid v3 as the sandbox speaks it: ``POST /v3/mail/send`` and ``GET /v3/scopes``.
+
+Success is 202 with an empty body and the id in ``X-Message-Id``; every error is
+``{"errors": [{"message", "field", "help"}]}``. A key containing ``invalid`` is
+revoked (401); one containing ``restricted`` lacks the ``mail.send`` scope (403).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, Router
+
+from homing.sandbox.faults import guarded, retry_after_seconds, status_phrase
+from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
+
+PROVIDER = "sendgrid"
+SCOPES = ("mail.send", "scopes.read", "user.profile.read", "whitelabel.read")
+_FAULT_MESSAGES = {
+    429: "too many requests",
+    500: "internal server error",
+    503: "service unavailable",
+}
+_NO_PERSONALIZATIONS = (
+    "The personalizations field is required and must have at least one personalization."
+)
+_NO_TO = (
+    "The to array is required for all personalization objects, and must have at least "
+    "one email object with a valid email address."
+)
+_NO_FROM = (
+    "The from object must be provided for every email send. It is an object that requires "
+    "the email parameter, but may also contain a name parameter."
+)
+_NO_CONTENT = (
+    "Unless a valid template_id is provided, the content parameter is required. There must "
+    "be at least one defined content block. We typically suggest both text/plain and "
+    "text/html blocks are included, but only one block is required."
+)
+_NO_SUBJECT = (
+    "The subject is required. You can get around this requirement if you use a template "
+    "with a subject defined or if every personalization has a subject defined."
+)
+Problem = tuple[str, str | None]
+
+
+def errors_response(
+    status: int, problems: list[Problem], headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """SendGrid's error envelope for ``status`` with one entry per (message, field)."""
+    errors = [{"message": message, "field": field, "help": None} for message, field in problems]
+    return JSONResponse({"errors": errors}, status_code=status, headers=headers)
+
+
+def fault_response(status: int, retry_after: float | None) -> JSONResponse:
+    """The reply SendGrid gives for ``status``; 429 carries rate-limit headers."""
+    message = _FAULT_MESSAGES.get(status, status_phrase(status).lower())
+    headers: dict[str, str] = {}
+    if status == 429:
+        wait = retry_after or 1.0
+        headers = {
+            "X-RateLimit-Limit": "600",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": str(int(time.time() + wait)),
+        }
+    if (header := retry_after_seconds(retry_after)) is not None:
+        headers["Retry-After"] = header
+    return errors_response(status, [(message, None)], headers)
+
+
+def _api_key(request: Request) -> str | JSONResponse:
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        return errors_response(401, [("authorization required", None)])
+    if "invalid" in key:
+        message = "The provided authorization grant is invalid, expired, or revoked"
+        return errors_response(401, [(message, None)])
+    return key
+
+
+def _problems(payload: Any) -> list[Problem]:
+    if not isinstance(payload, dict):
+        return [("Bad Request", None)]
+    problems: list[Problem] = []
+    personalizations = payload.get("personalizations")
+    if not isinstance(personalizations, list) or not personalizations:
+        problems.append((_NO_PERSONALIZATIONS, "personalizations"))
+    else:
+        for index, item in enumerate(personalizations):
+            if not isinstance(item, dict) or not _emails(item.get("to")):
+                problems.append((_NO_TO, f"personalizations.{index}.to"))
+    sender = payload.get("from")
+    if not isinstance(sender, dict) or "@" not in str(sender.get("email", "")):
+        problems.append((_NO_FROM, "from.email"))
+    if not payload.get("template_id"):
+        problems.extend(_content_problems(payload, personalizations))
+    return problems
+
+
+def _content_problems(payload: dict[str, Any], personalizations: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    content = payload.get("content")
+    if not isinstance(content, list) or not content:
+        problems.append((_NO_CONTENT, "content"))
+    per_item = isinstance(personalizations, list) and all(
+        isinstance(item, dict) and item.get("subject") for item in personalizations
+    )
+    if not payload.get("subject") and not per_item:
+        problems.append((_NO_SUBJECT, "subject"))
+    return problems
+
+
+def _emails(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [
+        str(item["email"])
+        for item in value
+        if isinstance(item, dict) and "@" in str(item.get("email", ""))
+    ]
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _record(payload: dict[str, Any], message_id: str, request: Request) -> RecordedMessage:
+    personalizations: list[dict[str, Any]] = payload["personalizations"]
+    first = personalizations[0]
+    bodies = {
+        str(block.get("type")): str(block.get("value"))
+        for block in payload.get("content") or []
+        if isinstance(block, dict)
+    }
+    custom_args = {**_mapping(payload.get("custom_args")), **_mapping(first.get("custom_args"))}
+    return RecordedMessage(
+        provider=PROVIDER,
+        to=tuple(email for item in personalizations for email in _emails(item.get("to"))),
+        sender=str(payload["from"]["email"]),
+        subject=_text(first.get("subject") or payload.get("subject")),
+        text=bodies.get("text/plain"),
+        html=bodies.get("text/html"),
+        message_id=message_id,
+        job_id=_text(custom_args.get("hjid")),
+        idempotency_key=request.headers.get("idempotency-key"),
+    )
+
+
+async def send(state: SandboxState, request: Request) -> Response:
+    """``POST /v3/mail/send``: validate, record, answer 202 with ``X-Message-Id``."""
+    key = _api_key(request)
+    if isinstance(key, JSONResponse):
+        return key
+    if "restricted" in key:
+        return errors_response(403, [("access forbidden", None)])
+    try:
+        payload = json.loads(await request.body())
+    except ValueError:
+        return errors_response(400, [("Bad Request", None)])
+    if problems := _problems(payload):
+        return errors_response(400, problems)
+    message_id = secrets.token_urlsafe(16)
+    state.recorder.record(_record(payload, message_id, request))
+    return Response(status_code=202, headers={"X-Message-Id": message_id})
+
+
+async def scopes(request: Request) -> Response:
+    """``GET /v3/scopes``: the key's scopes; a restricted key lacks ``mail.send``."""
+    key = _api_key(request)
+    if isinstance(key, JSONResponse):
+        return key
+    granted = [scope for scope in SCOPES if scope != "mail.send" or "restricted" not in key]
+    return JSONResponse({"scopes": granted})
+
+
+def router(state: SandboxState) -> Router:
+    """The SendGrid routes, to mount under ``/sendgrid``."""
+
+    async def send_endpoint(request: Request) -> Response:
+        return await send(state, request)
+
+    return Router(
+        routes=[
+            Route(
+                "/v3/mail/send",
+                guarded(state, PROVIDER, FaultScope.SEND, fault_response, send_endpoint),
+                methods=["POST"],
+            ),
+            Route(
+                "/v3/scopes",
+                guarded(state, PROVIDER, FaultScope.CHECK, fault_response, scopes),
+                methods=["GET"],
+            ),
+        ]
+    )

@@ -1,0 +1,1 @@
+"""Every SQL statement lives here; SQLite and PostgreSQL behind one interface."""

@@ -1,0 +1,130 @@
+"""Provider accounts: a tenant's registered providers, credentials sealed at rest."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select, update
+
+from homing.errors import NotFound
+from homing.models import Channel, ProviderAccount
+from homing.store.database import Database
+from homing.store.schema import provider_accounts
+
+CREDENTIALS_FIELD = "credentials"
+
+
+def _account(row: Any) -> ProviderAccount:
+    return ProviderAccount(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        channel=Channel(row.channel),
+        provider=row.provider,
+        priority=row.priority,
+        enabled=row.enabled,
+        credentials_sealed=row.credentials_sealed,
+        credentials_preview=row.credentials_preview,
+        config=dict(row.config),
+        created_at=row.created_at,
+    )
+
+
+class ProviderStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, account: ProviderAccount) -> ProviderAccount:
+        async with self._db.transaction() as conn:
+            await conn.execute(
+                provider_accounts.insert().values(
+                    id=account.id,
+                    tenant_id=account.tenant_id,
+                    channel=account.channel.value,
+                    provider=account.provider,
+                    priority=account.priority,
+                    enabled=account.enabled,
+                    credentials_sealed=account.credentials_sealed,
+                    credentials_preview=account.credentials_preview,
+                    config=account.config,
+                    created_at=account.created_at,
+                )
+            )
+        return account
+
+    async def all(
+        self, tenant_id: str, channel: Channel | None = None, *, enabled_only: bool = False
+    ) -> list[ProviderAccount]:
+        """The tenant's providers in priority order (ties broken by registration)."""
+        query = select(provider_accounts).where(
+            provider_accounts.c.tenant_id == tenant_id, provider_accounts.c.deleted_at.is_(None)
+        )
+        if channel is not None:
+            query = query.where(provider_accounts.c.channel == channel.value)
+        if enabled_only:
+            query = query.where(provider_accounts.c.enabled.is_(True))
+        query = query.order_by(provider_accounts.c.priority, provider_accounts.c.id)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_account(row) for row in rows]
+
+    async def for_tenants(self, tenant_ids: set[str]) -> dict[str, list[ProviderAccount]]:
+        """Every live account of these tenants, grouped by tenant, in priority order."""
+        query = (
+            select(provider_accounts)
+            .where(
+                provider_accounts.c.tenant_id.in_(sorted(tenant_ids)),
+                provider_accounts.c.deleted_at.is_(None),
+            )
+            .order_by(provider_accounts.c.priority, provider_accounts.c.id)
+        )
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        grouped: dict[str, list[ProviderAccount]] = {t: [] for t in tenant_ids}
+        for row in rows:
+            grouped[row.tenant_id].append(_account(row))
+        return grouped
+
+    async def get(self, tenant_id: str, account_id: str) -> ProviderAccount:
+        query = select(provider_accounts).where(
+            provider_accounts.c.id == account_id,
+            provider_accounts.c.tenant_id == tenant_id,
+            provider_accounts.c.deleted_at.is_(None),
+        )
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            raise NotFound("provider not found")
+        return _account(row)
+
+    async def update(self, tenant_id: str, account_id: str, **values: Any) -> ProviderAccount:
+        """Change priority, enabled or config of one of the tenant's providers."""
+        if values:
+            async with self._db.transaction() as conn:
+                result = await conn.execute(
+                    update(provider_accounts)
+                    .where(
+                        provider_accounts.c.id == account_id,
+                        provider_accounts.c.tenant_id == tenant_id,
+                        provider_accounts.c.deleted_at.is_(None),
+                    )
+                    .values(**values)
+                )
+            if result.rowcount == 0:
+                raise NotFound("provider not found")
+        return await self.get(tenant_id, account_id)
+
+    async def delete(self, tenant_id: str, account_id: str) -> None:
+        """Soft delete: attempts keep pointing at the row, the sealed secret is wiped."""
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                update(provider_accounts)
+                .where(
+                    provider_accounts.c.id == account_id,
+                    provider_accounts.c.tenant_id == tenant_id,
+                    provider_accounts.c.deleted_at.is_(None),
+                )
+                .values(deleted_at=datetime.now(UTC), enabled=False, credentials_sealed="")
+            )
+        if result.rowcount == 0:
+            raise NotFound("provider not found")

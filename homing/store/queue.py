@@ -1,0 +1,240 @@
+"""The queue's SQL: claim under lease, and record what a worker did, in batches.
+
+A claim moves ``available_at`` to the end of the lease and bumps the attempt
+counter in the same statement, so a worker that dies simply lets the lease run out
+and the entry is claimed again, one attempt closer to the dead-letter queue.
+PostgreSQL claims with ``FOR UPDATE SKIP LOCKED``; SQLite needs no row locks
+because its writes are serialised (``BEGIN IMMEDIATE`` on one connection).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.clock import Clock, as_datetime
+from homing.models import Attempt, ClaimedJob, JobStatus, Queue, new_id
+from homing.store.database import Database
+from homing.store.rows import attempt_to_row, job_from_row
+from homing.store.schema import attempts, dead_letters, jobs, queue_entries
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    job_id: str
+    claim_token: str
+    attempts: Sequence[Attempt]
+    provider: str
+    provider_message_id: str | None
+    attempts_made: int
+
+
+@dataclass(frozen=True, slots=True)
+class Rescheduled:
+    """Back on the queue at ``available_at``; ``refund`` gives the claim's attempt back."""
+
+    job_id: str
+    claim_token: str
+    attempts: Sequence[Attempt]
+    available_at: float
+    attempts_made: int
+    error: str | None
+    error_class: str | None
+    skipped_providers: Sequence[str] = ()
+    refund: bool = False
+    deferred_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    job_id: str
+    claim_token: str
+    attempts: Sequence[Attempt]
+    attempts_made: int
+    error: str
+    error_class: str
+    skipped_providers: Sequence[str] = ()
+
+
+Outcome = Completed | Rescheduled | Failed
+
+
+@dataclass(slots=True)
+class Applied:
+    """What a batch of outcomes did: dead-lettered jobs and lost leases."""
+
+    dead_lettered: list[tuple[str, str, str]] = field(default_factory=list)
+    lost_leases: list[str] = field(default_factory=list)
+
+
+class QueueStore:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def claim(self, queue: Queue, limit: int, lease_seconds: float) -> list[ClaimedJob]:
+        """Lease up to ``limit`` claimable entries, highest priority and oldest first."""
+        epoch = self._clock.now()
+        token = new_id()
+        picked = (
+            select(queue_entries.c.job_id)
+            .where(queue_entries.c.queue == queue.value, queue_entries.c.available_at <= epoch)
+            .order_by(queue_entries.c.priority, queue_entries.c.available_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+            .cte("picked")
+        )
+        claim = (
+            update(queue_entries)
+            .where(queue_entries.c.job_id.in_(select(picked.c.job_id)))
+            .values(
+                available_at=epoch + lease_seconds,
+                attempts=queue_entries.c.attempts + 1,
+                claim_token=token,
+            )
+            .returning(
+                queue_entries.c.job_id,
+                queue_entries.c.attempts,
+                queue_entries.c.deferred_seconds,
+            )
+        )
+        async with self._db.transaction() as conn:
+            claimed = {row.job_id: row for row in (await conn.execute(claim)).all()}
+            if not claimed:
+                return []
+            ids = list(claimed)
+            await conn.execute(
+                update(jobs)
+                .where(jobs.c.id.in_(ids))
+                .values(status=JobStatus.PROCESSING.value, updated_at=as_datetime(epoch))
+            )
+            rows = (await conn.execute(select(jobs).where(jobs.c.id.in_(ids)))).all()
+        return [
+            ClaimedJob(
+                job=job_from_row(row),
+                claim_token=token,
+                attempt_number=claimed[row.id].attempts,
+                deferred_seconds=claimed[row.id].deferred_seconds,
+            )
+            for row in sorted(rows, key=lambda r: (r.priority, r.id))
+        ]
+
+    async def apply(self, outcomes: Sequence[Outcome]) -> Applied:
+        """Record a batch of outcomes in one transaction."""
+        applied = Applied()
+        if not outcomes:
+            return applied
+        now = as_datetime(self._clock.now())
+        attempt_rows = [attempt_to_row(a) for outcome in outcomes for a in outcome.attempts]
+        async with self._db.transaction() as conn:
+            if attempt_rows:
+                await conn.execute(attempts.insert(), attempt_rows)
+            for outcome in outcomes:
+                if isinstance(outcome, Completed):
+                    await _complete(conn, outcome, now)
+                elif not await _release(conn, outcome):
+                    applied.lost_leases.append(outcome.job_id)
+                elif isinstance(outcome, Rescheduled):
+                    await _reschedule(conn, outcome, now)
+                else:
+                    await _dead_letter(conn, outcome, now)
+                    applied.dead_lettered.append(
+                        (outcome.job_id, outcome.error_class, outcome.error)
+                    )
+        return applied
+
+    async def pending_count(self, queue: Queue | None = None) -> int:
+        query = select(func.count()).select_from(queue_entries)
+        if queue is not None:
+            query = query.where(queue_entries.c.queue == queue.value)
+        async with self._db.transaction() as conn:
+            return int((await conn.execute(query)).scalar_one())
+
+
+async def _complete(conn: AsyncConnection, outcome: Completed, now: Any) -> None:
+    # A success is a fact even if the lease was lost meanwhile: it wins.
+    await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == outcome.job_id))
+    await conn.execute(
+        update(jobs)
+        .where(jobs.c.id == outcome.job_id)
+        .values(
+            status=JobStatus.COMPLETED.value,
+            provider=outcome.provider,
+            provider_message_id=outcome.provider_message_id,
+            attempts_made=outcome.attempts_made,
+            error=None,
+            error_class=None,
+            updated_at=now,
+            completed_at=now,
+        )
+    )
+
+
+async def _release(conn: AsyncConnection, outcome: Rescheduled | Failed) -> bool:
+    """True when this worker still holds the lease (the claim token matches)."""
+    query = select(queue_entries.c.job_id).where(
+        queue_entries.c.job_id == outcome.job_id,
+        queue_entries.c.claim_token == outcome.claim_token,
+    )
+    return (await conn.execute(query)).first() is not None
+
+
+async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> None:
+    values: dict[str, Any] = {
+        "available_at": outcome.available_at,
+        "claim_token": None,
+        "deferred_seconds": queue_entries.c.deferred_seconds + outcome.deferred_seconds,
+    }
+    if outcome.refund:
+        values["attempts"] = queue_entries.c.attempts - 1
+    await conn.execute(
+        update(queue_entries).where(queue_entries.c.job_id == outcome.job_id).values(**values)
+    )
+    await conn.execute(
+        update(jobs)
+        .where(jobs.c.id == outcome.job_id)
+        .values(
+            status=JobStatus.PENDING.value,
+            attempts_made=outcome.attempts_made,
+            skipped_providers=list(outcome.skipped_providers),
+            error=outcome.error,
+            error_class=outcome.error_class,
+            updated_at=now,
+        )
+    )
+
+
+async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> None:
+    await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == outcome.job_id))
+    row = (
+        await conn.execute(
+            update(jobs)
+            .where(jobs.c.id == outcome.job_id)
+            .values(
+                status=JobStatus.FAILED.value,
+                attempts_made=outcome.attempts_made,
+                skipped_providers=list(outcome.skipped_providers),
+                error=outcome.error,
+                error_class=outcome.error_class,
+                updated_at=now,
+                completed_at=now,
+            )
+            .returning(jobs.c.tenant_id, jobs.c.queue, jobs.c.payload)
+        )
+    ).one()
+    await conn.execute(
+        dead_letters.insert().values(
+            id=new_id(),
+            job_id=outcome.job_id,
+            tenant_id=row.tenant_id,
+            queue=row.queue,
+            payload=row.payload,
+            error=outcome.error,
+            error_class=outcome.error_class,
+            created_at=now,
+        )
+    )

@@ -1,0 +1,169 @@
+"""Tables, as SQLAlchemy Core metadata. Alembic migrations create them; this module
+is what queries are written against. One schema serves SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on both databases (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTCDateTime column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData()
+
+ID = String(36)
+
+tenants = Table(
+    "tenants",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("plan", String(20), nullable=False),
+    Column("suspended", Boolean, nullable=False, default=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False, index=True),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("prefix", String(20), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("test", Boolean, nullable=False, default=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_used_at", UTCDateTime),
+    Column("revoked_at", UTCDateTime),
+)
+
+provider_accounts = Table(
+    "provider_accounts",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    Column("channel", String(20), nullable=False),
+    Column("provider", String(40), nullable=False),
+    Column("priority", Integer, nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+    Column("credentials_sealed", Text, nullable=False),
+    Column("credentials_preview", String(200), nullable=False),
+    Column("config", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("deleted_at", UTCDateTime),
+    Index("ix_provider_accounts_tenant_channel", "tenant_id", "channel", "priority"),
+)
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    Column("channel", String(20), nullable=False),
+    Column("queue", String(40), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("priority", Integer, nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("delivery", String(20), nullable=False),
+    Column("provider_pin", String(100)),
+    Column("fallback_pin", String(100)),
+    Column("idempotency_key", String(255)),
+    Column("request_hash", String(64)),
+    Column("attempts_made", Integer, nullable=False, default=0),
+    Column("skipped_providers", JSON, nullable=False),
+    Column("provider", String(40)),
+    Column("provider_message_id", String(255)),
+    Column("error", Text),
+    Column("error_class", String(40)),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("completed_at", UTCDateTime),
+    UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
+    Index("ix_jobs_tenant_created", "tenant_id", "id"),
+    Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
+)
+
+# The hot table: a row exists only while its job has work to do. ``available_at`` is
+# epoch seconds: when the entry may next be claimed. A claim moves it to the end of
+# the lease, so an expired lease makes the entry claimable again with no extra state.
+queue_entries = Table(
+    "queue_entries",
+    metadata,
+    Column("job_id", ID, ForeignKey("jobs.id"), primary_key=True),
+    Column("tenant_id", ID, nullable=False),
+    Column("queue", String(40), nullable=False),
+    Column("priority", Integer, nullable=False),
+    Column("available_at", Float, nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("deferred_seconds", Float, nullable=False, default=0.0),
+    Column("claim_token", String(36)),
+    Column("created_at", Float, nullable=False),
+    Index("ix_queue_entries_claim", "queue", "priority", "available_at"),
+)
+
+attempts = Table(
+    "attempts",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("job_id", ID, ForeignKey("jobs.id"), nullable=False, index=True),
+    Column("tenant_id", ID, nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("provider_account_id", ID),
+    Column("provider", String(40), nullable=False),
+    Column("outcome", String(30), nullable=False),
+    Column("status_code", Integer),
+    Column("error", Text),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("duration_ms", Integer, nullable=False),
+)
+
+dead_letters = Table(
+    "dead_letters",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("job_id", ID, ForeignKey("jobs.id"), nullable=False, index=True),
+    Column("tenant_id", ID, nullable=False, index=True),
+    Column("queue", String(40), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("error", Text, nullable=False),
+    Column("error_class", String(40), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("redriven_at", UTCDateTime),
+)

@@ -1,0 +1,147 @@
+"""The queue's store contract, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from homing.clock import ManualClock
+from homing.errors import Conflict, IdempotencyConflict, NotFound
+from homing.models import Channel, JobStatus, Plan, Priority, Queue
+from homing.services import Services
+from homing.store.jobs import NewJob
+from homing.store.queue import Completed, Failed, Rescheduled
+
+import pytest
+
+
+def _new(tenant_id: str, priority: Priority = Priority.NORMAL, key: str | None = None) -> NewJob:
+    return NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        priority=priority,
+        payload={"to": "a@example.com", "from": "b@example.com", "subject": "s", "text": "t"},
+        idempotency_key=key,
+        request_hash="h1" if key else None,
+    )
+
+
+async def _tenant(services: Services) -> str:
+    tenant, _ = await services.tenants.create("t", Plan.STARTUP)
+    return tenant.id
+
+
+async def test_accept_stores_job_and_queue_entry_together(services: Services) -> None:
+    tenant_id = await _tenant(services)
+    accepted = await services.jobs.accept(_new(tenant_id))
+    assert accepted.job.status is JobStatus.PENDING
+    assert await services.queue.pending_count(Queue.EMAIL) == 1
+
+
+async def test_claim_takes_higher_priority_first_and_leases(
+    services: Services, clock: ManualClock
+) -> None:
+    tenant_id = await _tenant(services)
+    low = (await services.jobs.accept(_new(tenant_id, Priority.LOW))).job
+    critical = (await services.jobs.accept(_new(tenant_id, Priority.CRITICAL))).job
+    claimed = await services.queue.claim(Queue.EMAIL, 1, lease_seconds=30)
+    assert [c.job.id for c in claimed] == [critical.id]
+    assert claimed[0].attempt_number == 1
+    assert claimed[0].job.status is JobStatus.PROCESSING
+    rest = await services.queue.claim(Queue.EMAIL, 10, lease_seconds=30)
+    assert [c.job.id for c in rest] == [low.id]
+    assert await services.queue.claim(Queue.EMAIL, 10, lease_seconds=30) == []
+    clock.advance(31)
+    again = await services.queue.claim(Queue.EMAIL, 10, lease_seconds=30)
+    assert {c.job.id for c in again} == {low.id, critical.id}
+    assert {c.attempt_number for c in again} == {2}
+
+
+async def test_concurrent_claims_never_hand_out_one_entry_twice(services: Services) -> None:
+    tenant_id = await _tenant(services)
+    for _ in range(40):
+        await services.jobs.accept(_new(tenant_id))
+    batches = await asyncio.gather(
+        *(services.queue.claim(Queue.EMAIL, 7, lease_seconds=30) for _ in range(8))
+    )
+    ids = [c.job.id for batch in batches for c in batch]
+    assert len(ids) == len(set(ids)) == 40
+
+
+async def test_outcomes_complete_reschedule_and_dead_letter(
+    services: Services, clock: ManualClock
+) -> None:
+    tenant_id = await _tenant(services)
+    jobs = [(await services.jobs.accept(_new(tenant_id))).job for _ in range(3)]
+    claimed = {c.job.id: c for c in await services.queue.claim(Queue.EMAIL, 3, 30)}
+    done, later, dead = (claimed[j.id] for j in jobs)
+    applied = await services.queue.apply(
+        [
+            Completed(done.job.id, done.claim_token, (), "resend", "m-1", 1),
+            Rescheduled(later.job.id, later.claim_token, (), clock.now() + 100, 1, "boom", "x"),
+            Failed(dead.job.id, dead.claim_token, (), 1, "bad address", "message_permanent"),
+        ]
+    )
+    assert applied.dead_lettered == [(dead.job.id, "message_permanent", "bad address")]
+    statuses = {j.id: (await services.jobs.get(tenant_id, j.id))[0].status for j in jobs}
+    assert statuses == {
+        done.job.id: JobStatus.COMPLETED,
+        later.job.id: JobStatus.PENDING,
+        dead.job.id: JobStatus.FAILED,
+    }
+    assert await services.queue.pending_count() == 1
+    clock.advance(101)
+    assert [c.job.id for c in await services.queue.claim(Queue.EMAIL, 5, 30)] == [later.job.id]
+
+
+async def test_a_stale_lease_cannot_overwrite_the_new_holder(
+    services: Services, clock: ManualClock
+) -> None:
+    tenant_id = await _tenant(services)
+    job = (await services.jobs.accept(_new(tenant_id))).job
+    first = (await services.queue.claim(Queue.EMAIL, 1, 30))[0]
+    clock.advance(31)
+    await services.queue.claim(Queue.EMAIL, 1, 30)
+    applied = await services.queue.apply(
+        [Failed(job.id, first.claim_token, (), 1, "late", "transient")]
+    )
+    assert applied.lost_leases == [job.id]
+    assert (await services.jobs.get(tenant_id, job.id))[0].status is JobStatus.PROCESSING
+
+
+async def test_idempotency_key_replays_or_conflicts(services: Services) -> None:
+    tenant_id = await _tenant(services)
+    first = await services.jobs.accept(_new(tenant_id, key="k1"))
+    again = await services.jobs.accept(_new(tenant_id, key="k1"))
+    assert again.replayed and again.job.id == first.job.id
+    changed = dataclasses.replace(_new(tenant_id, key="k1"), request_hash="h2")
+    with pytest.raises(IdempotencyConflict):
+        await services.jobs.accept(changed)
+    assert await services.queue.pending_count() == 1
+
+
+async def test_concurrent_identical_requests_make_one_job(services: Services) -> None:
+    tenant_id = await _tenant(services)
+    results = await asyncio.gather(
+        *(services.jobs.accept(_new(tenant_id, key="same")) for _ in range(10))
+    )
+    assert len({r.job.id for r in results}) == 1
+    assert sum(not r.replayed for r in results) == 1
+
+
+async def test_retry_is_conditional_on_failed(services: Services) -> None:
+    tenant_id = await _tenant(services)
+    job = (await services.jobs.accept(_new(tenant_id))).job
+    with pytest.raises(Conflict):
+        await services.jobs.retry(tenant_id, job.id)
+    claimed = (await services.queue.claim(Queue.EMAIL, 1, 30))[0]
+    await services.queue.apply([Failed(job.id, claimed.claim_token, (), 3, "x", "transient")])
+    results = await asyncio.gather(
+        *(services.jobs.retry(tenant_id, job.id) for _ in range(5)), return_exceptions=True
+    )
+    assert sum(not isinstance(r, Exception) for r in results) == 1
+    assert all(isinstance(r, Conflict) for r in results if isinstance(r, Exception))
+    assert await services.queue.pending_count() == 1
+    with pytest.raises(NotFound):
+        await services.jobs.retry("someone-else", job.id)
