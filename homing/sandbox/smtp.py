@@ -9,6 +9,7 @@ for the codes that belong there (451, 552, 554).
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 import weakref
 from email import policy
@@ -37,6 +38,16 @@ REPLIES = {
     553: "553 5.1.3 Bad recipient address syntax",
     554: "554 5.7.1 Transaction failed",
 }
+
+
+class _DropLoginDataNotice(logging.Filter):
+    """aiosmtpd 1.4 logs a deprecation warning on every successful AUTH; keep logs quiet."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "login_data is deprecated" not in record.getMessage()
+
+
+_QUIET_AUTH = _DropLoginDataNotice()
 
 
 def fault_reply(status: int) -> str:
@@ -170,6 +181,7 @@ class SmtpSink:
 
     async def start(self) -> None:
         """Listen; returns once the socket accepts connections."""
+        logging.getLogger("mail.log").addFilter(_QUIET_AUTH)
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(self._session, self._host, self._requested_port)
 

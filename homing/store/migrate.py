@@ -18,7 +18,7 @@ def _upgrade(sync_connection: Any) -> None:
     config = Config()
     config.set_main_option("script_location", "homing:migrations")
     config.attributes["connection"] = sync_connection
-    command.upgrade(config, "head")
+    command.upgrade(config, "heads")
 
 
 async def migrate(db: Database) -> None:

@@ -49,7 +49,9 @@ async def add_fault(client: httpx.AsyncClient, **rule: Any) -> None:
 
 async def sendgrid(client: httpx.AsyncClient, **kwargs: Any) -> httpx.Response:
     headers = {"Authorization": "Bearer SG.good"}
-    return await client.post("/sendgrid/v3/mail/send", json=SENDGRID_MAIL, headers=headers, **kwargs)
+    return await client.post(
+        "/sendgrid/v3/mail/send", json=SENDGRID_MAIL, headers=headers, **kwargs
+    )
 
 
 async def resend(client: httpx.AsyncClient, **headers: str) -> httpx.Response:
@@ -182,7 +184,7 @@ async def test_stop_is_prompt_while_a_request_hangs() -> None:
         pending = asyncio.create_task(sendgrid(http))
 
         async def arrived() -> bool:
-            return server.state.recorder.stats()["requests"]["sendgrid"] == 1
+            return bool(server.state.recorder.stats()["requests"]["sendgrid"] == 1)
 
         await eventually(arrived)
         await asyncio.wait_for(server.stop(), timeout=5)

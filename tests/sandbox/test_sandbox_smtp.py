@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from email.message import EmailMessage
 
@@ -45,6 +47,7 @@ async def send(sandbox: SandboxServer, *, timeout: float = 5.0) -> None:
 @pytest.mark.parametrize("mechanism", ["plain", "login"])
 async def test_authenticated_message_is_recorded(sandbox: SandboxServer, mechanism: str) -> None:
     async with client(sandbox) as smtp:
+        await smtp.ehlo()
         login = smtp.auth_plain if mechanism == "plain" else smtp.auth_login
         await login("user", "secret")
         _, reply = await smtp.send_message(message())
@@ -109,3 +112,18 @@ async def test_accept_then_hang_records_then_times_out(sandbox: SandboxServer) -
     with pytest.raises(aiosmtplib.SMTPTimeoutError):
         await send(sandbox, timeout=0.3)
     assert [record.job_id for record in sandbox.state.messages("smtp")] == ["job-smtp-1"]
+
+
+async def test_stop_is_prompt_while_a_session_hangs() -> None:
+    server = SandboxServer()
+    await server.start()
+    server.state.add_fault(FaultRule(provider="smtp", mode=FaultMode.TIMEOUT))
+    pending = asyncio.create_task(send(server, timeout=60))
+    deadline = time.monotonic() + 5
+    while server.state.recorder.stats()["requests"]["smtp"] == 0:
+        assert time.monotonic() < deadline, "the message never reached the sink"
+        await asyncio.sleep(0.01)
+    await asyncio.wait_for(server.stop(), timeout=5)
+    with pytest.raises(aiosmtplib.SMTPException):
+        await pending
+    assert server.state.messages("smtp") == []
