@@ -7,7 +7,9 @@ import contextlib
 import json
 import logging
 import shlex
+import signal
 import sys
+from collections.abc import Iterator
 
 import uvicorn
 
@@ -17,6 +19,28 @@ from homing.models import Channel, Plan
 from homing.services import Services
 
 log = logging.getLogger("homing")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, with SIGINT/SIGTERM meaning "stop gracefully and exit 0".
+
+    uvicorn's own handling re-raises the signal after shutdown, which would end the
+    process before the worker has recorded its outcomes.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self._request_exit)
+        try:
+            yield
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    def _request_exit(self) -> None:
+        self.should_exit = True
 
 
 def _server(services: Services, host: str, port: int) -> uvicorn.Server:
@@ -29,7 +53,7 @@ def _server(services: Services, host: str, port: int) -> uvicorn.Server:
         lifespan="off",
         timeout_graceful_shutdown=10,
     )
-    return uvicorn.Server(config)
+    return _Server(config)
 
 
 async def run_api(services: Services, host: str, port: int) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing import __version__
@@ -34,23 +35,18 @@ class BodyLimit:
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                raise _TooLarge
+                # Raised inside the route's body parsing, so FastAPI passes it through
+                # to the error handlers as a 413 rather than a parse error.
+                raise HTTPException(413, f"the request body is over {self.limit} bytes")
             return message
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await self._refuse(scope, receive, send)
+        await self.app(scope, limited, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = envelope(
             413, "payload_too_large", f"the request body is over {self.limit} bytes"
         )
         await response(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def create_app(services: Services) -> FastAPI:

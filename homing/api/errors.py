@@ -29,6 +29,7 @@ _STATUS: list[tuple[type[HomingError], int]] = [
 ]
 
 _HTTP_CODES = {
+    400: "malformed_request",
     401: "unauthenticated",
     404: "not_found",
     405: "method_not_allowed",

@@ -159,9 +159,7 @@ async def test_concurrent_retries_of_a_failed_job_send_once(
     job_id = await send(tenant)
     await deliver(services)
     assert (await job(tenant, job_id))["status"] == "FAILED"
-    responses = await asyncio.gather(
-        *(tenant.post(f"/v1/jobs/{job_id}/retry") for _ in range(6))
-    )
+    responses = await asyncio.gather(*(tenant.post(f"/v1/jobs/{job_id}/retry") for _ in range(6)))
     codes = sorted(r.status_code for r in responses)
     assert codes == [202, 409, 409, 409, 409, 409]
     assert await services.queue.pending_count(Queue.EMAIL) == 1

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
+import pytest
+
 from homing.clock import ManualClock
 from homing.errors import Conflict, IdempotencyConflict, NotFound
 from homing.models import Channel, JobStatus, Plan, Priority, Queue
 from homing.services import Services
 from homing.store.jobs import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
-
-import pytest
 
 
 def _new(tenant_id: str, priority: Priority = Priority.NORMAL, key: str | None = None) -> NewJob:

@@ -1,0 +1,134 @@
+"""Real processes: a worker killed mid-send, and `homing run` end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from homing.clock import ManualClock
+from homing.sandbox.server import SandboxServer
+from homing.services import Services
+from homing.settings import Settings
+from tests.conftest import TenantClient
+from tests.e2e.conftest import Sandbox, deliver, job, register, send
+from tests.processes import HomingProcess, eventually, free_port
+
+
+def _env(settings: Settings, secret_key: str, **extra: str) -> dict[str, str]:
+    return {
+        "HOMING_DATABASE_URL": settings.resolved_database_url,
+        "HOMING_DATA_DIR": str(settings.data_dir),
+        "HOMING_SECRET_KEY": secret_key,
+        "HOMING_POLL_INTERVAL_SECONDS": "0.05",
+        **extra,
+    }
+
+
+async def test_a_worker_killed_mid_send_is_replaced_after_its_lease(
+    services: Services,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    clock: ManualClock,
+    settings: Settings,
+    secret_key: str,
+    tmp_path: Path,
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    await sb.fault("resend", mode="accept_then_hang", count=1)
+    job_id = await send(tenant)
+    env = _env(
+        settings, secret_key, HOMING_LEASE_SECONDS="30", HOMING_PROVIDER_TIMEOUT_SECONDS="120"
+    )
+    worker = HomingProcess(["worker"], env, tmp_path / "worker.log").start()
+    try:
+        await eventually(lambda: sb.messages("resend"), what="the worker's send to arrive")
+    finally:
+        worker.kill()
+    assert (await job(tenant, job_id))["status"] == "PROCESSING"
+    assert await deliver(services) == 0, "the dead worker's lease still holds the job"
+    # The manual clock started before the worker claimed; move well past its lease.
+    clock.advance(settings.lease_seconds + 30)
+    assert await deliver(services) == 1
+    body = await job(tenant, job_id)
+    assert body["status"] == "COMPLETED"
+    assert [(a["number"], a["outcome"]) for a in body["attempts"]] == [(2, "success")]
+    # The resend carried the same Idempotency-Key, so Resend delivered it once.
+    messages = await sb.messages("resend")
+    assert len(messages) == 1
+    assert messages[0]["idempotency_key"] == f"homing-{job_id}"
+
+
+async def test_homing_run_accepts_and_delivers_on_the_embedded_default(
+    sandbox: SandboxServer, sb: Sandbox, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "embedded"
+    env = {"HOMING_DATA_DIR": str(data_dir), "HOMING_POLL_INTERVAL_SECONDS": "0.05"}
+    created = subprocess.run(
+        [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
+        env={**HomingProcess([], env, tmp_path / "x").env},
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    tenant = json.loads(created.stdout)
+    assert set(tenant) == {"tenant_id", "api_key"}
+    assert (data_dir / "secret.key").stat().st_mode & 0o777 == 0o600
+    port = free_port()
+    server = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
+    secret = "re_live_Sup3rSecretValue_98765"
+    try:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {tenant['api_key']}"},
+            timeout=10,
+        ) as client:
+            await eventually(lambda: _healthy(client), what="homing run to listen")
+            created_provider = await client.post(
+                "/v1/providers",
+                json={
+                    "channel": "email",
+                    "provider": "resend",
+                    "credentials": {"api_key": secret},
+                    "config": {"base_url": sandbox.provider_base_url("resend")},
+                },
+            )
+            assert created_provider.status_code == 201, created_provider.text
+            assert secret not in created_provider.text
+            accepted = await client.post(
+                "/v1/notifications/email",
+                json={
+                    "to": "ada@example.com",
+                    "from": "a@acme.example",
+                    "subject": "s",
+                    "text": "t",
+                },
+            )
+            assert accepted.status_code == 202, accepted.text
+            job_id = accepted.json()["id"]
+            await eventually(
+                lambda: _status(client, job_id, "COMPLETED"), what="the job to complete"
+            )
+    finally:
+        assert server.stop() == 0, server.output()
+    [message] = await sb.messages("resend")
+    assert message["job_id"] == job_id
+    for path in data_dir.iterdir():
+        assert secret.encode() not in path.read_bytes(), f"plaintext credential in {path.name}"
+    assert secret not in server.output()
+    assert tenant["api_key"] not in server.output()
+
+
+async def _healthy(client: httpx.AsyncClient) -> bool:
+    try:
+        return (await client.get("/healthz")).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+async def _status(client: httpx.AsyncClient, job_id: str, status: str) -> bool:
+    return bool((await client.get(f"/v1/jobs/{job_id}")).json()["status"] == status)
