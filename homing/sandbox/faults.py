@@ -103,7 +103,7 @@ def parse_fault(payload: object) -> FaultRule:
     if provider not in PROVIDERS:
         raise InvalidFault(f"provider must be one of {', '.join(PROVIDERS)}")
     mode = _enum(FaultMode, payload.get("mode", "error"), "mode")
-    status = _optional_int(payload, "status", 200, 599)
+    status = _optional_int(payload, "status", 400, 599)
     latency_ms = _optional_int(payload, "latency_ms", 0, 3_600_000) or 0
     if mode is FaultMode.ERROR and status is None and not latency_ms:
         raise InvalidFault("an error fault needs a status or a latency_ms")

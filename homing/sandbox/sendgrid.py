@@ -22,6 +22,10 @@ from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 PROVIDER = "sendgrid"
 SCOPES = ("mail.send", "scopes.read", "user.profile.read", "whitelabel.read")
 _FAULT_MESSAGES = {
+    400: "Bad Request",
+    401: "The provided authorization grant is invalid, expired, or revoked",
+    403: "access forbidden",
+    413: "too large",
     429: "too many requests",
     500: "internal server error",
     503: "service unavailable",
@@ -78,8 +82,7 @@ def _api_key(request: Request) -> str | JSONResponse:
     if scheme.lower() != "bearer" or not key.strip():
         return errors_response(401, [("authorization required", None)])
     if "invalid" in key:
-        message = "The provided authorization grant is invalid, expired, or revoked"
-        return errors_response(401, [(message, None)])
+        return errors_response(401, [(_FAULT_MESSAGES[401], None)])
     return key
 
 

@@ -163,6 +163,7 @@ class SmtpSink:
 
     @property
     def port(self) -> int:
+        """The port the sink listens on."""
         if self._server is None:
             raise RuntimeError("the SMTP sink is not listening")
         return int(self._server.sockets[0].getsockname()[1])

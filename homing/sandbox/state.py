@@ -50,6 +50,7 @@ class FaultRule:
     scope: FaultScope = FaultScope.SEND
 
     def covers(self, scope: FaultScope) -> bool:
+        """Whether the rule applies to a request of this scope."""
         return self.scope is FaultScope.ALL or self.scope is scope
 
 
@@ -87,18 +88,21 @@ class FaultBook:
         self._next_id = 1
 
     def add(self, rule: FaultRule) -> dict[str, Any]:
+        """Arm ``rule`` and return its listing entry (with the id it was given)."""
         armed = _ArmedRule(self._next_id, rule, rule.count)
         self._next_id += 1
         self._rules.setdefault(rule.provider, []).append(armed)
         return armed.as_dict()
 
     def clear(self, provider: str | None = None) -> None:
+        """Disarm every rule, or only those of ``provider``."""
         if provider is None:
             self._rules.clear()
         else:
             self._rules.pop(provider, None)
 
     def listing(self) -> list[dict[str, Any]]:
+        """The armed rules as JSON-ready dicts, with the uses each has left."""
         return [armed.as_dict() for rules in self._rules.values() for armed in rules]
 
     def take(self, provider: str, scope: FaultScope) -> FaultRule | None:
@@ -132,6 +136,7 @@ class RecordedMessage:
     received_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``GET /_sandbox/messages`` (``sender`` becomes ``from``)."""
         return {
             "provider": self.provider,
             "to": list(self.to),
@@ -155,15 +160,18 @@ class Recorder:
         self._requests: Counter[str] = Counter()
 
     def record(self, message: RecordedMessage) -> None:
+        """Keep ``message``, dropping the oldest past capacity, and count it."""
         self._messages.append(message)
         self._received[message.provider] += 1
 
     def count_request(self, provider: str) -> None:
+        """Count one send request to ``provider``, accepted or not."""
         self._requests[provider] += 1
 
     def messages(
         self, provider: str | None = None, job_id: str | None = None
     ) -> list[RecordedMessage]:
+        """The kept messages, oldest first, optionally filtered by provider and job id."""
         return [
             message
             for message in self._messages
@@ -172,11 +180,13 @@ class Recorder:
         ]
 
     def clear(self) -> None:
+        """Forget the messages and reset the counters."""
         self._messages.clear()
         self._received.clear()
         self._requests.clear()
 
     def stats(self) -> dict[str, Any]:
+        """Counters per provider (received and requested), the total, and how many are kept."""
         return {
             "received": {name: self._received[name] for name in PROVIDERS},
             "requests": {name: self._requests[name] for name in PROVIDERS},
@@ -202,6 +212,7 @@ class IdempotencyCache:
         self._ttl = ttl
 
     def get(self, key: str) -> StoredReply | None:
+        """The reply stored under ``key`` unless it has expired."""
         reply = self._replies.get(key)
         if reply is not None and time.monotonic() - reply.stored_at > self._ttl:
             del self._replies[key]
@@ -209,6 +220,7 @@ class IdempotencyCache:
         return reply
 
     def put(self, key: str, fingerprint: str, status_code: int, body: bytes) -> None:
+        """Store the reply for ``key`` and the fingerprint of the body that produced it."""
         self._replies[key] = StoredReply(fingerprint, status_code, body, time.monotonic())
         self._replies.move_to_end(key)
         while len(self._replies) > self._capacity:
@@ -230,9 +242,11 @@ class SandboxState:
         self._released = asyncio.Event()
 
     def messages(self, provider: str | None = None) -> list[RecordedMessage]:
+        """The recorded messages, optionally of one provider."""
         return self.recorder.messages(provider)
 
     def add_fault(self, rule: FaultRule) -> dict[str, Any]:
+        """Arm a fault rule, as ``POST /_sandbox/faults`` does."""
         return self.faults.add(rule)
 
     def reset(self) -> None:
@@ -247,6 +261,7 @@ class SandboxState:
         self._released.set()
 
     def rearm(self) -> None:
+        """Allow hangs again (the server is starting)."""
         self._released.clear()
 
     async def hang(self, seconds: float | None = None, until: Awaitable[Any] | None = None) -> None:
