@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import platform
+import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import asyncpg
 import httpx
+import redis.asyncio as aioredis
+from pydantic import SecretStr
 
 from homing.accounts import NewProvider
 from homing.crypto import generate_master_key
@@ -58,6 +63,14 @@ async def fresh_postgres(name: str) -> str:
     return POSTGRES_URL.rpartition("/")[0] + f"/{name}"
 
 
+async def drop_postgres(name: str) -> None:
+    admin = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
 async def database_url(backend: str, workdir: Path) -> str:
     if backend == "sqlite":
         return f"sqlite+aiosqlite:///{workdir / 'bench.db'}"
@@ -98,22 +111,142 @@ async def sandbox_process(port: int) -> AsyncIterator[SandboxProcess]:
         proc.wait(timeout=10)
 
 
-async def services_for(url: str, workdir: Path, **overrides: object) -> Services:
+async def services_for(
+    url: str, workdir: Path, secret_key: str | None = None, **overrides: object
+) -> Services:
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=url,
         data_dir=workdir,
-        secret_key=generate_master_key(),
+        secret_key=SecretStr(secret_key or generate_master_key()),
         **overrides,  # type: ignore[arg-type]
     )
     return await build(settings)
 
 
+@contextmanager
+def worker_process(url: str, secret_key: str, workdir: Path, **env: str) -> Iterator[int]:
+    """``homing worker`` in its own process against ``url``; stopped with SIGTERM."""
+    with homing_process("worker", url, secret_key, workdir, **env) as pid:
+        yield pid
+
+
+@contextmanager
+def homing_process(
+    command: str, url: str, secret_key: str, workdir: Path, **env: str
+) -> Iterator[int]:
+    """``homing COMMAND`` (``worker``, ``api``, ``run``) in its own process against
+    ``url``, logging to ``workdir/COMMAND.log``; stopped with SIGTERM."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("HOMING_")}
+    environ |= {
+        "HOMING_DATABASE_URL": url,
+        "HOMING_SECRET_KEY": secret_key,
+        "HOMING_DATA_DIR": str(workdir),
+        "HOMING_LOG_LEVEL": "warning",
+        **env,
+    }
+    log = (workdir / f"{command}.log").open("ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "homing", command], env=environ, stdout=log, stderr=log
+    )
+    try:
+        yield proc.pid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
+
+
+async def delete_redis_keys(url: str, prefix: str) -> int:
+    """Delete every key under ``prefix:`` in the Redis database at ``url``; how many."""
+    client = aioredis.Redis.from_url(url)
+    deleted = 0
+    try:
+        batch: list[bytes] = []
+        async for key in client.scan_iter(match=f"{prefix}:*", count=1000):
+            batch.append(key)
+            if len(batch) >= 1000:
+                deleted += await client.unlink(*batch)
+                batch.clear()
+        if batch:
+            deleted += await client.unlink(*batch)
+    finally:
+        await client.aclose()
+    return deleted
+
+
+def rss_mb(pid: int) -> float:
+    """The resident set size of process ``pid`` in MiB."""
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def seed_bulk(services: Services, tenant_id: str, count: int, chunk: int = 1000) -> None:
+    """Accept ``count`` jobs in batches of ``chunk`` (one transaction each)."""
+    payload = {"to": "a@example.com", "from": "b@example.com", "subject": "bulk", "text": "x"}
+    job = NewJob(tenant_id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, payload)
+    for start in range(0, count, chunk):
+        await services.batches.accept_many([job] * min(chunk, count - start))
+
+
+async def received(sandbox_url: str, provider: str = "resend") -> int:
+    async with httpx.AsyncClient() as client:
+        stats = (await client.get(f"{sandbox_url}/_sandbox/stats")).json()
+    return int(stats["received"].get(provider, 0))
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, math.ceil(p / 100 * len(ordered)) - 1))
+    return ordered[index]
+
+
+def append_section(title: str, command: str, lines: list[str], versions: str = "") -> None:
+    """Append a dated section with the machine (and ``versions``) to docs/benchmarks.md."""
+    more = f", {versions}" if versions else ""
+    section = [
+        f"\n### {title} — {today()}\n",
+        f"Machine: {machine()}{more}. Command: `{command}`.\n",
+        "```",
+        *lines,
+        "```\n",
+    ]
+    with (ROOT / "docs" / "benchmarks.md").open("a") as handle:
+        handle.write("\n".join(section))
+
+
 async def tenant_with_provider(services: Services, sandbox: SandboxProcess) -> str:
     tenant, _ = await services.tenants.create("bench", Plan.STARTUP)
+    await register_resend(services, tenant.id, sandbox)
+    return tenant.id
+
+
+async def unlimited_tenant_with_provider(
+    services: Services, sandbox: SandboxProcess
+) -> tuple[str, str]:
+    """(tenant id, API key) of a STARTUP tenant whose rate limit (1,000,000/min) and
+    email quota (10⁹) admit everything while still being checked, with one Resend
+    account pointed at ``sandbox``."""
+    tenant, key = await services.tenant_admin.create(
+        "bench", Plan.STARTUP, rate_limit_per_minute=1_000_000, quotas={"email": 1_000_000_000}
+    )
+    await register_resend(services, tenant.id, sandbox)
+    return tenant.id, key
+
+
+async def register_resend(services: Services, tenant_id: str, sandbox: SandboxProcess) -> None:
     await services.accounts.register(
         NewProvider(
-            tenant_id=tenant.id,
+            tenant_id=tenant_id,
             channel=Channel.EMAIL,
             provider="resend",
             credentials={"api_key": "re_bench_key_000000"},
@@ -121,7 +254,6 @@ async def tenant_with_provider(services: Services, sandbox: SandboxProcess) -> s
             priority=1,
         )
     )
-    return tenant.id
 
 
 async def seed(services: Services, tenant_id: str, count: int, concurrency: int = 16) -> float:

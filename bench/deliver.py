@@ -16,14 +16,12 @@ import time
 from pathlib import Path
 
 from bench.common import (
-    ROOT,
+    append_section,
     database_url,
-    machine,
     sandbox_process,
     seed,
     services_for,
     tenant_with_provider,
-    today,
 )
 from homing.models import JobStatus
 
@@ -67,20 +65,7 @@ def main() -> None:
         print(line, flush=True)
         lines.append(line)
     if args.record:
-        record(lines)
-
-
-def record(lines: list[str]) -> None:
-    path = ROOT / "docs" / "benchmarks.md"
-    section = [
-        f"\n### deliver — {today()}\n",
-        f"Machine: {machine()}. Command: `python -m bench.deliver --record`.\n",
-        "```",
-        *lines,
-        "```\n",
-    ]
-    with path.open("a") as handle:
-        handle.write("\n".join(section))
+        append_section("deliver", "python -m bench.deliver --record", lines)
 
 
 if __name__ == "__main__":

@@ -4,13 +4,20 @@
     ├── ConfigError               settings or master key unusable
     ├── StoreError                the database failed (driver errors are wrapped)
     │   └── StoreUnavailable      the database cannot be reached right now
+    │       └── RateLimitUnavailable  the rate-limit store is down and fails closed
     ├── NotFound                  no such object for this tenant
     ├── Conflict                  the object is not in a state that allows this
     │   └── IdempotencyConflict   same Idempotency-Key, different request
     ├── InvalidRequest            the request is well formed but not acceptable
     │   ├── InvalidCredentials    the provider rejected the credentials
-    │   └── UnknownProvider       a pinned provider the tenant does not have
+    │   ├── UnknownProvider       a pinned provider the tenant does not have
+    │   ├── UrlRefused            a webhook URL Homing will not call (SSRF guard)
+    │   └── PayloadTooLarge       a payload over its configured size limit
     ├── Unauthenticated           no usable API key
+    ├── Forbidden                 authenticated, but not allowed to do this
+    │   ├── TenantSuspended       the tenant is suspended
+    │   └── QuotaExceeded         a monthly quota is used up
+    ├── RateLimited               too many requests in the rate window
     └── DecryptionError           a sealed secret does not open with any known key
 
 Provider outcomes are not exceptions of this tree: adapters raise
@@ -51,6 +58,12 @@ class StoreUnavailable(StoreError):
     code = "unavailable"
 
 
+class RateLimitUnavailable(StoreUnavailable):
+    """The rate limiter cannot be reached; try again shortly."""
+
+    code = "rate_limit_unavailable"
+
+
 class NotFound(HomingError):
     """Not found."""
 
@@ -87,10 +100,59 @@ class UnknownProvider(InvalidRequest):
     code = "unknown_provider"
 
 
+class UrlRefused(InvalidRequest):
+    """Homing will not deliver to this URL."""
+
+    code = "url_refused"
+
+
+class PayloadTooLarge(InvalidRequest):
+    """The payload is larger than allowed."""
+
+    code = "payload_too_large"
+
+
 class Unauthenticated(HomingError):
     """A valid API key is required."""
 
     code = "unauthenticated"
+
+
+class Forbidden(HomingError):
+    """This credential may not do this."""
+
+    code = "forbidden"
+
+
+class TenantSuspended(Forbidden):
+    """This tenant is suspended."""
+
+    code = "tenant_suspended"
+
+
+class QuotaExceeded(Forbidden):
+    """A monthly quota is used up."""
+
+    code = "quota_exceeded"
+
+
+class RateLimited(HomingError):
+    """Too many requests; slow down.
+
+    ``retry_after`` is how many seconds until a request would be admitted.
+    """
+
+    code = "rate_limited"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        details: dict[str, Any] | None = None,
+        *,
+        retry_after: int = 1,
+    ) -> None:
+        super().__init__(message, details)
+        self.retry_after = retry_after
 
 
 class DecryptionError(HomingError):

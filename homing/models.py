@@ -87,17 +87,28 @@ QUEUE_FOR_CHANNEL = {
 }
 
 
+_last_id = [0, 0]  # [millis, 12-bit sequence] of the previous id in this process
+
+
 def new_id() -> str:
     """A time-ordered UUID (version 7 layout) as a string.
 
     Sorting ids sorts by creation time, which keeps cursor pagination and the
-    primary-key index append-only.
+    primary-key index append-only. Within one millisecond the 12 ``rand_a`` bits
+    count up (RFC 9562 §6.2, method 1), so ids made by one process are strictly
+    increasing: attempts made in one pass list in the order they were made.
     """
     millis = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    rand_a = (rand >> 62) & 0xFFF
-    rand_b = rand & ((1 << 62) - 1)
-    value = ((millis & ((1 << 48) - 1)) << 80) | (0x7 << 76) | (rand_a << 64) | (0b10 << 62)
+    last_millis, sequence = _last_id
+    if millis <= last_millis:
+        millis, sequence = last_millis, sequence + 1
+        if sequence > 0xFFF:
+            millis, sequence = millis + 1, 0
+    else:
+        sequence = int.from_bytes(os.urandom(2), "big") & 0x3FF
+    _last_id[:] = [millis, sequence]
+    rand_b = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
+    value = ((millis & ((1 << 48) - 1)) << 80) | (0x7 << 76) | (sequence << 64) | (0b10 << 62)
     return str(uuid.UUID(int=value | rand_b))
 
 
@@ -108,6 +119,10 @@ class Tenant:
     plan: Plan
     suspended: bool
     created_at: datetime
+    # Custom limits that override the plan's (homing.plans): requests a minute, and
+    # monthly quotas by quota name ("webhook", "email+webhook"; None lifts a quota).
+    rate_limit_per_minute: int | None = None
+    quota_overrides: dict[str, int | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +182,10 @@ class Job:
     created_at: datetime
     updated_at: datetime
     completed_at: datetime | None
+    # Accepted with a test API key: only a sandbox provider may receive it.
+    test: bool = False
+    # Jobs of one tenant with the same key are delivered one at a time, in order.
+    ordering_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +202,7 @@ class Attempt:
     error: str | None
     started_at: datetime
     duration_ms: int
+    response_excerpt: str | None = None
     id: str = field(default_factory=new_id)
 
 

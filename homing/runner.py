@@ -82,6 +82,7 @@ async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
 
         sandbox = SandboxServer(port=0, smtp_port=None)
         await sandbox.start()
+        services.sandbox.allow(sandbox.base_url)  # test keys may send to it
         await _demo_tenant(services, sandbox.provider_base_url, f"http://{host}:{port}")
     stop = asyncio.Event()
     worker = asyncio.create_task(services.worker().run(stop=stop))

@@ -4,28 +4,41 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import httpx
 
 from homing.accounts import ProviderAccounts
+from homing.admission import Admission
 from homing.clock import Clock, SystemClock
 from homing.crypto import MasterKey, Sealer, load_or_create_key_file
 from homing.dispatch.alerts import Alerter
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
 from homing.dispatch.policy import RetryPolicy
+from homing.dispatch.sandbox import SandboxGuard
 from homing.dispatch.senders import EmailSender
 from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
-from homing.models import Channel
-from homing.queue.wakeup import Wakeup
+from homing.inbound.service import Inbound, build_inbound
+from homing.models import Channel, Queue
+from homing.plans import load_plans
+from homing.providers.transport import build_client
+from homing.queue.pacing import Pacer
+from homing.queue.wakeup import PostgresWakeups, Wakeup, asyncpg_dsn
+from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
 from homing.settings import Settings
+from homing.store.batches import BatchStore
 from homing.store.database import Database
 from homing.store.jobs import JobStore
+from homing.store.keys import ApiKeyStore
 from homing.store.migrate import migrate
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.tenants import TenantStore
+from homing.store.usage import UsageStore
+from homing.tenancy import TenantAdmin
+from homing.webhooks.service import Webhooks, build_webhooks
 
 log = logging.getLogger("homing")
 
@@ -43,7 +56,23 @@ class Services:
     jobs: JobStore
     queue: QueueStore
     alerter: Alerter
+    webhooks: Webhooks
+    limiter: RateLimiter
+    admission: Admission
+    keys: ApiKeyStore
+    usage: UsageStore
+    batches: BatchStore
+    tenant_admin: TenantAdmin
+    sandbox: SandboxGuard
     wakeup: Wakeup = field(default_factory=Wakeup)
+    pg_wakeups: PostgresWakeups | None = None
+
+    @cached_property
+    def inbound(self) -> Inbound:
+        """Inbound provider events, suppressions and sending domains."""
+        return build_inbound(
+            self.settings, self.db, self.sealer, self.clock, self.http, self.providers
+        )
 
     def retry_policy(self) -> RetryPolicy:
         s = self.settings
@@ -54,10 +83,26 @@ class Services:
             max_deferral_seconds=s.max_deferral_seconds,
         )
 
-    def worker(self, channels: tuple[Channel, ...] = (Channel.EMAIL,)) -> Worker:
+    def platform_retry_policy(self) -> RetryPolicy:
+        """Homing's own email (CRITICAL): same attempts, a much shorter backoff."""
+        s = self.settings
+        return RetryPolicy(
+            max_attempts=s.max_attempts,
+            base_seconds=s.platform_retry_base_seconds,
+            max_seconds=s.platform_retry_max_seconds,
+            max_deferral_seconds=s.max_deferral_seconds,
+        )
+
+    def worker(self, channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK)) -> Worker:
         """A worker for these channels, sharing this process's pools and wake-ups."""
         s = self.settings
-        runner = PassRunner(EmailSender(self.sealer, self.http), self.clock)
+        runner = PassRunner(
+            EmailSender(self.sealer, self.http),
+            self.clock,
+            {Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock)},
+            guard=self.sandbox,
+            pacer=Pacer(self.limiter),
+        )
         config = WorkerConfig(
             queues=queues_for(channels),
             concurrency=s.worker_concurrency,
@@ -65,11 +110,30 @@ class Services:
             lease_seconds=s.lease_seconds,
             poll_seconds=s.poll_interval_seconds,
         )
-        dispatcher = Dispatcher(runner, self.retry_policy(), self.clock)
-        return Worker(config, self.queue, self.providers, dispatcher, self.alerter, self.wakeup)
+        dispatcher = Dispatcher(
+            runner,
+            self.retry_policy(),
+            self.clock,
+            {Queue.PLATFORM_EMAIL: self.platform_retry_policy()},
+        )
+        return Worker(
+            config,
+            self.queue,
+            self.providers,
+            dispatcher,
+            self.alerter,
+            self.wakeup,
+            tenants=self.tenants,
+            suppressions=self.inbound.suppressions,
+        )
 
     async def aclose(self) -> None:
+        if self.pg_wakeups is not None:
+            await self.pg_wakeups.aclose()
         await self.alerter.aclose()
+        await self.limiter.aclose()
+        await self.webhooks.aclose()
+        await self.inbound.aclose()
         await self.http.aclose()
         await self.db.dispose()
 
@@ -108,22 +172,61 @@ async def build(
     db = Database(settings.resolved_database_url)
     if run_migrations:
         await migrate(db)
-    http = httpx.AsyncClient(
-        timeout=httpx.Timeout(settings.provider_timeout_seconds, connect=5.0),
-        limits=httpx.Limits(max_connections=max(100, settings.worker_concurrency)),
-        follow_redirects=False,
+    http = build_client(
+        settings.provider_timeout_seconds,
+        max_connections=max(100, settings.worker_concurrency),
     )
     providers = ProviderStore(db)
+    tenants = TenantStore(db)
+    limiter = build_limiter(settings)
+    jobs = JobStore(db, clock)
+    batches = BatchStore(db, clock)
+    admission = Admission(
+        tenants,
+        limiter,
+        load_plans(),
+        jobs,
+        batches,
+        auth_cache_seconds=settings.auth_cache_seconds,
+    )
+    usage = UsageStore(db)
+    wakeup = Wakeup()
+    pg_wakeups = None
+    if not db.is_sqlite:
+        pg_wakeups = PostgresWakeups(asyncpg_dsn(db.url), wakeup)
+        await pg_wakeups.start()
     return Services(
         settings=settings,
         db=db,
         sealer=sealer,
         clock=clock,
         http=http,
-        tenants=TenantStore(db),
+        tenants=tenants,
         providers=providers,
         accounts=ProviderAccounts(providers, sealer, http),
-        jobs=JobStore(db, clock),
-        queue=QueueStore(db, clock),
+        jobs=jobs,
+        queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight),
         alerter=Alerter(http, settings.alert_slack_webhook_url, settings.alert_batch_seconds),
+        webhooks=build_webhooks(settings, db, sealer, clock),
+        limiter=limiter,
+        admission=admission,
+        keys=ApiKeyStore(db),
+        usage=usage,
+        batches=batches,
+        tenant_admin=TenantAdmin(tenants, usage, admission, clock),
+        sandbox=SandboxGuard(settings.sandbox_url_list),
+        wakeup=wakeup,
+        pg_wakeups=pg_wakeups,
+    )
+
+
+def build_limiter(settings: Settings) -> RateLimiter:
+    """Shared windows in Redis when HOMING_REDIS_URL is set, else in process memory."""
+    if settings.redis_url is None:
+        return memory_limiter()
+    return redis_limiter(
+        settings.redis_url,
+        key_prefix=settings.redis_key_prefix,
+        timeout=settings.redis_timeout_seconds,
+        on_error=settings.rate_limit_on_redis_error,
     )

@@ -6,6 +6,7 @@ instantiated at import time.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
@@ -31,11 +32,14 @@ class Settings(BaseSettings):
     max_attempts: int = Field(default=3, ge=1, le=50)
     retry_base_seconds: float = Field(default=5.0, gt=0)
     retry_max_seconds: float = Field(default=3600.0, gt=0)
+    platform_retry_base_seconds: float = Field(default=1.0, gt=0)
+    platform_retry_max_seconds: float = Field(default=60.0, gt=0)
     lease_seconds: float = Field(default=60.0, gt=0)
     max_deferral_seconds: float = Field(default=86400.0, gt=0)
 
     worker_concurrency: int = Field(default=100, ge=1, le=10000)
     claim_batch_size: int = Field(default=50, ge=1, le=1000)
+    tenant_inflight: int = Field(default=100, ge=1, le=100_000)
     poll_interval_seconds: float = Field(default=1.0, gt=0)
     provider_timeout_seconds: float = Field(default=10.0, gt=0)
 
@@ -44,10 +48,69 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
 
+    # Admission control (README "Admission").
+    admin_token: SecretStr | None = None
+    rate_limit_on_redis_error: Literal["open", "closed"] = "open"
+    redis_key_prefix: str = Field(default="homing", min_length=1, max_length=100)
+    redis_timeout_seconds: float = Field(default=0.5, gt=0, le=30)
+    # Revocation and suspension must reach every API process within one second.
+    auth_cache_seconds: float = Field(default=0.5, ge=0, le=0.9)
+    sandbox_urls: str = ""
+
+    # Outbound webhooks (README "Webhooks").
+    webhook_require_https: bool = True
+    webhook_allowed_networks: str = ""
+    webhook_rotation_overlap_seconds: float = Field(default=86400.0, ge=0)
+    webhook_max_payload_bytes: int = Field(default=262_144, ge=1)
+    webhook_timeout_seconds: float = Field(default=15.0, gt=0)
+    webhook_response_excerpt_bytes: int = Field(default=1024, ge=0, le=65_536)
+
+    # Inbound provider events and billing (README "Inbound events, suppression and domains").
+    inbound_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    paystack_secret_key: SecretStr | None = None
+    polar_webhook_secret: SecretStr | None = None
+    billing_prices: str = ""
+
+    @field_validator("paystack_secret_key", "polar_webhook_secret", mode="before")
+    @classmethod
+    def _blank_billing_secret_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("billing_prices")
+    @classmethod
+    def _price_list(cls, value: str) -> str:
+        from homing.inbound.billing import parse_prices
+
+        parse_prices(value)
+        return value
+
+    @field_validator("webhook_allowed_networks")
+    @classmethod
+    def _cidr_list(cls, value: str) -> str:
+        for item in value.split(","):
+            if item.strip():
+                ipaddress.ip_network(item.strip(), strict=False)
+        return value
+
+    @property
+    def webhook_allowed_network_list(self) -> list[str]:
+        """HOMING_WEBHOOK_ALLOWED_NETWORKS, comma-separated CIDRs."""
+        return [n.strip() for n in self.webhook_allowed_networks.split(",") if n.strip()]
+
     @field_validator("database_url", "redis_url", "alert_slack_webhook_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if value == "" else value
+
+    @field_validator("admin_token", mode="before")
+    @classmethod
+    def _blank_token_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @property
+    def sandbox_url_list(self) -> list[str]:
+        """HOMING_SANDBOX_URLS, comma-separated: where test-key jobs may be sent."""
+        return [u.strip() for u in self.sandbox_urls.split(",") if u.strip()]
 
     @property
     def resolved_database_url(self) -> str:

@@ -26,11 +26,19 @@ POSTGRES_URL = os.environ.get(
 REDIS_URL = os.environ.get("HOMING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 TABLES = (
+    "inbound_conflicts",
+    "inbound_events",
+    "suppressions",
+    "sending_domains",
+    "provider_inbound",
     "attempts",
     "dead_letters",
     "queue_entries",
     "jobs",
+    "webhook_secrets",
+    "webhook_gone_endpoints",
     "provider_accounts",
+    "usage_counters",
     "api_keys",
     "tenants",
 )
@@ -49,16 +57,27 @@ async def _recreate_database(name: str) -> None:
         await admin.close()
 
 
-@pytest.fixture(scope="session")
-def postgres_url(worker_id: str) -> str:
-    """A database of this test worker's own, created fresh for the session.
+async def _drop_database(name: str) -> None:
+    admin = await asyncpg.connect(_plain_dsn(POSTGRES_URL))
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
 
-    PostgreSQL must be running: the suite fails (it does not skip) when it is not.
+
+@pytest.fixture(scope="session")
+def postgres_url(worker_id: str) -> Iterator[str]:
+    """A database of this test process's own, created fresh and dropped at the end.
+
+    The name carries the process id, so concurrent test runs on one server never
+    share (or drop) each other's database. PostgreSQL must be running: the suite
+    fails (it does not skip) when it is not.
     """
-    name = f"homing_test_{worker_id}"
+    name = f"homing_test_{worker_id}_{os.getpid()}"
     asyncio.run(_recreate_database(name))
     base, _, _ = POSTGRES_URL.rpartition("/")
-    return f"{base}/{name}"
+    yield f"{base}/{name}"
+    asyncio.run(_drop_database(name))
 
 
 @pytest.fixture(

@@ -8,8 +8,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing import __version__
 from homing.api import errors
+from homing.api.admin_guard import AdminGuard
+from homing.api.admission import SendingAdmission
 from homing.api.errors import envelope
-from homing.api.routes import health, jobs, notifications, providers
+from homing.api.routes import (
+    admin,
+    batch,
+    domains,
+    health,
+    inbound,
+    inbound_secrets,
+    jobs,
+    keys,
+    notifications,
+    providers,
+    reports,
+    suppressions,
+    usage,
+    webhooks,
+)
 from homing.services import Services
 
 
@@ -57,7 +74,15 @@ def create_app(services: Services) -> FastAPI:
     )
     app.state.services = services
     errors.install(app)
-    for module in (health, notifications, jobs, providers):
+    for module in (health, notifications, jobs, providers, webhooks):
+        app.include_router(module.router)
+    for module in (batch, keys, usage, admin):
+        app.include_router(module.router)
+    for module in (inbound, inbound_secrets, suppressions, domains, reports):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
+    # Added last, so they run first: nothing reads the body before these have passed.
+    app.add_middleware(SendingAdmission, admission=services.admission)
+    token = services.settings.admin_token
+    app.add_middleware(AdminGuard, token=token.get_secret_value() if token else None)
     return app

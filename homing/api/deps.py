@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from homing.errors import Unauthenticated
+from homing.api.admission import PRINCIPAL_STATE, principal_for
+from homing.errors import Forbidden
 from homing.services import Services
 from homing.store.tenants import Principal
 
@@ -23,15 +24,27 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 
 
 async def get_principal(
+    request: Request,
     services: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
-    if credentials is None or not credentials.credentials:
-        raise Unauthenticated("send an API key as 'Authorization: Bearer hk_…'")
-    principal = await services.tenants.authenticate(credentials.credentials)
-    if principal is None:
-        raise Unauthenticated("this API key is not valid")
-    return principal
+    """The caller, authenticated once per request (the sending endpoints' admission
+    middleware may have done it already); a suspended tenant is 403."""
+    admitted: Principal | None = getattr(request.state, PRINCIPAL_STATE, None)
+    if admitted is not None:
+        return admitted
+    header = f"Bearer {credentials.credentials}" if credentials is not None else None
+    return await principal_for(services.admission, header)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+async def get_live_principal(principal: PrincipalDep) -> Principal:
+    """The caller, when it used a live key: a test key cannot manage keys."""
+    if principal.test_key:
+        raise Forbidden("a test API key cannot do this; use a live key")
+    return principal
+
+
+LivePrincipalDep = Annotated[Principal, Depends(get_live_principal)]

@@ -11,10 +11,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from homing.errors import (
     Conflict,
+    Forbidden,
     HomingError,
     IdempotencyConflict,
     InvalidRequest,
     NotFound,
+    PayloadTooLarge,
+    RateLimited,
     StoreUnavailable,
     Unauthenticated,
 )
@@ -23,14 +26,18 @@ _STATUS: list[tuple[type[HomingError], int]] = [
     (IdempotencyConflict, 422),
     (NotFound, 404),
     (Conflict, 409),
+    (PayloadTooLarge, 413),
     (InvalidRequest, 422),
     (Unauthenticated, 401),
+    (Forbidden, 403),
+    (RateLimited, 429),
     (StoreUnavailable, 503),
 ]
 
 _HTTP_CODES = {
     400: "malformed_request",
     401: "unauthenticated",
+    403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
@@ -56,13 +63,20 @@ def status_for(exc: HomingError) -> int:
     return 500
 
 
-async def _homing_error(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HomingError)
+def error_response(exc: HomingError) -> JSONResponse:
+    """The envelope for a domain error, with the headers its status calls for."""
     status = status_for(exc)
     headers = {"Retry-After": "5"} if status == 503 else None
     if status == 401:
         headers = {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, RateLimited):
+        headers = {"Retry-After": str(exc.retry_after)}
     return envelope(status, exc.code, exc.message, exc.details, headers)
+
+
+async def _homing_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HomingError)
+    return error_response(exc)
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

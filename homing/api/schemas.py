@@ -6,9 +6,18 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
+from homing.api.inbound_schemas import DeliveryEventPublic
 from homing.models import Attempt, Job, ProviderAccount
+from homing.queue.pacing import RATE_RULES, RateRule
 
 ProviderName = Literal["sendgrid", "resend", "postmark", "mailgun", "smtp"]
 PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
@@ -44,10 +53,22 @@ class ProviderCreate(Strict):
     priority: int = Field(default=1, ge=0, le=1000)
     enabled: bool = True
 
+    @model_validator(mode="after")
+    def _valid_rate_rules(self) -> ProviderCreate:
+        if "rate_rules" in self.config:
+            try:
+                rules = RATE_RULES.validate_python(self.config["rate_rules"])
+            except ValidationError as exc:
+                problems = "; ".join(f"{e['loc']}: {e['msg']}" for e in exc.errors())
+                raise ValueError(f"config.rate_rules is not valid: {problems}") from None
+            self.config["rate_rules"] = [r.model_dump() for r in rules]
+        return self
+
 
 class ProviderPatch(Strict):
     priority: int | None = Field(default=None, ge=0, le=1000)
     enabled: bool | None = None
+    rate_rules: list[RateRule] | None = None
 
 
 class ProviderPublic(BaseModel):
@@ -88,6 +109,7 @@ class EmailCreate(Strict):
     provider: str | None = Field(default=None, max_length=100)
     fallback: str | None = Field(default=None, max_length=100)
     delivery: Literal["at_least_once", "at_most_once"] = "at_least_once"
+    ordering_key: str | None = Field(default=None, min_length=1, max_length=255)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -116,6 +138,7 @@ class AttemptPublic(BaseModel):
     error: str | None
     started_at: datetime
     duration_ms: int
+    response_excerpt: str | None = None
 
     @classmethod
     def of(cls, attempt: Attempt) -> AttemptPublic:
@@ -127,6 +150,7 @@ class AttemptPublic(BaseModel):
             error=attempt.error,
             started_at=attempt.started_at,
             duration_ms=attempt.duration_ms,
+            response_excerpt=attempt.response_excerpt,
         )
 
 
@@ -141,6 +165,9 @@ class JobPublic(BaseModel):
     attempts: list[AttemptPublic]
     created_at: datetime
     completed_at: datetime | None
+    # Provider events after the send (homing.api.inbound_schemas.history).
+    delivery_status: str | None = None
+    events: list[DeliveryEventPublic] = Field(default_factory=list)
 
     @classmethod
     def of(cls, job: Job, attempts: list[Attempt]) -> JobPublic:

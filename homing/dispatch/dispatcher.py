@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from homing.clock import Clock
 from homing.dispatch.passes import PassResult, PassRunner, candidates
 from homing.dispatch.policy import Decision, Defer, GiveUp, Retry, RetryPolicy, decide
-from homing.models import ClaimedJob, FailureClass, ProviderAccount
+from homing.models import ClaimedJob, FailureClass, ProviderAccount, Queue
 from homing.store.queue import Completed, Failed, Outcome, Rescheduled
+from homing.store.tenants import HELD_ERROR_CLASS
 
 
 class Dispatcher:
-    def __init__(self, runner: PassRunner, policy: RetryPolicy, clock: Clock) -> None:
+    def __init__(
+        self,
+        runner: PassRunner,
+        policy: RetryPolicy,
+        clock: Clock,
+        policies: Mapping[Queue, RetryPolicy] | None = None,
+    ) -> None:
+        """``policies`` overrides ``policy`` per queue (platform-email retries sooner)."""
         self._runner = runner
-        self._policy = policy
+        self._default = policy
+        self._policies = dict(policies or {})
         self._clock = clock
 
     async def process(self, claimed: ClaimedJob, accounts: Sequence[ProviderAccount]) -> Outcome:
@@ -25,14 +34,15 @@ class Dispatcher:
         """
         job = claimed.job
         number = claimed.attempt_number
-        if number > self._policy.max_attempts:
+        policy = self._policies.get(job.queue, self._default)
+        if number > policy.max_attempts:
             # The attempt counter moves at claim time: a job whose workers keep
             # dying before they record anything still ends in the dead-letter queue.
             return Failed(
                 job.id,
                 claimed.claim_token,
                 (),
-                self._policy.max_attempts,
+                policy.max_attempts,
                 "lease expired on every attempt (worker lost)",
                 "worker_lost",
                 job.skipped_providers,
@@ -54,13 +64,28 @@ class Dispatcher:
         else:
             left = sum(1 for a in usable if a.id not in skipped)
             decision = decide(
-                self._policy,
+                policy,
                 number,
                 result.failures,
                 providers_left=left,
                 deferred_so_far=claimed.deferred_seconds,
             )
         return self._outcome(claimed, result, decision, skipped)
+
+    def hold(self, claimed: ClaimedJob, seconds: float) -> Rescheduled:
+        """Put a claimed job back for ``seconds`` without a pass: no attempt is spent."""
+        job = claimed.job
+        return Rescheduled(
+            job.id,
+            claimed.claim_token,
+            (),
+            self._clock.now() + seconds,
+            claimed.attempt_number - 1,
+            "held: the tenant is suspended",
+            HELD_ERROR_CLASS,
+            job.skipped_providers,
+            refund=True,
+        )
 
     def _outcome(
         self, claimed: ClaimedJob, result: PassResult, decision: Decision, skipped: list[str]

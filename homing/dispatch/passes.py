@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from homing.clock import Clock, as_datetime
 from homing.dispatch.policy import PassFailure
+from homing.dispatch.sandbox import SandboxGuard, destination
 from homing.dispatch.senders import Sender
 from homing.errors import DecryptionError
 from homing.models import (
     Attempt,
     AttemptOutcome,
+    Channel,
     DeliveryMode,
     FailureClass,
     Job,
@@ -21,16 +23,41 @@ from homing.models import (
     resolve_pin,
 )
 from homing.providers.base import ProviderFailure, SendResult
+from homing.queue.pacing import Pacer
 
 log = logging.getLogger("homing.dispatch")
+
+# Channels delivered by Homing itself, with no provider account: the job names its
+# one target (a webhook's URL). They get one synthetic target with this id.
+DIRECT_CHANNELS = frozenset({Channel.WEBHOOK})
+DIRECT_TARGET_ID = "direct"
+
+
+def direct_target(job: Job) -> ProviderAccount:
+    """The synthetic target of a job on a direct channel, named after the channel."""
+    return ProviderAccount(
+        id=DIRECT_TARGET_ID,
+        tenant_id=job.tenant_id,
+        channel=job.channel,
+        provider=job.channel.value,
+        priority=0,
+        enabled=True,
+        credentials_sealed="",
+        credentials_preview="",
+        config={},
+        created_at=job.created_at,
+    )
 
 
 def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAccount]:
     """The providers this job may use, in order, minus those skipped for it.
 
     A pinned job uses only its pin and its one optional fallback; otherwise every
-    enabled account of the channel in the tenant's priority order.
+    enabled account of the channel in the tenant's priority order. A job on a
+    direct channel (webhooks) has exactly one target, ``direct_target``.
     """
+    if job.channel in DIRECT_CHANNELS:
+        return [] if DIRECT_TARGET_ID in job.skipped_providers else [direct_target(job)]
     usable = [a for a in accounts if a.enabled and a.channel is job.channel]
     if job.provider_pin is not None:
         chosen = [resolve_pin(job.provider_pin, usable), resolve_pin(job.fallback_pin, usable)]
@@ -53,9 +80,31 @@ class PassResult:
 
 
 class PassRunner:
-    def __init__(self, sender: Sender, clock: Clock) -> None:
+    """Runs passes; ``senders`` picks a sender per channel, ``sender`` for the rest."""
+
+    def __init__(
+        self,
+        sender: Sender,
+        clock: Clock,
+        senders: Mapping[Channel, Sender] | None = None,
+        *,
+        guard: SandboxGuard | None = None,
+        pacer: Pacer | None = None,
+    ) -> None:
         self._sender = sender
+        self._pacer = pacer
+        self._senders = dict(senders or {})
         self._clock = clock
+        # Without sandbox URLs, a test key's job is refused by every provider.
+        self._guard = guard or SandboxGuard()
+
+    async def _pace(self, account: ProviderAccount, job: Job) -> None:
+        """A full rate rule makes this provider throttled for the job (no call made)."""
+        if self._pacer is not None and (paced := await self._pacer.take(account, job)):
+            raise ProviderFailure(FailureClass.THROTTLED, paced.detail, retry_after=paced.wait)
+
+    def _sender_for(self, job: Job) -> Sender:
+        return self._senders.get(job.channel, self._sender)
 
     async def run(
         self, job: Job, attempt_number: int, accounts: Sequence[ProviderAccount]
@@ -68,7 +117,11 @@ class PassRunner:
             failure: ProviderFailure | None = None
             result: SendResult | None = None
             try:
-                result = await self._sender.send(account, job)
+                sender = self._sender_for(job)
+                if job.test:
+                    self._guard.check(job, account.provider, destination(sender, account, job))
+                await self._pace(account, job)
+                result = await sender.send(account, job)
             except ProviderFailure as exc:
                 failure = exc
             except DecryptionError:
@@ -81,9 +134,8 @@ class PassRunner:
                     FailureClass.TRANSIENT, f"adapter error: {type(exc).__name__}"
                 )
             duration_ms = int((time.perf_counter() - t0) * 1000)
-            status_code = result.status_code if result else None
             attempt = self._attempt(
-                job, attempt_number, account, started, duration_ms, failure, status_code
+                job, attempt_number, account, started, duration_ms, failure, result
             )
             outcome.attempts.append(attempt)
             if failure is None:
@@ -109,7 +161,7 @@ class PassRunner:
         if cls is FailureClass.UNCERTAIN and job.delivery is DeliveryMode.AT_MOST_ONCE:
             # Sending elsewhere could deliver twice. Only an idempotent provider may be
             # asked again (with the same key); otherwise the job ends here.
-            if self._sender.supports_idempotency(account):
+            if self._sender_for(job).supports_idempotency(account):
                 outcome.only = account.id
             else:
                 outcome.uncertain_give_up = True
@@ -124,13 +176,16 @@ class PassRunner:
         started: float,
         duration_ms: int,
         failure: ProviderFailure | None,
-        status_code: int | None = None,
+        result: SendResult | None = None,
     ) -> Attempt:
+        status_code = result.status_code if result else None
+        source = failure or result
+        excerpt = source.response_excerpt if source else None
         return Attempt(
             job_id=job.id,
             tenant_id=job.tenant_id,
             number=number,
-            provider_account_id=account.id,
+            provider_account_id=None if account.id == DIRECT_TARGET_ID else account.id,
             provider=account.provider,
             outcome=(
                 AttemptOutcome.SUCCESS
@@ -141,4 +196,5 @@ class PassRunner:
             error=failure.detail if failure else None,
             started_at=as_datetime(started),
             duration_ms=duration_ms,
+            response_excerpt=excerpt,
         )

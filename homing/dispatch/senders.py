@@ -60,6 +60,19 @@ class EmailSender:
 
         return bool(getattr(EMAIL_PROVIDERS[account.provider], "supports_idempotency", False))
 
+    def destination(self, account: ProviderAccount, job: Job) -> str | None:
+        """Where a send through ``account`` goes: its ``base_url``, or the SMTP server.
+
+        None when the account has no ``base_url``: the adapter's default, a real API.
+        """
+        if account.provider == "smtp":
+            credentials = open_credentials(self._sealer, account)
+            host = str(credentials.get("host") or "")
+            host = f"[{host}]" if ":" in host else host
+            return f"smtp://{host}:{credentials.get('port') or 587}"
+        base_url = account.config.get("base_url")
+        return str(base_url) if base_url else None
+
     async def send(self, account: ProviderAccount, job: Job) -> SendResult:
         credentials = open_credentials(self._sealer, account)
         adapter = email_provider(account.provider, credentials, account.config, self._http)

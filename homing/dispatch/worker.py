@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,8 +19,17 @@ from homing.models import QUEUE_FOR_CHANNEL, Channel, ClaimedJob, ProviderAccoun
 from homing.queue.wakeup import Wakeup
 from homing.store.providers import ProviderStore
 from homing.store.queue import Outcome, QueueStore
+from homing.store.suppressions import SuppressionStore
+from homing.store.tenants import TenantStore
 
 log = logging.getLogger("homing.worker")
+
+# How long a suspended tenant's claimed job is put back for; unsuspending releases
+# held jobs at once (TenantStore.release_held).
+SUSPENDED_HOLD_SECONDS = 3600.0
+
+# Outcomes wait this long at most to be written together with others.
+FLUSH_DELAY_SECONDS = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +50,13 @@ class Worker:
         dispatcher: Dispatcher,
         alerter: Alerter,
         wakeup: Wakeup,
+        *,
+        tenants: TenantStore | None = None,
+        suppressions: SuppressionStore | None = None,
     ) -> None:
         self._config = config
+        self._tenants = tenants
+        self._suppressions = suppressions
         self._queue = queue_store
         self._providers = provider_store
         self._dispatcher = dispatcher
@@ -50,6 +65,11 @@ class Worker:
         self._inflight: set[asyncio.Task[None]] = set()
         self._outcomes: list[Outcome] = []
         self._recorded = asyncio.Event()
+        self._oldest_outcome = 0.0
+        # While deliveries are in flight, claim only once this much room is free:
+        # one claim per finished job would cost a transaction per job.
+        self._min_claim = max(1, min(config.batch_size, config.concurrency // 4))
+        self._turn = 0
         self.processed = 0
 
     async def run(self, *, once: bool = False, stop: asyncio.Event | None = None) -> int:
@@ -75,7 +95,7 @@ class Worker:
 
     async def _claim_capacity(self) -> int:
         capacity = self._config.concurrency - len(self._inflight)
-        if capacity <= 0:
+        if capacity <= 0 or (self._inflight and capacity < self._min_claim):
             return 0
         try:
             claimed = await self._claim(min(capacity, self._config.batch_size))
@@ -83,15 +103,32 @@ class Worker:
             log.warning("claim failed", extra={"error": str(exc)})
             return 0
         if claimed:
-            accounts = await self._providers.for_tenants({c.job.tenant_id for c in claimed})
-            for job in claimed:
-                task = asyncio.create_task(self._deliver(job, accounts.get(job.job.tenant_id, [])))
-                self._inflight.add(task)
-                task.add_done_callback(self._inflight.discard)
+            await self._start(claimed)
         return len(claimed)
 
+    async def _start(self, claimed: list[ClaimedJob]) -> None:
+        if self._suppressions is not None:
+            # Suppressed since it was accepted: SUPPRESSED before any provider is called.
+            kept = await self._suppressions.release_suppressed(claimed)
+            self.processed += len(claimed) - len(kept)
+            if not kept:
+                return
+            claimed = kept
+        tenant_ids = {c.job.tenant_id for c in claimed}
+        accounts = await self._providers.for_tenants(tenant_ids)
+        suspended = await self._tenants.suspended_among(tenant_ids) if self._tenants else set()
+        for job in claimed:
+            if job.job.tenant_id in suspended:
+                # A suspended tenant's jobs stay queued, untouched, until it is unsuspended.
+                self._record(self._dispatcher.hold(job, SUSPENDED_HOLD_SECONDS))
+                continue
+            task = asyncio.create_task(self._deliver(job, accounts.get(job.job.tenant_id, [])))
+            self._inflight.add(task)
+            task.add_done_callback(self._inflight.discard)
+
     async def _claim(self, limit: int) -> list[ClaimedJob]:
-        for queue in self._config.queues:
+        self._turn += 1
+        for queue in claim_order(self._config.queues, self._turn):
             claimed = await self._queue.claim(queue, limit, self._config.lease_seconds)
             if claimed:
                 return claimed
@@ -102,21 +139,38 @@ class Worker:
 
     async def _deliver(self, claimed: ClaimedJob, accounts: list[ProviderAccount]) -> None:
         outcome = await self._dispatcher.process(claimed, accounts)
-        self._outcomes.append(outcome)
+        self._record(outcome)
         self.processed += 1
         self._recorded.set()
 
+    def _record(self, outcome: Outcome) -> None:
+        if not self._outcomes:
+            self._oldest_outcome = time.monotonic()
+        self._outcomes.append(outcome)
+
+    def _flush_in(self) -> float | None:
+        """Seconds until the pending outcomes are due to be written (None: none)."""
+        if not self._outcomes:
+            return None
+        if not self._inflight or len(self._outcomes) >= self._config.batch_size:
+            return 0.0
+        return max(0.0, self._oldest_outcome + FLUSH_DELAY_SECONDS - time.monotonic())
+
     async def _idle(self, stop: asyncio.Event) -> None:
-        """Wait for a finished delivery, new work, or the poll interval."""
-        if self._outcomes:
+        """Wait for a finished delivery, new work, the poll interval, or a due flush."""
+        due = self._flush_in()
+        if due == 0.0:
             await self._flush()
             return
-        waiters: list[asyncio.Future[bool]] = [asyncio.ensure_future(stop.wait())]
+        timeout = self._config.poll_seconds if due is None else min(due, self._config.poll_seconds)
+        waiters: list[asyncio.Future[bool]] = [
+            asyncio.ensure_future(stop.wait()),
+            asyncio.ensure_future(self._wakeup.wait(timeout)),
+        ]
         if self._inflight:
+            # New work may start while deliveries are in flight, if there is room.
             self._recorded.clear()
             waiters.append(asyncio.ensure_future(self._recorded.wait()))
-        else:
-            waiters.append(asyncio.ensure_future(self._wakeup.wait(self._config.poll_seconds)))
         _done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         for waiter in pending:
             waiter.cancel()
@@ -146,6 +200,18 @@ class Worker:
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
         await self._flush()
+
+
+def claim_order(queues: Sequence[Queue], turn: int) -> list[Queue]:
+    """The order to try ``queues`` in on claim round ``turn``: platform email always
+    first (it is critical), the others taking turns at going first, so that a backlog
+    in one channel cannot starve another (a worker serves email and webhooks)."""
+    first: list[Queue] = [q for q in queues if q is Queue.PLATFORM_EMAIL]
+    rest = [q for q in queues if q is not Queue.PLATFORM_EMAIL]
+    if not rest:
+        return first
+    start = turn % len(rest)
+    return first + rest[start:] + rest[:start]
 
 
 def queues_for(channels: Sequence[Channel]) -> list[Queue]:

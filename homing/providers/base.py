@@ -29,6 +29,7 @@ class OutgoingEmail:
 class SendResult:
     provider_message_id: str | None
     status_code: int | None
+    response_excerpt: str | None = None
 
 
 class ProviderFailure(Exception):
@@ -36,6 +37,8 @@ class ProviderFailure(Exception):
 
     ``detail`` is safe to store and show: it never contains a credential.
     ``retry_after`` (seconds) is set for throttling when the provider said when.
+    ``response_excerpt`` is the start of the response body where it is worth keeping
+    (webhooks).
     """
 
     def __init__(
@@ -45,12 +48,14 @@ class ProviderFailure(Exception):
         *,
         status_code: int | None = None,
         retry_after: float | None = None,
+        response_excerpt: str | None = None,
     ) -> None:
         super().__init__(detail)
         self.failure_class = failure_class
         self.detail = detail
         self.status_code = status_code
         self.retry_after = retry_after
+        self.response_excerpt = response_excerpt
 
     def __repr__(self) -> str:
         return (

@@ -45,7 +45,10 @@ CREDENTIAL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset({"api_key", "password"})
+# Postmark's optional "account_token" (sending domains) is as secret as the server token.
+SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset(
+    {"api_key", "password", "account_token"}
+)
 
 
 class UnknownEmailProvider(UnknownProvider, KeyError):

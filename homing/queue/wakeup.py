@@ -1,20 +1,45 @@
 """Wake idle workers when work arrives, with polling as the fallback.
 
-In one process (the embedded default) the API calls ``notify()`` after it commits.
+In one process (the embedded default) the API's ``notify()`` sets an event the
+workers wait on. On PostgreSQL, ``PostgresWakeups`` also carries it between
+processes with LISTEN/NOTIFY on a dedicated connection: ``notify()`` sends one
+NOTIFY (coalescing a burst into one), and every listening process wakes its workers.
+The NOTIFY is sent after the accepting transaction committed, never inside it, so
+it adds nothing to the hot accept path's locks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+log = logging.getLogger("homing.wakeup")
+
+CHANNEL = "homing_jobs"
 
 
 class Wakeup:
     def __init__(self) -> None:
         self._event = asyncio.Event()
+        self._publish: Callable[[], None] | None = None
 
     def notify(self) -> None:
+        """New work: wake this process's workers, and others' where connected."""
         self._event.set()
+        if self._publish is not None:
+            self._publish()
+
+    def wake_local(self) -> None:
+        self._event.set()
+
+    def publish_with(self, publish: Callable[[], None] | None) -> None:
+        self._publish = publish
 
     async def wait(self, timeout: float) -> bool:
         """True when notified, False when the timeout passed first."""
@@ -24,3 +49,78 @@ class Wakeup:
         notified = self._event.is_set()
         self._event.clear()
         return notified
+
+
+def asyncpg_dsn(sqlalchemy_url: str) -> str:
+    return (
+        make_url(sqlalchemy_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    )
+
+
+class PostgresWakeups:
+    """LISTEN/NOTIFY between processes; reconnects in the background when cut off."""
+
+    def __init__(self, dsn: str, wakeup: Wakeup, *, retry_seconds: float = 1.0) -> None:
+        self._dsn = dsn
+        self._wakeup = wakeup
+        self._retry = retry_seconds
+        self._conn: asyncpg.Connection | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._sending = False
+        self._again = False
+
+    async def start(self) -> None:
+        """Connect and listen (best effort: polling still works if this fails)."""
+        await self._connect()
+        self._wakeup.publish_with(self._publish)
+        self._task = asyncio.create_task(self._supervise())
+
+    async def _connect(self) -> None:
+        try:
+            conn = await asyncpg.connect(self._dsn, timeout=5)
+            await conn.add_listener(CHANNEL, self._on_notify)
+        except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+            log.warning("LISTEN connection failed; polling only", extra={"error": repr(exc)})
+            return
+        self._conn = conn
+
+    async def _supervise(self) -> None:
+        while True:
+            await asyncio.sleep(self._retry)
+            if self._conn is None or self._conn.is_closed():
+                self._conn = None
+                await self._connect()
+                if self._conn is not None:
+                    self._wakeup.wake_local()  # catch up on what was missed meanwhile
+
+    def _on_notify(self, *_args: Any) -> None:
+        self._wakeup.wake_local()
+
+    def _publish(self) -> None:
+        if self._sending:
+            self._again = True
+            return
+        self._sending = True
+        asyncio.get_running_loop().create_task(self._send())
+
+    async def _send(self) -> None:
+        try:
+            while True:
+                self._again = False
+                conn = self._conn
+                if conn is not None and not conn.is_closed():
+                    with contextlib.suppress(OSError, asyncpg.PostgresError):
+                        await conn.execute(f"NOTIFY {CHANNEL}")
+                if not self._again:
+                    return
+        finally:
+            self._sending = False
+
+    async def aclose(self) -> None:
+        self._wakeup.publish_with(None)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._conn is not None and not self._conn.is_closed():
+            await self._conn.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from homing.sandbox import mailgun, postmark, resend, sendgrid
+from homing.sandbox import domain_routes, events, mailgun, postmark, resend, sendgrid
 from homing.sandbox.control import control_router, slack_router
 from homing.sandbox.state import SandboxState
 
@@ -26,11 +26,25 @@ def build_app(state: SandboxState) -> Starlette:
     """
     return Starlette(
         routes=[
-            Mount("/sendgrid", app=sendgrid.router(state)),
-            Mount("/resend", app=resend.router(state)),
-            Mount("/postmark", app=postmark.router(state)),
-            Mount("/mailgun", app=mailgun.router(state)),
+            # Each vendor's send/check routes plus its domain API.
+            Mount(
+                "/sendgrid",
+                routes=[*sendgrid.router(state).routes, *domain_routes.sendgrid_routes(state)],
+            ),
+            Mount(
+                "/resend",
+                routes=[*resend.router(state).routes, *domain_routes.resend_routes(state)],
+            ),
+            Mount(
+                "/postmark",
+                routes=[*postmark.router(state).routes, *domain_routes.postmark_routes(state)],
+            ),
+            Mount(
+                "/mailgun",
+                routes=[*mailgun.router(state).routes, *domain_routes.mailgun_routes(state)],
+            ),
             Mount("/slack", app=slack_router(state)),
-            Mount("/_sandbox", app=control_router(state)),
+            # Control, plus signed events back to Homing (homing.sandbox.events).
+            Mount("/_sandbox", routes=[*control_router(state).routes, *events.routes(state)]),
         ]
     )

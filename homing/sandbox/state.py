@@ -10,11 +10,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, OrderedDict, deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
+
+from homing.sandbox.domains import DomainBook
+from homing.sandbox.signing import SandboxKeys
 
 PROVIDERS = ("sendgrid", "resend", "postmark", "mailgun", "smtp", "slack")
 
@@ -158,11 +161,15 @@ class Recorder:
         self._messages: deque[RecordedMessage] = deque(maxlen=capacity)
         self._received: Counter[str] = Counter()
         self._requests: Counter[str] = Counter()
+        # Called with every accepted message (the events poster posts after sends).
+        self.listeners: dict[str, Callable[[RecordedMessage], None]] = {}
 
     def record(self, message: RecordedMessage) -> None:
         """Keep ``message``, dropping the oldest past capacity, and count it."""
         self._messages.append(message)
         self._received[message.provider] += 1
+        for listener in self.listeners.values():
+            listener(message)
 
     def count_request(self, provider: str) -> None:
         """Count one send request to ``provider``, accepted or not."""
@@ -240,6 +247,12 @@ class SandboxState:
         self.slack: deque[dict[str, Any]] = deque(maxlen=10_000)
         self.max_hang_seconds = max_hang_seconds
         self._released = asyncio.Event()
+        # Domains and signed events (homing.sandbox.domain_routes, homing.sandbox.events).
+        self.keys = SandboxKeys.generate()
+        self.domains = DomainBook()
+        self.webhooks: dict[str, dict[str, Any]] = {}
+        self.events_posted: deque[dict[str, Any]] = deque(maxlen=10_000)
+        self.posts: set[asyncio.Task[Any]] = set()
 
     def messages(self, provider: str | None = None) -> list[RecordedMessage]:
         """The recorded messages, optionally of one provider."""
@@ -250,11 +263,20 @@ class SandboxState:
         return self.faults.add(rule)
 
     def reset(self) -> None:
-        """Forget messages, counters, faults, idempotent replies and Slack posts."""
+        """Forget messages, counters, faults, idempotent replies, Slack posts, domains
+        and event webhooks (the signing keys stay)."""
         self.recorder.clear()
         self.faults.clear()
         self.idempotency.clear()
         self.slack.clear()
+        self.domains.clear()
+        self.webhooks.clear()
+        self.events_posted.clear()
+
+    async def drain_posts(self) -> None:
+        """Wait until every event post in flight has been answered."""
+        while self.posts:
+            await asyncio.gather(*list(self.posts), return_exceptions=True)
 
     def release(self) -> None:
         """End every current and future hang at once (the server is stopping)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +22,13 @@ from homing.models import (
     Queue,
     new_id,
 )
+from homing.plans import Quota, month_of
 from homing.store.database import Database
+from homing.store.ordering import place
 from homing.store.rows import attempt_from_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
+from homing.store.suppressions import suppress_row
+from homing.store.usage import charge
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +43,8 @@ class NewJob:
     fallback_pin: str | None = None
     idempotency_key: str | None = None
     request_hash: str | None = None
+    test: bool = False
+    ordering_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,19 +64,29 @@ class JobStore:
         self._db = db
         self._clock = clock
 
-    async def accept(self, new: NewJob) -> Accepted:
+    async def accept(self, new: NewJob, quotas: Sequence[Quota] = ()) -> Accepted:
         """Store the job and its queue entry in one transaction, or replay a prior one.
 
         The same Idempotency-Key with the same request hash returns the original job;
         with a different hash it raises IdempotencyConflict. A concurrent duplicate
         loses the unique-constraint race and is answered from the winner's row.
+        A new job is counted in the month's usage in the same transaction; when one of
+        ``quotas`` would overflow, QuotaExceeded and nothing is stored. A replay is
+        not counted.
         """
         try:
             async with self._db.transaction() as conn:
                 prior = await self._by_idempotency_key(conn, new)
                 if prior is not None:
-                    return _replay(prior, new)
+                    return replay(prior, new)
                 job = await self._insert(conn, new)
+                if job.status is JobStatus.SUPPRESSED:
+                    # Suppressed recipient (homing.store.suppressions): no queue entry,
+                    # no quota.
+                    return Accepted(job=job, replayed=False)
+                # Last, so a hot counter row stays locked only until the commit.
+                period = month_of(self._clock.now())
+                await charge(conn, new.tenant_id, new.channel, 1, quotas, period)
             return Accepted(job=job, replayed=False)
         except IntegrityError:
             if new.idempotency_key is None:
@@ -78,7 +95,7 @@ class JobStore:
                 prior = await self._by_idempotency_key(conn, new)
             if prior is None:
                 raise
-            return _replay(prior, new)
+            return replay(prior, new)
 
     async def _by_idempotency_key(self, conn: AsyncConnection, new: NewJob) -> Any:
         if new.idempotency_key is None:
@@ -90,32 +107,14 @@ class JobStore:
 
     async def _insert(self, conn: AsyncConnection, new: NewJob) -> Job:
         epoch = self._clock.now()
-        now = as_datetime(epoch)
-        row: dict[str, Any] = {
-            "id": new_id(),
-            "tenant_id": new.tenant_id,
-            "channel": new.channel.value,
-            "queue": new.queue.value,
-            "status": JobStatus.PENDING.value,
-            "priority": int(new.priority),
-            "payload": new.payload,
-            "delivery": new.delivery.value,
-            "provider_pin": new.provider_pin,
-            "fallback_pin": new.fallback_pin,
-            "idempotency_key": new.idempotency_key,
-            "request_hash": new.request_hash,
-            "attempts_made": 0,
-            "skipped_providers": [],
-            "provider": None,
-            "provider_message_id": None,
-            "error": None,
-            "error_class": None,
-            "created_at": now,
-            "updated_at": now,
-            "completed_at": None,
-        }
+        row = job_row(new, epoch)
+        suppressed = await suppress_row(conn, row)
         await conn.execute(jobs.insert().values(**row))
-        await conn.execute(queue_entries.insert().values(**_entry_row(row, epoch)))
+        if suppressed:
+            return job_from_row(_Row(row))
+        entry = entry_row(row, epoch)
+        await place(conn, not self._db.is_sqlite, entry)
+        await conn.execute(queue_entries.insert().values(**entry))
         return job_from_row(_Row(row))
 
     async def get(self, tenant_id: str, job_id: str) -> tuple[Job, list[Attempt]]:
@@ -189,7 +188,9 @@ class JobStore:
             if row is None:
                 raise await self._missing_or_conflict(conn, tenant_id, job_id)
             await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == job_id))
-            await conn.execute(queue_entries.insert().values(**_entry_row(row._mapping, epoch)))
+            entry = entry_row(row._mapping, epoch)
+            await place(conn, not self._db.is_sqlite, entry)
+            await conn.execute(queue_entries.insert().values(**entry))
             await conn.execute(
                 update(dead_letters)
                 .where(dead_letters.c.job_id == job_id, dead_letters.c.redriven_at.is_(None))
@@ -209,7 +210,39 @@ class JobStore:
         )
 
 
-def _entry_row(job_row: Any, epoch: float) -> dict[str, Any]:
+def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
+    """The ``jobs`` row of a newly accepted job."""
+    now = as_datetime(epoch)
+    return {
+        "id": new_id(),
+        "tenant_id": new.tenant_id,
+        "channel": new.channel.value,
+        "queue": new.queue.value,
+        "status": JobStatus.PENDING.value,
+        # Homing's own mail always goes first (DESIGN §4).
+        "priority": int(Priority.CRITICAL if new.queue is Queue.PLATFORM_EMAIL else new.priority),
+        "payload": new.payload,
+        "delivery": new.delivery.value,
+        "provider_pin": new.provider_pin,
+        "fallback_pin": new.fallback_pin,
+        "idempotency_key": new.idempotency_key,
+        "request_hash": new.request_hash,
+        "attempts_made": 0,
+        "skipped_providers": [],
+        "provider": None,
+        "provider_message_id": None,
+        "error": None,
+        "error_class": None,
+        "created_at": now,
+        "updated_at": now,
+        "completed_at": None,
+        "test": new.test,
+        "ordering_key": new.ordering_key,
+    }
+
+
+def entry_row(job_row: Any, epoch: float) -> dict[str, Any]:
+    """The ``queue_entries`` row that makes a job claimable at ``epoch``."""
     return {
         "job_id": job_row["id"],
         "tenant_id": job_row["tenant_id"],
@@ -220,10 +253,13 @@ def _entry_row(job_row: Any, epoch: float) -> dict[str, Any]:
         "deferred_seconds": 0.0,
         "claim_token": None,
         "created_at": epoch,
+        "ordering_key": job_row.get("ordering_key"),
+        "seq": None,
     }
 
 
-def _replay(prior: Any, new: NewJob) -> Accepted:
+def replay(prior: Any, new: NewJob) -> Accepted:
+    """The prior job for a repeated Idempotency-Key, or IdempotencyConflict."""
     if prior.request_hash != new.request_hash:
         raise IdempotencyConflict(
             "this Idempotency-Key was already used with a different request",

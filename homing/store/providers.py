@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from homing.errors import NotFound
 from homing.models import Channel, ProviderAccount
 from homing.store.database import Database
+from homing.store.inbound_schema import provider_inbound
 from homing.store.schema import provider_accounts
 
 CREDENTIALS_FIELD = "credentials"
@@ -125,6 +126,13 @@ class ProviderStore:
                     provider_accounts.c.deleted_at.is_(None),
                 )
                 .values(deleted_at=datetime.now(UTC), enabled=False, credentials_sealed="")
+            )
+            # Its inbound secret goes too (homing.inbound.secrets).
+            await conn.execute(
+                delete(provider_inbound).where(
+                    provider_inbound.c.provider_account_id == account_id,
+                    provider_inbound.c.tenant_id == tenant_id,
+                )
             )
         if result.rowcount == 0:
             raise NotFound("provider not found")

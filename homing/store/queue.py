@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.models import Attempt, ClaimedJob, JobStatus, Queue, new_id
 from homing.store.database import Database
+from homing.store.ordering import lock_keys, release_next
+from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 
@@ -72,25 +74,33 @@ class Applied:
 
 
 class QueueStore:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, *, tenant_inflight: int = 100) -> None:
         self._db = db
         self._clock = clock
+        self._picker = FairPicker(postgres=not db.is_sqlite, tenant_inflight=tenant_inflight)
 
     async def claim(self, queue: Queue, limit: int, lease_seconds: float) -> list[ClaimedJob]:
-        """Lease up to ``limit`` claimable entries, highest priority and oldest first."""
+        """Lease up to ``limit`` due entries: priority first, tenants round-robin,
+        none past a tenant's in-flight cap (see homing.store.picking)."""
         epoch = self._clock.now()
         token = new_id()
-        picked = (
-            select(queue_entries.c.job_id)
-            .where(queue_entries.c.queue == queue.value, queue_entries.c.available_at <= epoch)
-            .order_by(queue_entries.c.priority, queue_entries.c.available_at)
-            .limit(limit)
-            .with_for_update(skip_locked=True)
-            .cte("picked")
-        )
+        async with self._db.transaction() as conn:
+            picked = await self._picker.pick(conn, queue.value, limit, epoch)
+            if not picked:
+                return []
+            return await self._lease(conn, picked, token, epoch, lease_seconds)
+
+    async def _lease(
+        self,
+        conn: AsyncConnection,
+        picked: list[str],
+        token: str,
+        epoch: float,
+        lease_seconds: float,
+    ) -> list[ClaimedJob]:
         claim = (
             update(queue_entries)
-            .where(queue_entries.c.job_id.in_(select(picked.c.job_id)))
+            .where(queue_entries.c.job_id.in_(picked))
             .values(
                 available_at=epoch + lease_seconds,
                 attempts=queue_entries.c.attempts + 1,
@@ -102,17 +112,14 @@ class QueueStore:
                 queue_entries.c.deferred_seconds,
             )
         )
-        async with self._db.transaction() as conn:
-            claimed = {row.job_id: row for row in (await conn.execute(claim)).all()}
-            if not claimed:
-                return []
-            ids = list(claimed)
-            await conn.execute(
-                update(jobs)
-                .where(jobs.c.id.in_(ids))
-                .values(status=JobStatus.PROCESSING.value, updated_at=as_datetime(epoch))
-            )
-            rows = (await conn.execute(select(jobs).where(jobs.c.id.in_(ids)))).all()
+        claimed = {row.job_id: row for row in (await conn.execute(claim)).all()}
+        ids = list(claimed)
+        await conn.execute(
+            update(jobs)
+            .where(jobs.c.id.in_(ids))
+            .values(status=JobStatus.PROCESSING.value, updated_at=as_datetime(epoch))
+        )
+        rows = (await conn.execute(select(jobs).where(jobs.c.id.in_(ids)))).all()
         return [
             ClaimedJob(
                 job=job_from_row(row),
@@ -128,16 +135,20 @@ class QueueStore:
         applied = Applied()
         if not outcomes:
             return applied
-        now = as_datetime(self._clock.now())
+        epoch = self._clock.now()
+        now = as_datetime(epoch)
         attempt_rows = [attempt_to_row(a) for outcome in outcomes for a in outcome.attempts]
         async with self._db.transaction() as conn:
+            ordered = await self._ordering_keys(conn, outcomes)
             if attempt_rows:
                 await conn.execute(attempts.insert(), attempt_rows)
+            await _complete(conn, [o for o in outcomes if isinstance(o, Completed)], now)
             for outcome in outcomes:
                 if isinstance(outcome, Completed):
-                    await _complete(conn, outcome, now)
-                elif not await _release(conn, outcome):
+                    continue
+                if not await _release(conn, outcome):
                     applied.lost_leases.append(outcome.job_id)
+                    ordered.pop(outcome.job_id, None)
                 elif isinstance(outcome, Rescheduled):
                     await _reschedule(conn, outcome, now)
                 else:
@@ -145,7 +156,22 @@ class QueueStore:
                     applied.dead_lettered.append(
                         (outcome.job_id, outcome.error_class, outcome.error)
                     )
+            await release_next(conn, set(ordered.values()), epoch)
         return applied
+
+    async def _ordering_keys(
+        self, conn: AsyncConnection, outcomes: Sequence[Outcome]
+    ) -> dict[str, tuple[str, str]]:
+        """(tenant, ordering key) of each job this batch may finish, locked."""
+        finishing = [o.job_id for o in outcomes if not isinstance(o, Rescheduled)]
+        if not finishing:
+            return {}
+        query = select(jobs.c.id, jobs.c.tenant_id, jobs.c.ordering_key).where(
+            jobs.c.id.in_(finishing), jobs.c.ordering_key.is_not(None)
+        )
+        keys = {row.id: (row.tenant_id, row.ordering_key) for row in await conn.execute(query)}
+        await lock_keys(conn, not self._db.is_sqlite, keys.values())
+        return keys
 
     async def pending_count(self, queue: Queue | None = None) -> int:
         query = select(func.count()).select_from(queue_entries)
@@ -155,23 +181,40 @@ class QueueStore:
             return int((await conn.execute(query)).scalar_one())
 
 
-async def _complete(conn: AsyncConnection, outcome: Completed, now: Any) -> None:
-    # A success is a fact even if the lease was lost meanwhile: it wins.
-    await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == outcome.job_id))
-    await conn.execute(
-        update(jobs)
-        .where(jobs.c.id == outcome.job_id)
-        .values(
-            status=JobStatus.COMPLETED.value,
-            provider=outcome.provider,
-            provider_message_id=outcome.provider_message_id,
-            attempts_made=outcome.attempts_made,
-            error=None,
-            error_class=None,
-            updated_at=now,
-            completed_at=now,
-        )
+_COMPLETE = (
+    update(jobs)
+    .where(jobs.c.id == bindparam("b_id"))
+    .values(
+        status=JobStatus.COMPLETED.value,
+        provider=bindparam("b_provider"),
+        provider_message_id=bindparam("b_message_id"),
+        attempts_made=bindparam("b_attempts"),
+        error=None,
+        error_class=None,
+        updated_at=bindparam("b_now"),
+        completed_at=bindparam("b_now"),
     )
+)
+
+
+async def _complete(conn: AsyncConnection, done: Sequence[Completed], now: Any) -> None:
+    """Finish many jobs with two statements (one DELETE, one executemany UPDATE)."""
+    if not done:
+        return
+    # A success is a fact even if the lease was lost meanwhile: it wins.
+    ids = [o.job_id for o in done]
+    await conn.execute(delete(queue_entries).where(queue_entries.c.job_id.in_(ids)))
+    params = [
+        {
+            "b_id": o.job_id,
+            "b_provider": o.provider,
+            "b_message_id": o.provider_message_id,
+            "b_attempts": o.attempts_made,
+            "b_now": now,
+        }
+        for o in done
+    ]
+    await conn.execute(_COMPLETE, params)
 
 
 async def _release(conn: AsyncConnection, outcome: Rescheduled | Failed) -> bool:

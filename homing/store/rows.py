@@ -38,6 +38,8 @@ def job_from_row(row: Any) -> Job:
         created_at=row.created_at,
         updated_at=row.updated_at,
         completed_at=row.completed_at,
+        test=bool(row.test),
+        ordering_key=row.ordering_key,
     )
 
 
@@ -54,6 +56,7 @@ def attempt_from_row(row: Any) -> Attempt:
         error=row.error,
         started_at=row.started_at,
         duration_ms=row.duration_ms,
+        response_excerpt=row.response_excerpt,
     )
 
 
@@ -70,4 +73,5 @@ def attempt_to_row(attempt: Attempt) -> dict[str, Any]:
         "error": attempt.error,
         "started_at": attempt.started_at,
         "duration_ms": attempt.duration_ms,
+        "response_excerpt": attempt.response_excerpt,
     }

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -22,6 +23,8 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
+    text,
 )
 
 
@@ -58,6 +61,8 @@ tenants = Table(
     Column("plan", String(20), nullable=False),
     Column("suspended", Boolean, nullable=False, default=False),
     Column("created_at", UTCDateTime, nullable=False),
+    Column("rate_limit_per_minute", Integer),
+    Column("quota_overrides", JSON),
 )
 
 api_keys = Table(
@@ -115,6 +120,8 @@ jobs = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("completed_at", UTCDateTime),
+    Column("ordering_key", String(255)),
+    Column("test", Boolean, nullable=False, default=False, server_default=false()),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
@@ -135,7 +142,28 @@ queue_entries = Table(
     Column("deferred_seconds", Float, nullable=False, default=0.0),
     Column("claim_token", String(36)),
     Column("created_at", Float, nullable=False),
-    Index("ix_queue_entries_claim", "queue", "priority", "available_at"),
+    # Jobs sharing an ordering key wait behind their head (``available_at`` = BLOCKED)
+    # and run in ``seq`` order; see homing/store/ordering.py.
+    Column("ordering_key", String(255)),
+    Column("seq", BigInteger),
+    # The claim walks tenants within a priority and takes each one's oldest due entries.
+    Index("ix_queue_entries_fair", "queue", "priority", "tenant_id", "available_at"),
+    # Only leased entries: counting a tenant's in-flight jobs never scans its backlog.
+    Index(
+        "ix_queue_entries_inflight",
+        "queue",
+        "tenant_id",
+        sqlite_where=text("claim_token IS NOT NULL"),
+        postgresql_where=text("claim_token IS NOT NULL"),
+    ),
+    Index(
+        "ix_queue_entries_ordering",
+        "tenant_id",
+        "ordering_key",
+        "seq",
+        sqlite_where=text("ordering_key IS NOT NULL"),
+        postgresql_where=text("ordering_key IS NOT NULL"),
+    ),
 )
 
 attempts = Table(
@@ -152,6 +180,8 @@ attempts = Table(
     Column("error", Text),
     Column("started_at", UTCDateTime, nullable=False),
     Column("duration_ms", Integer, nullable=False),
+    # What the receiver answered, capped (webhooks; migration 0002).
+    Column("response_excerpt", Text),
 )
 
 dead_letters = Table(
@@ -166,4 +196,49 @@ dead_letters = Table(
     Column("error_class", String(40), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("redriven_at", UTCDateTime),
+)
+
+# Jobs accepted per tenant, calendar month (UTC, "2026-05") and channel: the durable
+# count monthly quotas are checked against, in the transaction that accepts the job.
+usage_counters = Table(
+    "usage_counters",
+    metadata,
+    Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
+    Column("period", String(7), primary_key=True),
+    Column("channel", String(20), primary_key=True),
+    Column("used", Integer, nullable=False),
+)
+
+# A tenant's outbound webhook signing secrets (sealed, bound to row and field). The
+# current one has no ``expires_at``; after a rotation the previous one keeps signing
+# until its ``expires_at``.
+webhook_secrets = Table(
+    "webhook_secrets",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    Column("secret_sealed", Text, nullable=False),
+    Column("preview", String(40), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime),
+    Index("ix_webhook_secrets_tenant", "tenant_id"),
+    Index(
+        "uq_webhook_secrets_current",
+        "tenant_id",
+        unique=True,
+        sqlite_where=text("expires_at IS NULL"),
+        postgresql_where=text("expires_at IS NULL"),
+    ),
+)
+
+# Endpoint URLs that answered 410 Gone: later jobs to them fail without a call until
+# the tenant re-enables the URL. Keyed by the SHA-256 of the normalised URL.
+webhook_gone_endpoints = Table(
+    "webhook_gone_endpoints",
+    metadata,
+    Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
+    Column("url_hash", String(64), primary_key=True),
+    Column("url", Text, nullable=False),
+    Column("job_id", ID, nullable=False),
+    Column("gone_at", UTCDateTime, nullable=False),
 )

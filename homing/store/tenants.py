@@ -9,11 +9,24 @@ from typing import Any
 from sqlalchemy import select, update
 
 from homing.crypto import api_key_display_prefix, generate_api_key, hash_api_key
-from homing.models import Plan, Tenant, new_id
+from homing.errors import NotFound
+from homing.models import JobStatus, Plan, Tenant, new_id
 from homing.store.database import Database
-from homing.store.schema import api_keys, tenants
+from homing.store.schema import api_keys, jobs, queue_entries, tenants
 
 _LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+# The error class a job shows while it is held because its tenant is suspended.
+HELD_ERROR_CLASS = "tenant_suspended"
+
+_CHANGEABLE = frozenset({"name", "plan", "rate_limit_per_minute", "quota_overrides", "suspended"})
+
+
+@dataclass(frozen=True, slots=True)
+class TenantPage:
+    tenants: list[Tenant]
+    next_cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +45,8 @@ def _tenant(row: Any) -> Tenant:
         plan=Plan(row.plan),
         suspended=row.suspended,
         created_at=row.created_at,
+        rate_limit_per_minute=row.rate_limit_per_minute,
+        quota_overrides=dict(row.quota_overrides) if row.quota_overrides is not None else None,
     )
 
 
@@ -39,24 +54,98 @@ class TenantStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def create(self, name: str, plan: Plan = Plan.FREE) -> tuple[Tenant, str]:
+    async def create(
+        self,
+        name: str,
+        plan: Plan = Plan.FREE,
+        *,
+        rate_limit_per_minute: int | None = None,
+        quota_overrides: dict[str, int | None] | None = None,
+    ) -> tuple[Tenant, str]:
         """Create a tenant with its first API key; the key is returned once, in clear."""
         now = datetime.now(UTC)
-        tenant = Tenant(id=new_id(), name=name, plan=plan, suspended=False, created_at=now)
+        tenant = Tenant(
+            id=new_id(),
+            name=name,
+            plan=plan,
+            suspended=False,
+            created_at=now,
+            rate_limit_per_minute=rate_limit_per_minute,
+            quota_overrides=quota_overrides,
+        )
         key = generate_api_key()
         async with self._db.transaction() as conn:
             await conn.execute(
                 tenants.insert().values(
-                    id=tenant.id, name=name, plan=plan.value, suspended=False, created_at=now
+                    id=tenant.id,
+                    name=name,
+                    plan=plan.value,
+                    suspended=False,
+                    created_at=now,
+                    rate_limit_per_minute=rate_limit_per_minute,
+                    quota_overrides=quota_overrides,
                 )
             )
-            await conn.execute(api_keys.insert().values(**_key_row(tenant.id, key, "default", now)))
+            await conn.execute(api_keys.insert().values(**key_row(tenant.id, key, "default", now)))
         return tenant, key
 
     async def get(self, tenant_id: str) -> Tenant | None:
         async with self._db.transaction() as conn:
             row = (await conn.execute(select(tenants).where(tenants.c.id == tenant_id))).first()
         return _tenant(row) if row else None
+
+    async def page(self, *, limit: int = 50, cursor: str | None = None) -> TenantPage:
+        """Tenants, oldest first; ``cursor`` is the id of the last tenant of a page."""
+        query = select(tenants).order_by(tenants.c.id).limit(limit + 1)
+        if cursor is not None:
+            query = query.where(tenants.c.id > cursor)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        page = [_tenant(row) for row in rows[:limit]]
+        return TenantPage(page, page[-1].id if len(rows) > limit else None)
+
+    async def update(self, tenant_id: str, **changes: Any) -> Tenant:
+        """Change a tenant's name, plan, custom limits or suspension; NotFound if none."""
+        unknown = set(changes) - _CHANGEABLE
+        if unknown:
+            raise ValueError(f"tenants have no changeable field {sorted(unknown)}")
+        values = {k: v.value if isinstance(v, Plan) else v for k, v in changes.items()}
+        if values:
+            async with self._db.transaction() as conn:
+                result = await conn.execute(
+                    update(tenants).where(tenants.c.id == tenant_id).values(**values)
+                )
+            if result.rowcount == 0:
+                raise NotFound("tenant not found")
+        tenant = await self.get(tenant_id)
+        if tenant is None:
+            raise NotFound("tenant not found")
+        return tenant
+
+    async def suspended_among(self, tenant_ids: set[str]) -> set[str]:
+        """Which of these tenants are suspended."""
+        if not tenant_ids:
+            return set()
+        query = select(tenants.c.id).where(
+            tenants.c.id.in_(sorted(tenant_ids)), tenants.c.suspended.is_(True)
+        )
+        async with self._db.transaction() as conn:
+            return {row.id for row in (await conn.execute(query)).all()}
+
+    async def release_held(self, tenant_id: str, epoch: float) -> int:
+        """Make the jobs held while the tenant was suspended claimable at ``epoch``."""
+        held = select(jobs.c.id).where(
+            jobs.c.tenant_id == tenant_id,
+            jobs.c.status == JobStatus.PENDING.value,
+            jobs.c.error_class == HELD_ERROR_CLASS,
+        )
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                update(queue_entries)
+                .where(queue_entries.c.job_id.in_(held), queue_entries.c.claim_token.is_(None))
+                .values(available_at=epoch)
+            )
+        return int(result.rowcount)
 
     async def authenticate(self, key: str) -> Principal | None:
         """The tenant behind an API key, or None for an unknown or revoked key.
@@ -87,13 +176,16 @@ class TenantStore:
         return Principal(tenant=_tenant(row), api_key_id=row.key_id, test_key=row.key_test)
 
 
-def _key_row(tenant_id: str, key: str, name: str, now: datetime) -> dict[str, Any]:
+def key_row(
+    tenant_id: str, key: str, name: str, now: datetime, *, test: bool = False
+) -> dict[str, Any]:
+    """The ``api_keys`` row of a new key: its hash and display prefix, never the key."""
     return {
         "id": new_id(),
         "tenant_id": tenant_id,
         "key_hash": hash_api_key(key),
         "prefix": api_key_display_prefix(key),
         "name": name,
-        "test": False,
+        "test": test,
         "created_at": now,
     }

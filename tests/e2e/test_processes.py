@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
+import pytest
+from sqlalchemy import text
 
 from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
@@ -132,3 +135,76 @@ async def _healthy(client: httpx.AsyncClient) -> bool:
 
 async def _status(client: httpx.AsyncClient, job_id: str, status: str) -> bool:
     return bool((await client.get(f"/v1/jobs/{job_id}")).json()["status"] == status)
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_job_accepted_elsewhere_wakes_an_idle_worker_at_once(
+    services: Services,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    settings: Settings,
+    secret_key: str,
+    tmp_path: Path,
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    # The worker polls only every 60 s: only LISTEN/NOTIFY can wake it in time.
+    env = _env(settings, secret_key, HOMING_POLL_INTERVAL_SECONDS="60")
+    worker = HomingProcess(["worker"], env, tmp_path / "worker.log").start()
+    try:
+        await eventually(lambda: _listening(services), what="the worker to LISTEN")
+        started = time.monotonic()
+        job_id = await send(tenant)
+        await eventually(lambda: sb.messages("resend"), timeout=10, what="the delivery")
+        assert time.monotonic() - started < 5
+    finally:
+        assert worker.stop() == 0, worker.output()
+    assert (await job(tenant, job_id))["status"] == "COMPLETED"
+
+
+async def _listening(services: Services) -> bool:
+    query = text(
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND query LIKE 'LISTEN %'"
+    )
+    async with services.db.transaction() as conn:
+        return int((await conn.execute(query)).scalar_one()) >= 2
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_several_worker_processes_keep_each_key_in_order(
+    services: Services,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    settings: Settings,
+    secret_key: str,
+    tmp_path: Path,
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    await sb.fault("resend", status=503, count=4)
+    await sb.fault("resend", latency_ms=5)
+    keys = ["alpha", "beta", "gamma"]
+    for step in range(12):
+        for key in keys:
+            await send(tenant, subject=f"{key} {step}", ordering_key=key)
+    for i in range(5):
+        await send(tenant, subject=f"free {i}")
+    env = _env(settings, secret_key, HOMING_RETRY_BASE_SECONDS="0.05")
+    workers = [
+        HomingProcess(["worker"], env, tmp_path / f"worker{i}.log").start() for i in range(3)
+    ]
+    try:
+        await eventually(
+            lambda: _received(sb, 3 * 12 + 5), timeout=60, what="every job to be delivered"
+        )
+    finally:
+        for worker in workers:
+            assert worker.stop() == 0, worker.output()
+    subjects = [m["subject"] for m in await sb.messages("resend")]
+    for key in keys:
+        assert [s for s in subjects if s.startswith(key)] == [f"{key} {i}" for i in range(12)]
+
+
+async def _received(sb: Sandbox, count: int) -> bool:
+    return len(await sb.messages("resend")) >= count

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.inbound_schemas import history
 from homing.api.schemas import JobList, JobPublic, JobSummary, Queued
 from homing.models import JobStatus
 
@@ -17,7 +18,11 @@ router = APIRouter(tags=["jobs"])
 async def get_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> JobPublic:
     """One job and every provider call made for it. Another tenant's job is 404."""
     job, attempts = await services.jobs.get(principal.tenant.id, job_id)
-    return JobPublic.of(job, attempts)
+    public = JobPublic.of(job, attempts)
+    # What the provider reported afterwards (inbound events), forward-only.
+    entries = await services.inbound.history(principal.tenant.id, job_id)
+    public.delivery_status, public.events = history(entries)
+    return public
 
 
 @router.get("/v1/jobs", response_model=JobList)

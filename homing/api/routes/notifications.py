@@ -1,8 +1,13 @@
-"""Accepting notifications: validate, then one transaction stores job + queue entry."""
+"""Accepting notifications: validate, then one transaction stores job + queue entry.
+
+Admission (authentication, suspension, the rate limit) has already run in the
+``SendingAdmission`` middleware; ``Admission.accept`` applies the plan and counts quota.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Annotated
 
 import orjson
@@ -17,12 +22,17 @@ from homing.models import (
     DeliveryMode,
     Plan,
     Priority,
+    ProviderAccount,
     resolve_pin,
 )
 from homing.services import Services
 from homing.store.jobs import NewJob
 
 router = APIRouter(tags=["notifications"])
+
+# What the request hash covers: the message fields, so a batch item and a single send
+# with the same Idempotency-Key and message are the same request.
+_EMAIL_FIELDS = set(EmailCreate.model_fields)
 
 IdempotencyKey = Annotated[
     str | None, Header(alias="Idempotency-Key", min_length=1, max_length=255)
@@ -44,9 +54,38 @@ async def _check_pins(services: Services, tenant_id: str, body: EmailCreate) -> 
     if body.provider is None:
         return
     accounts = await services.providers.all(tenant_id, Channel.EMAIL, enabled_only=True)
+    check_pins(body, accounts)
+
+
+def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
+    """UnknownProvider when a pinned provider is not one of ``accounts``."""
     for pin in (body.provider, body.fallback):
         if pin is not None and resolve_pin(pin, accounts) is None:
             raise UnknownProvider(f"no enabled email provider matches {pin!r}", {"provider": pin})
+
+
+def email_job(tenant_id: str, body: EmailCreate, idempotency_key: str | None) -> NewJob:
+    """The job for one validated email; the plan may still change its priority."""
+    payload = {
+        "to": body.to,
+        "from": body.from_,
+        "subject": body.subject,
+        "text": body.text,
+        "html": body.html,
+    }
+    return NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=QUEUE_FOR_CHANNEL[Channel.EMAIL],
+        priority=Priority[body.priority or "NORMAL"],
+        payload=payload,
+        delivery=DeliveryMode(body.delivery),
+        provider_pin=body.provider,
+        fallback_pin=body.fallback,
+        ordering_key=body.ordering_key,
+        idempotency_key=idempotency_key,
+        request_hash=request_hash(body.model_dump(by_alias=True, include=_EMAIL_FIELDS)),
+    )
 
 
 @router.post("/v1/notifications/email", status_code=202, response_model=Queued)
@@ -60,26 +99,10 @@ async def send_email(
     """Queue one email. Answered 202 once the job and its queue entry are committed."""
     tenant = principal.tenant
     await _check_pins(services, tenant.id, body)
-    payload = {
-        "to": body.to,
-        "from": body.from_,
-        "subject": body.subject,
-        "text": body.text,
-        "html": body.html,
-    }
-    accepted = await services.jobs.accept(
-        NewJob(
-            tenant_id=tenant.id,
-            channel=Channel.EMAIL,
-            queue=QUEUE_FOR_CHANNEL[Channel.EMAIL],
-            priority=effective_priority(tenant.plan, body.priority),
-            payload=payload,
-            delivery=DeliveryMode(body.delivery),
-            provider_pin=body.provider,
-            fallback_pin=body.fallback,
-            idempotency_key=idempotency_key,
-            request_hash=request_hash(body.model_dump(by_alias=True)),
-        )
+    # 422 domain_not_verified when the tenant has sending domains and this is not one.
+    await services.inbound.domains.require_verified_sender(tenant.id, body.from_)
+    accepted = await services.admission.accept(
+        principal, email_job(tenant.id, body, idempotency_key)
     )
     if accepted.replayed:
         response.headers["Idempotent-Replayed"] = "true"

@@ -41,7 +41,11 @@ async def list_providers(principal: PrincipalDep, services: ServicesDep) -> list
 async def patch_provider(
     provider_id: str, body: ProviderPatch, principal: PrincipalDep, services: ServicesDep
 ) -> ProviderPublic:
-    values = body.model_dump(exclude_none=True)
+    values = body.model_dump(exclude_none=True, exclude={"rate_rules"})
+    if body.rate_rules is not None:
+        current = await services.providers.get(principal.tenant.id, provider_id)
+        rules = [rule.model_dump() for rule in body.rate_rules]
+        values["config"] = {**current.config, "rate_rules": rules}
     account = await services.providers.update(principal.tenant.id, provider_id, **values)
     return ProviderPublic.of(account)
 

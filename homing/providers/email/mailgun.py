@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import httpx
@@ -10,6 +10,7 @@ import httpx
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -68,6 +69,43 @@ def classify(response: httpx.Response) -> FailureClass:
         if by_text is not None:
             return by_text
     return classify_status(response.status_code, STATUS_CLASSES)
+
+
+DOMAIN_STATES: Final[Mapping[str, DomainStatus]] = {
+    "active": DomainStatus.VERIFIED,
+    "disabled": DomainStatus.FAILED,
+}
+
+
+def _purpose(record: dict[str, Any]) -> str:
+    kind, value = text(record.get("record_type")).upper(), text(record.get("value"))
+    if kind == "MX":
+        return "mx"
+    if kind == "CNAME":
+        return "tracking"
+    return "spf" if value.startswith("v=spf1") else "dkim"
+
+
+def domain_info(body: Any) -> DomainInfo:
+    """A ``/v4/domains`` reply: ``domain.state`` and the sending and receiving records."""
+    body = body if isinstance(body, dict) else {}
+    domain = body.get("domain") if isinstance(body.get("domain"), dict) else {}
+    name = text(domain.get("name"))
+    listed = [*(body.get("sending_dns_records") or []), *(body.get("receiving_dns_records") or [])]
+    records = tuple(
+        DnsRecord(
+            type=text(record.get("record_type")).upper(),
+            host=text(record.get("name")) or name,
+            value=text(record.get("value")),
+            purpose=_purpose(record),
+            priority=int(record["priority"]) if text(record.get("priority")).isdigit() else None,
+            valid=record.get("valid") == "valid",
+        )
+        for record in listed
+        if isinstance(record, dict)
+    )
+    status = DOMAIN_STATES.get(text(domain.get("state")), DomainStatus.PENDING)
+    return DomainInfo(name, status, records)
 
 
 class MailgunProvider:
@@ -141,6 +179,32 @@ class MailgunProvider:
             detail = response_detail(response, secrets=[self._api_key])
             raise InvalidCredentials(f"Mailgun rejected the API key ({detail})")
         raise self._failure(response)
+
+    async def create_domain(self, domain: str) -> DomainInfo:
+        """Register ``domain`` (``POST /v4/domains``, a form)."""
+        response = await self._call("POST", "/v4/domains", data={"name": domain})
+        return domain_info(json_body(response))
+
+    async def verify_domain(
+        self, provider_domain_id: str, known: Sequence[DnsRecord]
+    ) -> DomainInfo:
+        """Ask Mailgun to check the records (``PUT /v4/domains/{name}/verify``)."""
+        response = await self._call("PUT", f"/v4/domains/{provider_domain_id}/verify")
+        return domain_info(json_body(response))
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        response = await send_request(
+            self._http,
+            self.name,
+            method,
+            self._base_url + path,
+            auth=self._auth(),
+            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
+            **kwargs,
+        )
+        if not response.is_success:
+            raise self._failure(response)
+        return response
 
     def _failure(self, response: httpx.Response) -> ProviderFailure:
         failure_class = classify(response)

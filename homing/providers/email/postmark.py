@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import httpx
 
-from homing.errors import InvalidCredentials
+from homing.errors import InvalidCredentials, InvalidRequest
 from homing.models import FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -70,6 +71,24 @@ def classify(response: httpx.Response) -> FailureClass:
     return classify_status(response.status_code, STATUS_CLASSES)
 
 
+def domain_info(body: Any) -> DomainInfo:
+    """A Postmark domain: DKIM is a TXT record, new ones under ``DKIMPending*`` (with an
+    empty ``DKIMHost``); the Return-Path is a CNAME to ``ReturnPathDomainCNAMEValue``."""
+    body = body if isinstance(body, dict) else {}
+    dkim_host = text(body.get("DKIMPendingHost")) or text(body.get("DKIMHost"))
+    dkim_value = text(body.get("DKIMPendingTextValue")) or text(body.get("DKIMTextValue"))
+    dkim_ok = body.get("DKIMVerified") is True
+    records = [DnsRecord("TXT", dkim_host, dkim_value, "dkim", valid=dkim_ok)]
+    return_path = text(body.get("ReturnPathDomain"))
+    return_path_ok = body.get("ReturnPathDomainVerified") is True
+    if return_path:
+        value = text(body.get("ReturnPathDomainCNAMEValue"))
+        records.append(DnsRecord("CNAME", return_path, value, "return_path", valid=return_path_ok))
+    verified = dkim_ok and (return_path_ok or not return_path)
+    status = DomainStatus.VERIFIED if verified else DomainStatus.PENDING
+    return DomainInfo(text(body.get("ID")), status, tuple(records))
+
+
 class PostmarkProvider:
     """Postmark over HTTP with a server token; the job id travels in ``Metadata.hjid``."""
 
@@ -82,6 +101,9 @@ class PostmarkProvider:
         self._api_key = require_credential(credentials, "api_key", "Postmark")
         self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
         self._stream = str(config.get("message_stream") or DEFAULT_STREAM)
+        # Domains need the Account token; the server token only sends.
+        self._account_token = credentials.get("account_token")
+        self._return_path = config.get("return_path_subdomain")
         self._http = http
 
     def __repr__(self) -> str:
@@ -138,7 +160,40 @@ class PostmarkProvider:
             raise InvalidCredentials(f"Postmark rejected the server token ({detail})")
         raise self._failure(response)
 
-    def _failure(self, response: httpx.Response) -> ProviderFailure:
+    async def create_domain(self, domain: str) -> DomainInfo:
+        """Register ``domain`` (``POST /domains`` with the Account token)."""
+        body: dict[str, Any] = {"Name": domain}
+        if self._return_path:
+            body["ReturnPathDomain"] = f"{self._return_path}.{domain}"
+        return domain_info(json_body(await self._account_call("POST", "/domains", json=body)))
+
+    async def verify_domain(
+        self, provider_domain_id: str, known: Sequence[DnsRecord]
+    ) -> DomainInfo:
+        """Check DKIM, then the Return-Path when there is one."""
+        path = f"/domains/{provider_domain_id}"
+        info = domain_info(json_body(await self._account_call("PUT", f"{path}/verifyDkim")))
+        if any(record.purpose == "return_path" for record in info.records):
+            response = await self._account_call("PUT", f"{path}/verifyReturnPath")
+            info = domain_info(json_body(response))
+        return info
+
+    async def _account_call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        if not isinstance(self._account_token, str) or not self._account_token:
+            raise InvalidRequest(
+                "Postmark domains need the account's Account token: "
+                "add credentials.account_token to this provider"
+            )
+        headers = {**self._headers(), "X-Postmark-Account-Token": self._account_token}
+        del headers["X-Postmark-Server-Token"]
+        response = await send_request(
+            self._http, self.name, method, self._base_url + path, headers=headers, **kwargs
+        )
+        if not response.is_success:
+            raise self._failure(response, secrets=[self._account_token])
+        return response
+
+    def _failure(self, response: httpx.Response, secrets: Sequence[str] = ()) -> ProviderFailure:
         failure_class = classify(response)
         retry_after = None
         if failure_class is THROTTLED:
@@ -146,7 +201,7 @@ class PostmarkProvider:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
         return ProviderFailure(
             failure_class,
-            f"postmark: {response_detail(response, secrets=[self._api_key])}",
+            f"postmark: {response_detail(response, secrets=[self._api_key, *secrets])}",
             status_code=response.status_code,
             retry_after=retry_after,
         )

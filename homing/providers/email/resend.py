@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import httpx
@@ -10,6 +10,7 @@ import httpx
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -86,6 +87,31 @@ def classify(response: httpx.Response) -> FailureClass:
     return classify_status(response.status_code, STATUS_CLASSES)
 
 
+DOMAIN_STATUSES: Final[Mapping[str, DomainStatus]] = {
+    "verified": DomainStatus.VERIFIED,
+    "failed": DomainStatus.FAILED,
+}
+
+
+def domain_info(body: Any) -> DomainInfo:
+    """A ``/domains`` object: ``status`` and ``records[{record, name, type, value, …}]``."""
+    body = body if isinstance(body, dict) else {}
+    records = tuple(
+        DnsRecord(
+            type=text(record.get("type")).upper(),
+            host=text(record.get("name")),
+            value=text(record.get("value")),
+            purpose=text(record.get("record")).lower() or None,
+            priority=record.get("priority") if isinstance(record.get("priority"), int) else None,
+            valid=record.get("status") == "verified",
+        )
+        for record in body.get("records") or []
+        if isinstance(record, dict)
+    )
+    status = DOMAIN_STATUSES.get(text(body.get("status")), DomainStatus.PENDING)
+    return DomainInfo(text(body.get("id")), status, records)
+
+
 class ResendProvider:
     """Resend over HTTP; the job id travels as the ``hjid`` tag."""
 
@@ -155,6 +181,27 @@ class ResendProvider:
         if failure.failure_class is PROVIDER_PERMANENT and response.status_code in (400, 401, 403):
             raise InvalidCredentials(f"Resend rejected the API key ({failure.detail})")
         raise failure
+
+    async def create_domain(self, domain: str) -> DomainInfo:
+        """Register ``domain`` (``POST /domains``); it starts ``not_started``."""
+        response = await self._call("POST", "/domains", json={"name": domain})
+        return domain_info(json_body(response))
+
+    async def verify_domain(
+        self, provider_domain_id: str, known: Sequence[DnsRecord]
+    ) -> DomainInfo:
+        """Start verification (``POST /domains/{id}/verify``, asynchronous), then read it."""
+        await self._call("POST", f"/domains/{provider_domain_id}/verify")
+        response = await self._call("GET", f"/domains/{provider_domain_id}")
+        return domain_info(json_body(response))
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        response = await send_request(
+            self._http, self.name, method, self._base_url + path, headers=self._headers(), **kwargs
+        )
+        if not response.is_success:
+            raise self._failure(response)
+        return response
 
     def _failure(self, response: httpx.Response) -> ProviderFailure:
         failure_class = classify(response)

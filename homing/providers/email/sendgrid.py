@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from email.utils import parseaddr
 from typing import Any, ClassVar, Final
 
@@ -11,6 +11,7 @@ import httpx
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -61,6 +62,40 @@ def _error_fields(response: httpx.Response) -> set[str]:
     if not isinstance(errors, list):
         return set()
     return {str(e["field"]) for e in errors if isinstance(e, dict) and e.get("field")}
+
+
+def domain_info(body: Any) -> DomainInfo:
+    """A ``/v3/whitelabel/domains`` reply: automatic security gives three CNAMEs in ``dns``."""
+    body = body if isinstance(body, dict) else {}
+    dns = body.get("dns") if isinstance(body.get("dns"), dict) else {}
+    records = tuple(
+        DnsRecord(
+            type=text(record.get("type") or "cname").upper(),
+            host=text(record.get("host")),
+            value=text(record.get("data")),
+            purpose=purpose,
+            valid=bool(record.get("valid")),
+        )
+        for purpose, record in dns.items()
+        if isinstance(record, dict) and record.get("host")
+    )
+    status = DomainStatus.VERIFIED if body.get("valid") else DomainStatus.PENDING
+    return DomainInfo(text(body.get("id")), status, records)
+
+
+def validated(domain_id: str, body: Any, known: Sequence[DnsRecord]) -> DomainInfo:
+    """A ``…/validate`` reply: overall ``valid`` and ``validation_results`` per record."""
+    body = body if isinstance(body, dict) else {}
+    results = body.get("validation_results")
+    results = results if isinstance(results, dict) else {}
+    records = tuple(
+        DnsRecord(r.type, r.host, r.value, r.purpose, r.priority, bool(results[r.purpose]["valid"]))
+        if isinstance(results.get(r.purpose), dict)
+        else r
+        for r in known
+    )
+    status = DomainStatus.VERIFIED if body.get("valid") else DomainStatus.PENDING
+    return DomainInfo(domain_id, status, records)
 
 
 class SendGridProvider:
@@ -133,6 +168,35 @@ class SendGridProvider:
         scopes = body.get("scopes") if isinstance(body, dict) else None
         if not isinstance(scopes, list) or REQUIRED_SCOPE not in scopes:
             raise InvalidCredentials("SendGrid API key lacks the mail.send scope")
+
+    async def create_domain(self, domain: str) -> DomainInfo:
+        """Authenticate ``domain`` (``POST /v3/whitelabel/domains``, automatic security)."""
+        response = await send_request(
+            self._http,
+            self.name,
+            "POST",
+            f"{self._base_url}/v3/whitelabel/domains",
+            headers=self._headers(),
+            json={"domain": domain, "automatic_security": True},
+        )
+        if not response.is_success:
+            raise self._failure(response)
+        return domain_info(json_body(response))
+
+    async def verify_domain(
+        self, provider_domain_id: str, known: Sequence[DnsRecord]
+    ) -> DomainInfo:
+        """Ask SendGrid to check the records (``POST …/{id}/validate``)."""
+        response = await send_request(
+            self._http,
+            self.name,
+            "POST",
+            f"{self._base_url}/v3/whitelabel/domains/{provider_domain_id}/validate",
+            headers=self._headers(),
+        )
+        if not response.is_success:
+            raise self._failure(response)
+        return validated(provider_domain_id, json_body(response), known)
 
     def _failure(self, response: httpx.Response) -> ProviderFailure:
         status = response.status_code

@@ -1,0 +1,150 @@
+"""Admission control (DESIGN §4): who is asking, may they send now, may they send this.
+
+- Who: API keys are checked against the database through a short-lived in-process
+  cache (``HOMING_AUTH_CACHE_SECONDS``, under one second), so a busy key costs one
+  lookup per TTL, and a revoked key, a suspension or a plan change reaches every API
+  process within a second. The cache is keyed by the key's SHA-256, never the key.
+- Now: the tenant's request rate on the sending endpoints, over a 60-second moving
+  window, in the shared ``RateLimiter`` (Redis, or memory for one process).
+- This: ``accept`` applies the plan to a job (forced priority, the test-key flag) and
+  hands the store the tenant's quotas for the job's channel, which it counts in the
+  transaction that accepts the job (``homing.store.usage``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from homing.crypto import hash_api_key
+from homing.errors import RateLimited, RateLimitUnavailable
+from homing.models import Plan, Tenant
+from homing.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
+from homing.ratelimit import RateDecision, RateLimiter
+from homing.store.batches import BatchStore, ItemResult
+from homing.store.jobs import Accepted, JobStore, NewJob
+from homing.store.tenants import Principal, TenantStore
+
+_MAX_CACHED = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Cached:
+    principal: Principal
+    until: float
+
+
+class Admission:
+    def __init__(
+        self,
+        tenants: TenantStore,
+        limiter: RateLimiter,
+        plans: Mapping[Plan, Limits],
+        jobs: JobStore,
+        batches: BatchStore,
+        *,
+        auth_cache_seconds: float = 0.5,
+    ) -> None:
+        self._tenants = tenants
+        self._limiter = limiter
+        self._jobs = jobs
+        self._batches = batches
+        self._plans = plans
+        self._ttl = auth_cache_seconds
+        self._cache: dict[str, _Cached] = {}
+
+    def __repr__(self) -> str:
+        return f"Admission({self._limiter!r}, auth_cache_seconds={self._ttl})"
+
+    async def authenticate(self, key: str) -> Principal | None:
+        """The principal behind an API key, or None for an unknown or revoked key."""
+        digest = hash_api_key(key)
+        now = time.monotonic()
+        cached = self._cache.get(digest)
+        if cached is not None and cached.until > now:
+            return cached.principal
+        principal = await self._tenants.authenticate(key)
+        if principal is None:
+            self._cache.pop(digest, None)
+            return None
+        if self._ttl > 0:
+            if len(self._cache) >= _MAX_CACHED:
+                self._evict(now)
+            self._cache[digest] = _Cached(principal, now + self._ttl)
+        return principal
+
+    def forget_key(self, key_id: str) -> None:
+        """Drop a revoked key from this process's cache at once (others follow by TTL)."""
+        self._drop(lambda p: p.api_key_id == key_id)
+
+    def forget_tenant(self, tenant_id: str) -> None:
+        """Drop a changed tenant's keys from this process's cache."""
+        self._drop(lambda p: p.tenant.id == tenant_id)
+
+    def limits(self, tenant: Tenant) -> Limits:
+        return effective_limits(tenant, self._plans)
+
+    async def accept(self, principal: Principal, new: NewJob) -> Accepted:
+        """Accept one job under the tenant's plan; QuotaExceeded when over quota."""
+        limits = self.limits(principal.tenant)
+        return await self._jobs.accept(_admitted(new, principal, limits), _quotas(new, limits))
+
+    async def accept_many(self, principal: Principal, news: Sequence[NewJob]) -> list[ItemResult]:
+        """Accept jobs of one channel together under the tenant's plan, all or none."""
+        if not news:
+            return []
+        limits = self.limits(principal.tenant)
+        admitted = [_admitted(n, principal, limits) for n in news]
+        return await self._batches.accept_many(admitted, _quotas(news[0], limits))
+
+    async def hit(self, tenant: Tenant) -> RateDecision:
+        """Take one request from the tenant's sending rate."""
+        limit = self.limits(tenant).rate_per_minute
+        return await self._limiter.hit(_rate_key(tenant.id), limit, RATE_WINDOW_SECONDS)
+
+    async def rate_status(self, tenant: Tenant) -> RateDecision:
+        """The tenant's sending rate as it stands, without taking from it."""
+        limit = self.limits(tenant).rate_per_minute
+        return await self._limiter.peek(_rate_key(tenant.id), limit, RATE_WINDOW_SECONDS)
+
+    @staticmethod
+    def enforce(decision: RateDecision) -> None:
+        """Raise RateLimited (or RateLimitUnavailable when failing closed) if refused."""
+        if decision.allowed:
+            return
+        if decision.degraded:
+            raise RateLimitUnavailable()
+        retry_after = decision.reset_in()
+        raise RateLimited(
+            f"more than {decision.limit} requests in {RATE_WINDOW_SECONDS} seconds; "
+            f"retry in {retry_after} s",
+            {
+                "limit": decision.limit,
+                "window_seconds": RATE_WINDOW_SECONDS,
+                "retry_after": retry_after,
+            },
+            retry_after=retry_after,
+        )
+
+    def _drop(self, matches: Callable[[Principal], bool]) -> None:
+        for digest in [d for d, c in self._cache.items() if matches(c.principal)]:
+            del self._cache[digest]
+
+    def _evict(self, now: float) -> None:
+        expired = [d for d, c in self._cache.items() if c.until <= now]
+        for digest in expired or list(self._cache)[: _MAX_CACHED // 10]:
+            del self._cache[digest]
+
+
+def _admitted(new: NewJob, principal: Principal, limits: Limits) -> NewJob:
+    priority = new.priority if limits.priority is None else limits.priority
+    return replace(new, priority=priority, test=principal.test_key)
+
+
+def _quotas(new: NewJob, limits: Limits) -> tuple[Quota, ...]:
+    return limits.quotas_for(new.channel)
+
+
+def _rate_key(tenant_id: str) -> str:
+    return f"send:{tenant_id}"

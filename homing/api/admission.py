@@ -1,0 +1,97 @@
+"""Admission on the sending endpoints: every ``POST /v1/notifications/…``.
+
+An ASGI middleware, so it runs before FastAPI reads the body and before anything else
+touches the database for the request: authenticate (through the admission cache),
+refuse a suspended tenant, take one request from the tenant's 60-second window. Every
+response of a sending endpoint that gets that far (202, 4xx, 429, 503) carries
+``RateLimit-Limit``, ``RateLimit-Remaining``, ``RateLimit-Reset`` and
+``RateLimit-Policy``; a 429 also ``Retry-After``. The principal is left in
+``request.state`` so the route does not authenticate again.
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from homing.admission import Admission
+from homing.api.errors import error_response
+from homing.errors import HomingError, TenantSuspended, Unauthenticated
+from homing.plans import RATE_WINDOW_SECONDS
+from homing.ratelimit import RateDecision
+from homing.store.tenants import Principal
+
+SENDING_PREFIX = "/v1/notifications/"
+PRINCIPAL_STATE = "principal"
+
+
+async def principal_for(admission: Admission, authorization: str | None) -> Principal:
+    """The principal of an ``Authorization: Bearer <key>`` header value.
+
+    Raises Unauthenticated for a missing or unknown key, TenantSuspended for a
+    suspended tenant.
+    """
+    scheme, _, key = (authorization or "").partition(" ")
+    key = key.strip()
+    if scheme.lower() != "bearer" or not key:
+        raise Unauthenticated("send an API key as 'Authorization: Bearer hk_…'")
+    principal = await admission.authenticate(key)
+    if principal is None:
+        raise Unauthenticated("this API key is not valid")
+    if principal.tenant.suspended:
+        raise TenantSuspended("this tenant is suspended; its queued jobs are held")
+    return principal
+
+
+def rate_headers(decision: RateDecision) -> dict[str, str]:
+    return {
+        "RateLimit-Limit": str(decision.limit),
+        "RateLimit-Remaining": str(decision.remaining),
+        "RateLimit-Reset": str(decision.reset_in()),
+        "RateLimit-Policy": f"{decision.limit};w={RATE_WINDOW_SECONDS}",
+    }
+
+
+class SendingAdmission:
+    def __init__(self, app: ASGIApp, admission: Admission) -> None:
+        self.app = app
+        self.admission = admission
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not _is_sending(scope):
+            await self.app(scope, receive, send)
+            return
+        headers: dict[str, str] = {}
+        try:
+            principal = await principal_for(self.admission, _authorization(scope))
+            decision = await self.admission.hit(principal.tenant)
+            headers = rate_headers(decision)
+            Admission.enforce(decision)
+        except HomingError as exc:
+            response = error_response(exc)
+            response.headers.update(headers)
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
+        extra = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _is_sending(scope: Scope) -> bool:
+    return (
+        scope["type"] == "http"
+        and scope["method"] == "POST"
+        and str(scope["path"]).startswith(SENDING_PREFIX)
+    )
+
+
+def _authorization(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            return bytes(value).decode("latin-1")
+    return None

@@ -1,0 +1,130 @@
+"""Accepting up to 1,000 emails in one request and one transaction, with a result each.
+
+Each message is validated on its own: an invalid one is rejected in its result and the
+others go ahead. The valid ones are accepted together (jobs, queue entries and quota
+commit as one; a batch that would overflow a monthly quota is refused whole with 403).
+Each new message counts toward the quota; the request counts once toward the rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from fastapi import APIRouter
+from pydantic import ValidationError
+
+from homing.api.admission_schemas import (
+    BatchItemResult,
+    BatchResult,
+    EmailBatchCreate,
+    EmailBatchItem,
+    ItemError,
+)
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.routes.notifications import check_pins, email_job
+from homing.errors import HomingError
+from homing.models import Channel, ProviderAccount
+from homing.store.jobs import Accepted
+
+router = APIRouter(tags=["notifications"])
+
+
+def _invalid(index: int, exc: ValidationError) -> BatchItemResult:
+    problems = [
+        {"field": ".".join(str(p) for p in err["loc"]), "problem": err["msg"]}
+        for err in exc.errors()
+    ]
+    error = ItemError(
+        code="validation_error", message="the message is not valid", details={"errors": problems}
+    )
+    return BatchItemResult(index=index, error=error)
+
+
+def _refused(index: int, exc: HomingError) -> BatchItemResult:
+    error = ItemError(code=exc.code, message=exc.message, details=exc.details)
+    return BatchItemResult(index=index, error=error)
+
+
+def _pinned_ok(
+    items: list[tuple[int, EmailBatchItem]],
+    accounts: Sequence[ProviderAccount],
+    results: dict[int, BatchItemResult],
+) -> list[tuple[int, EmailBatchItem]]:
+    valid = []
+    for index, item in items:
+        try:
+            check_pins(item, accounts)
+        except HomingError as exc:
+            results[index] = _refused(index, exc)
+            continue
+        valid.append((index, item))
+    return valid
+
+
+def _sender_ok(
+    items: list[tuple[int, EmailBatchItem]],
+    check_sender: Callable[[str], None],
+    results: dict[int, BatchItemResult],
+) -> list[tuple[int, EmailBatchItem]]:
+    """Items whose sender passes the sending-domain rule (homing.domains); the others
+    are refused one by one (``domain_not_verified``)."""
+    valid = []
+    for index, item in items:
+        try:
+            check_sender(item.from_)
+        except HomingError as exc:
+            results[index] = _refused(index, exc)
+            continue
+        valid.append((index, item))
+    return valid
+
+
+@router.post(
+    "/v1/notifications/email/batch",
+    status_code=202,
+    response_model=BatchResult,
+    response_model_exclude_none=True,
+)
+async def send_email_batch(
+    body: EmailBatchCreate, principal: PrincipalDep, services: ServicesDep
+) -> BatchResult:
+    """Queue up to 1,000 emails; ``results`` has one entry per message, in order.
+
+    A message may carry its own ``idempotency_key``: a repeat is answered with the
+    original job (``"replayed": true``) and uses no quota.
+    """
+    tenant = principal.tenant
+    results: dict[int, BatchItemResult] = {}
+    parsed: list[tuple[int, EmailBatchItem]] = []
+    for index, raw in enumerate(body.messages):
+        try:
+            parsed.append((index, EmailBatchItem.model_validate(raw)))
+        except ValidationError as exc:
+            results[index] = _invalid(index, exc)
+    if any(item.provider is not None for _, item in parsed):
+        accounts = await services.providers.all(tenant.id, Channel.EMAIL, enabled_only=True)
+        parsed = _pinned_ok(parsed, accounts, results)
+    parsed = _sender_ok(parsed, await services.inbound.domains.sender_check(tenant.id), results)
+    news = [email_job(tenant.id, item, item.idempotency_key) for _, item in parsed]
+    outcomes = await services.admission.accept_many(principal, news)
+    for (index, _), outcome in zip(parsed, outcomes, strict=True):
+        if isinstance(outcome, Accepted):
+            results[index] = BatchItemResult(
+                index=index,
+                id=outcome.job.id,
+                status=outcome.job.status.value,
+                replayed=outcome.replayed or None,
+            )
+        else:
+            results[index] = _refused(index, outcome)
+    ordered = [results[i] for i in range(len(body.messages))]
+    accepted = sum(1 for r in ordered if r.id is not None and not r.replayed)
+    if accepted:
+        services.wakeup.notify()
+    replayed = sum(1 for r in ordered if r.replayed)
+    return BatchResult(
+        accepted=accepted,
+        replayed=replayed,
+        rejected=len(ordered) - accepted - replayed,
+        results=ordered,
+    )

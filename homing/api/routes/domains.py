@@ -1,0 +1,50 @@
+"""Sending domains: register with a provider (DNS records back), verify, list, forget."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.inbound_schemas import DomainCreate, DomainList, DomainPublic
+
+router = APIRouter(tags=["domains"])
+
+
+@router.post("/v1/domains", status_code=201, response_model=DomainPublic)
+async def register_domain(
+    body: DomainCreate, principal: PrincipalDep, services: ServicesDep
+) -> DomainPublic:
+    """Register ``domain`` with one of the tenant's email providers; publish ``records``."""
+    domain = await services.inbound.domains.register(
+        principal.tenant.id, body.domain, body.provider_account_id
+    )
+    return DomainPublic.of(domain)
+
+
+@router.get("/v1/domains", response_model=DomainList)
+async def list_domains(principal: PrincipalDep, services: ServicesDep) -> DomainList:
+    domains = await services.inbound.domains.all(principal.tenant.id)
+    return DomainList(data=[DomainPublic.of(d) for d in domains])
+
+
+@router.get("/v1/domains/{domain_id}", response_model=DomainPublic)
+async def get_domain(
+    domain_id: str, principal: PrincipalDep, services: ServicesDep
+) -> DomainPublic:
+    return DomainPublic.of(await services.inbound.domains.get(principal.tenant.id, domain_id))
+
+
+@router.post("/v1/domains/{domain_id}/verify", response_model=DomainPublic)
+async def verify_domain(
+    domain_id: str, principal: PrincipalDep, services: ServicesDep
+) -> DomainPublic:
+    """Ask the provider to check the DNS records now; the answer is the new status."""
+    domain = await services.inbound.domains.verify(principal.tenant.id, domain_id)
+    return DomainPublic.of(domain)
+
+
+@router.delete("/v1/domains/{domain_id}", status_code=204)
+async def delete_domain(domain_id: str, principal: PrincipalDep, services: ServicesDep) -> Response:
+    """Forget a domain in Homing (the provider keeps its registration)."""
+    await services.inbound.domains.delete(principal.tenant.id, domain_id)
+    return Response(status_code=204)

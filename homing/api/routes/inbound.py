@@ -1,0 +1,109 @@
+"""Where providers post events. No API key: each request proves itself by signature.
+
+An unknown provider account (or one without an inbound secret) is 404, a body over
+HOMING_INBOUND_MAX_BODY_BYTES is 413 before it is read whole, and a request that does
+not verify is 401 with the same words whatever was wrong with it. A verified body is
+answered 200 with what became of its events, repeats included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Final
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from homing.api.deps import ServicesDep
+from homing.api.errors import envelope
+from homing.inbound.receiver import Scope
+from homing.inbound.secrets import KINDS
+from homing.inbound.verify import VerificationFailed, paystack, polar
+from homing.settings import Settings
+
+router = APIRouter(tags=["inbound"])
+
+MAX_ACCOUNT_ID: Final = 36
+BillingVerifier = Callable[[str, bytes, Mapping[str, str]], None]
+BILLING_VERIFIERS: Final[dict[str, BillingVerifier]] = {
+    "paystack": paystack.verify,
+    "polar": polar.verify,
+}
+
+
+def _not_found() -> JSONResponse:
+    return envelope(404, "not_found", "not found")
+
+
+def _unverified() -> JSONResponse:
+    return envelope(401, "unauthenticated", "the request could not be verified")
+
+
+async def read_capped(request: Request, limit: int) -> bytes | None:
+    """The whole body, or None as soon as it is known to be over ``limit`` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(limit: int) -> JSONResponse:
+    return envelope(413, "payload_too_large", f"the request body is over {limit} bytes")
+
+
+def _billing_secret(settings: Settings, vendor: str) -> str | None:
+    secret = {
+        "paystack": settings.paystack_secret_key,
+        "polar": settings.polar_webhook_secret,
+    }.get(vendor)
+    return None if secret is None else secret.get_secret_value()
+
+
+@router.post("/inbound/billing/{vendor}", summary="Billing events (Paystack, Polar)")
+async def billing_events(vendor: str, request: Request, services: ServicesDep) -> JSONResponse:
+    """A verified payment moves its tenant to the plan it paid for (once)."""
+    secret = _billing_secret(services.settings, vendor)
+    if secret is None:
+        return _not_found()
+    limit = services.settings.inbound_max_body_bytes
+    body = await read_capped(request, limit)
+    if body is None:
+        return _too_large(limit)
+    headers = dict(request.headers)
+    try:
+        BILLING_VERIFIERS[vendor](secret, body, headers)
+    except VerificationFailed:
+        return _unverified()
+    summary = await services.inbound.receiver.receive(Scope(vendor), body, headers)
+    return JSONResponse(summary.as_dict())
+
+
+@router.post("/inbound/{provider}/{account_id}", summary="Provider delivery events")
+async def provider_events(
+    provider: str, account_id: str, request: Request, services: ServicesDep
+) -> JSONResponse:
+    """SendGrid, Resend, Postmark or Mailgun events for one provider account."""
+    if provider not in KINDS or len(account_id) > MAX_ACCOUNT_ID:
+        return _not_found()
+    target = await services.inbound.secrets.target(provider, account_id)
+    if target is None:
+        return _not_found()
+    limit = services.settings.inbound_max_body_bytes
+    body = await read_capped(request, limit)
+    if body is None:
+        return _too_large(limit)
+    headers = dict(request.headers)
+    try:
+        target.verify(body, headers, services.clock.now())
+    except VerificationFailed:
+        return _unverified()
+    scope = Scope(provider, target.provider_account_id, target.tenant_id)
+    summary = await services.inbound.receiver.receive(scope, body, headers)
+    return JSONResponse(summary.as_dict())

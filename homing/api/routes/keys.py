@@ -1,0 +1,38 @@
+"""A tenant's API keys: issue (shown once), list, revoke. Test keys cannot manage keys."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+
+from homing.api.admission_schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyPublic
+from homing.api.deps import LivePrincipalDep, ServicesDep
+
+router = APIRouter(tags=["api keys"])
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+@router.post("/v1/api-keys", status_code=201, response_model=ApiKeyIssued)
+async def create_key(
+    body: ApiKeyCreate, principal: LivePrincipalDep, services: ServicesDep, response: Response
+) -> ApiKeyIssued:
+    """Issue a key; ``key`` is in this response only. ``"test": true`` issues a test
+    key (``hk_test_…``), whose jobs go only to sandbox providers."""
+    issued, key = await services.keys.issue(principal.tenant.id, body.name, test=body.test)
+    response.headers.update(_NO_STORE)
+    return ApiKeyIssued(**ApiKeyPublic.of(issued).model_dump(), key=key)
+
+
+@router.get("/v1/api-keys", response_model=list[ApiKeyPublic])
+async def list_keys(principal: LivePrincipalDep, services: ServicesDep) -> list[ApiKeyPublic]:
+    """The tenant's live keys: prefix, name, created, last used (to the minute)."""
+    return [ApiKeyPublic.of(k) for k in await services.keys.live(principal.tenant.id)]
+
+
+@router.delete("/v1/api-keys/{key_id}", status_code=204)
+async def revoke_key(key_id: str, principal: LivePrincipalDep, services: ServicesDep) -> Response:
+    """Revoke a key: refused here at once, on every API process within a second.
+    The tenant's last key cannot be revoked (409)."""
+    await services.keys.revoke(principal.tenant.id, key_id)
+    services.admission.forget_key(key_id)
+    return Response(status_code=204)

@@ -1,0 +1,57 @@
+"""The tenant's suppression list: addresses that are never sent to."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.inbound_schemas import SuppressionCreate, SuppressionList, SuppressionPublic
+from homing.models import Channel
+
+router = APIRouter(tags=["suppressions"])
+
+EmailChannel = Annotated[Channel, Query(description="only email is suppressed today")]
+
+
+@router.get("/v1/suppressions", response_model=SuppressionList)
+async def list_suppressions(
+    principal: PrincipalDep,
+    services: ServicesDep,
+    channel: Channel | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=320)] = None,
+) -> SuppressionList:
+    """Suppressed addresses by address; pass ``next_cursor`` back as ``cursor``."""
+    page = await services.inbound.suppressions.page(
+        principal.tenant.id, channel, limit=limit, cursor=cursor
+    )
+    return SuppressionList(
+        data=[SuppressionPublic.of(e) for e in page.entries], next_cursor=page.next_cursor
+    )
+
+
+@router.post("/v1/suppressions", status_code=201, response_model=SuppressionPublic)
+async def add_suppression(
+    body: SuppressionCreate, principal: PrincipalDep, services: ServicesDep, response: Response
+) -> SuppressionPublic:
+    """Suppress an address: 201, or 200 with the existing entry when it already is."""
+    entry, created = await services.inbound.suppressions.add(
+        principal.tenant.id, Channel(body.channel), body.address, body.reason, "api"
+    )
+    if not created:
+        response.status_code = 200
+    return SuppressionPublic.of(entry)
+
+
+@router.delete("/v1/suppressions", status_code=204)
+async def remove_suppression(
+    principal: PrincipalDep,
+    services: ServicesDep,
+    address: Annotated[str, Query(min_length=3, max_length=320)],
+    channel: EmailChannel = Channel.EMAIL,
+) -> Response:
+    """Send to this address again; 404 when it is not suppressed."""
+    await services.inbound.suppressions.remove(principal.tenant.id, channel, address)
+    return Response(status_code=204)

@@ -1,0 +1,154 @@
+"""Outbound webhooks: accept one, manage the signing secret, re-enable gone URLs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from fastapi import APIRouter, Response
+
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.routes.notifications import IdempotencyKey, effective_priority
+from homing.api.schemas import Queued
+from homing.api.webhook_schemas import (
+    EndpointUrl,
+    GoneEndpointPublic,
+    WebhookCreate,
+    WebhookSecretIssued,
+    WebhookSecretStatus,
+)
+from homing.errors import InvalidRequest, PayloadTooLarge
+from homing.models import QUEUE_FOR_CHANNEL, Channel
+from homing.providers.webhook.ssrf import check_url, normalise_url
+from homing.store.jobs import NewJob
+from homing.webhooks.message import write_message
+from homing.webhooks.secrets import IssuedSecret
+
+router = APIRouter(tags=["webhooks"])
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _body(payload: object, limit: int) -> bytes:
+    """The exact bytes that will be sent and signed, within the size limit."""
+    try:
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        body = text.encode()
+    except ValueError:  # NaN, Infinity, or a lone surrogate that UTF-8 cannot carry
+        raise InvalidRequest(
+            "'payload' must be JSON without NaN, Infinity or lone surrogates"
+        ) from None
+    if len(body) > limit:
+        raise PayloadTooLarge(
+            f"the payload is {len(body)} bytes; the limit is {limit}",
+            {"limit": limit, "size": len(body)},
+        )
+    return body
+
+
+def _request_hash(body: WebhookCreate) -> str:
+    # The stdlib encoder, as for the body: orjson refuses integers beyond 64 bits.
+    canonical = json.dumps(body.model_dump(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@router.post("/v1/notifications/webhook", status_code=202, response_model=Queued)
+async def send_webhook(
+    body: WebhookCreate,
+    principal: PrincipalDep,
+    services: ServicesDep,
+    response: Response,
+    idempotency_key: IdempotencyKey = None,
+) -> Queued:
+    """Queue one webhook to ``url``; answered 202 once the job is committed.
+
+    Admission (key, suspension, rate) ran in the ``SendingAdmission`` middleware;
+    ``Admission.accept`` applies the plan and counts the webhook quota.
+    """
+    tenant = principal.tenant
+    webhooks = services.webhooks
+    url = check_url(body.url, webhooks.policy)
+    raw = _body(body.payload, webhooks.max_payload_bytes)
+    payload = write_message(services.sealer, tenant.id, url, raw, body.headers, body.event_type)
+    accepted = await services.admission.accept(
+        principal,
+        NewJob(
+            tenant_id=tenant.id,
+            channel=Channel.WEBHOOK,
+            queue=QUEUE_FOR_CHANNEL[Channel.WEBHOOK],
+            priority=effective_priority(tenant.plan, body.priority),
+            payload=payload,
+            ordering_key=body.ordering_key,
+            idempotency_key=idempotency_key,
+            request_hash=_request_hash(body),
+        ),
+    )
+    if accepted.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    else:
+        services.wakeup.notify()
+    return Queued(id=accepted.job.id, status=accepted.job.status.value)
+
+
+def _issued(issued: IssuedSecret, response: Response) -> WebhookSecretIssued:
+    response.headers.update(_NO_STORE)
+    return WebhookSecretIssued(
+        secret=issued.secret,
+        preview=issued.preview,
+        created_at=issued.created_at,
+        previous_expires_at=issued.previous_expires_at,
+    )
+
+
+@router.post("/v1/webhook-secret", status_code=201, response_model=WebhookSecretIssued)
+async def create_secret(
+    principal: PrincipalDep, services: ServicesDep, response: Response
+) -> WebhookSecretIssued:
+    """Generate the signing secret; shown in this response only. 409 if one exists."""
+    issued = await services.webhooks.secrets.create(principal.tenant.id)
+    return _issued(issued, response)
+
+
+@router.get("/v1/webhook-secret", response_model=WebhookSecretStatus)
+async def get_secret(principal: PrincipalDep, services: ServicesDep) -> WebhookSecretStatus:
+    """Whether a secret is configured, when it was created, and a masked preview."""
+    status = await services.webhooks.secrets.status(principal.tenant.id)
+    return WebhookSecretStatus(
+        configured=status.configured,
+        preview=status.preview,
+        created_at=status.created_at,
+        previous_preview=status.previous_preview,
+        previous_expires_at=status.previous_expires_at,
+    )
+
+
+@router.post("/v1/webhook-secret/rotate", response_model=WebhookSecretIssued)
+async def rotate_secret(
+    principal: PrincipalDep, services: ServicesDep, response: Response
+) -> WebhookSecretIssued:
+    """A new secret (shown once); the old one signs beside it for the overlap window."""
+    issued = await services.webhooks.secrets.rotate(principal.tenant.id)
+    return _issued(issued, response)
+
+
+@router.delete("/v1/webhook-secret", status_code=204)
+async def delete_secret(principal: PrincipalDep, services: ServicesDep) -> Response:
+    """Delete the secret (and any overlapping one); deliveries go unsigned."""
+    await services.webhooks.secrets.delete(principal.tenant.id)
+    return Response(status_code=204)
+
+
+@router.get("/v1/webhook-endpoints/gone", response_model=list[GoneEndpointPublic])
+async def list_gone(principal: PrincipalDep, services: ServicesDep) -> list[GoneEndpointPublic]:
+    """URLs that answered 410 Gone; jobs to them fail at once until re-enabled."""
+    gone = await services.webhooks.store.gone(principal.tenant.id)
+    return [GoneEndpointPublic(url=g.url, job_id=g.job_id, gone_at=g.gone_at) for g in gone]
+
+
+@router.post("/v1/webhook-endpoints/enable", status_code=204)
+async def enable_endpoint(
+    body: EndpointUrl, principal: PrincipalDep, services: ServicesDep
+) -> Response:
+    """Deliver to a gone URL again. 404 when the URL is not marked gone."""
+    await services.webhooks.store.reenable(principal.tenant.id, normalise_url(body.url))
+    return Response(status_code=204)

@@ -1,0 +1,72 @@
+"""Request and response bodies of the webhook endpoints."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
+
+from homing.api.schemas import PriorityName
+from homing.webhooks.message import header_problem
+
+_EVENT_TYPE = re.compile(r"[A-Za-z0-9._:/-]{1,200}")
+
+MAX_TENANT_HEADERS = 50
+
+Url = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+
+
+class WebhookCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: Url
+    payload: JsonValue
+    headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_TENANT_HEADERS)
+    event_type: str | None = None
+    priority: PriorityName | None = None
+    ordering_key: str | None = Field(default=None, min_length=1, max_length=255)
+
+    @model_validator(mode="after")
+    def _valid(self) -> WebhookCreate:
+        if self.event_type is not None and not _EVENT_TYPE.fullmatch(self.event_type):
+            raise ValueError("'event_type' is 1-200 of letters, digits and . _ : / -")
+        seen: set[str] = set()
+        for name, value in self.headers.items():
+            problem = header_problem(name, value)
+            if problem is None and name.lower() in seen:
+                problem = f"header {name!r} is given twice"
+            if problem is not None:
+                raise ValueError(problem)
+            seen.add(name.lower())
+        return self
+
+
+class WebhookSecretIssued(BaseModel):
+    """A new secret: shown in this response only."""
+
+    secret: str
+    preview: str
+    created_at: datetime
+    previous_expires_at: datetime | None = None
+
+
+class WebhookSecretStatus(BaseModel):
+    configured: bool
+    preview: str | None
+    created_at: datetime | None
+    previous_preview: str | None
+    previous_expires_at: datetime | None
+
+
+class EndpointUrl(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: Url
+
+
+class GoneEndpointPublic(BaseModel):
+    url: str
+    job_id: str
+    gone_at: datetime

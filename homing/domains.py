@@ -1,0 +1,166 @@
+"""Sending domains: register with the tenant's provider, verify, and guard senders.
+
+The sender rule: a tenant that has registered at least one sending domain may send
+only from domains verified at one of its providers; ``from`` on any other domain is
+refused with 422 ``domain_not_verified``. A tenant that has registered none is not
+checked here, and its providers apply their own sender verification (an unverified
+sender then fails as ``message_permanent``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from email.utils import parseaddr
+from typing import Final, TypeVar
+
+import httpx
+
+from homing.clock import Clock, as_datetime
+from homing.crypto import Sealer
+from homing.dispatch.senders import open_credentials
+from homing.errors import Conflict, InvalidRequest
+from homing.models import Channel, new_id
+from homing.providers.base import ProviderFailure
+from homing.providers.domains import DomainInfo, DomainStatus, domain_provider
+from homing.store.domains import DomainStore, SendingDomain
+from homing.store.providers import ProviderStore
+
+_T = TypeVar("_T")
+_NAME: Final = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+
+
+class DomainNotVerified(InvalidRequest):
+    """The sender's domain is not a verified sending domain of this tenant."""
+
+    code = "domain_not_verified"
+
+
+class ProviderRefused(InvalidRequest):
+    """The provider did not do what was asked."""
+
+    code = "provider_error"
+
+
+def domain_name(value: str) -> str:
+    """A lower-case DNS name without a trailing dot; InvalidRequest otherwise."""
+    name = value.strip().lower().rstrip(".")
+    if not _NAME.match(name):
+        raise InvalidRequest("not a domain name", {"domain": value})
+    return name
+
+
+def sender_domain(sender: str) -> str:
+    return parseaddr(sender)[1].rpartition("@")[2].lower()
+
+
+async def _asked(provider: str, call: Awaitable[_T]) -> _T:
+    try:
+        return await call
+    except ProviderFailure as exc:
+        raise ProviderRefused(
+            f"{provider} did not accept the request: {exc.detail}",
+            {"failure_class": exc.failure_class.value},
+        ) from None
+
+
+class Domains:
+    def __init__(
+        self,
+        store: DomainStore,
+        providers: ProviderStore,
+        sealer: Sealer,
+        http: httpx.AsyncClient,
+        clock: Clock,
+    ) -> None:
+        self._store = store
+        self._providers = providers
+        self._sealer = sealer
+        self._http = http
+        self._clock = clock
+
+    async def register(self, tenant_id: str, name: str, account_id: str) -> SendingDomain:
+        """Register ``name`` with one of the tenant's email providers; its DNS records."""
+        name = domain_name(name)
+        account = await self._providers.get(tenant_id, account_id)
+        if account.channel is not Channel.EMAIL:
+            raise InvalidRequest("sending domains belong to email providers")
+        if await self._store.find(tenant_id, account.id, name) is not None:
+            raise Conflict("this provider already has this domain", {"domain": name})
+        credentials = open_credentials(self._sealer, account)
+        adapter = domain_provider(account.provider, credentials, account.config, self._http)
+        info = await _asked(account.provider, adapter.create_domain(name))
+        now = as_datetime(self._clock.now())
+        domain = SendingDomain(
+            id=new_id(),
+            tenant_id=tenant_id,
+            provider_account_id=account.id,
+            provider=account.provider,
+            domain=name,
+            provider_domain_id=info.provider_domain_id or name,
+            status=info.status,
+            records=info.records,
+            created_at=now,
+            updated_at=now,
+            verified_at=now if info.status is DomainStatus.VERIFIED else None,
+        )
+        return await self._store.add(domain)
+
+    async def verify(self, tenant_id: str, domain_id: str) -> SendingDomain:
+        """Ask the provider to check the domain's records now, and keep what it says."""
+        domain = await self._store.get(tenant_id, domain_id)
+        account = await self._providers.get(tenant_id, domain.provider_account_id)
+        credentials = open_credentials(self._sealer, account)
+        adapter = domain_provider(account.provider, credentials, account.config, self._http)
+        call = adapter.verify_domain(domain.provider_domain_id, domain.records)
+        info = await _asked(account.provider, call)
+        return await self._store.checked(self._merged(domain, info))
+
+    def _merged(self, domain: SendingDomain, info: DomainInfo) -> SendingDomain:
+        now = as_datetime(self._clock.now())
+        verified_at = domain.verified_at
+        if info.status is DomainStatus.VERIFIED and verified_at is None:
+            verified_at = now
+        return replace(
+            domain,
+            status=info.status,
+            records=info.records or domain.records,
+            updated_at=now,
+            verified_at=verified_at,
+        )
+
+    async def get(self, tenant_id: str, domain_id: str) -> SendingDomain:
+        return await self._store.get(tenant_id, domain_id)
+
+    async def all(self, tenant_id: str) -> list[SendingDomain]:
+        return await self._store.all(tenant_id)
+
+    async def delete(self, tenant_id: str, domain_id: str) -> None:
+        """Forget a domain here (the provider keeps its own registration)."""
+        await self._store.delete(tenant_id, domain_id)
+
+    async def require_verified_sender(self, tenant_id: str, sender: str) -> None:
+        """DomainNotVerified when the tenant has sending domains and ``sender``'s is not
+        verified at any of its providers."""
+        (await self.sender_check(tenant_id))(sender)
+
+    async def sender_check(self, tenant_id: str) -> Callable[[str], None]:
+        """The sender rule over the tenant's domains as they are now (one query), for
+        checking many messages."""
+        registered = await self._store.statuses(tenant_id)
+        return lambda sender: check_sender(registered, sender)
+
+
+def check_sender(registered: Mapping[str, set[DomainStatus]], sender: str) -> None:
+    """DomainNotVerified unless no domain is registered or ``sender``'s is verified."""
+    if not registered:
+        return
+    name = sender_domain(sender)
+    statuses = registered.get(name, set())
+    if DomainStatus.VERIFIED not in statuses:
+        state = "not registered" if not statuses else "not verified yet"
+        raise DomainNotVerified(
+            f"{name} is {state}: send from a verified sending domain",
+            {"domain": name, "registered": bool(statuses)},
+        )

@@ -1,0 +1,66 @@
+"""SendGrid Event Webhook bodies: a JSON array of events, custom args flattened in each."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent, payload_hash
+from homing.inbound.parse import brief, epoch, load_json, mapping, text, unreadable
+
+_TYPES: Final = {
+    "delivered": EventType.DELIVERED,
+    "open": EventType.OPENED,
+    "click": EventType.CLICKED,
+    "deferred": EventType.DEFERRED,
+    "spamreport": EventType.COMPLAINED,
+    "unsubscribe": EventType.UNSUBSCRIBED,
+    "group_unsubscribe": EventType.UNSUBSCRIBED,
+    "processed": EventType.INFO,
+}
+# `dropped` because the address bounced before or is invalid is a hard bounce (§6).
+_HARD_DROP_REASONS: Final = ("bounced address", "invalid")
+
+
+def split(body: bytes, headers: Mapping[str, str]) -> list[RawEvent]:
+    """One entry per array element, deduplicated on ``sg_event_id``."""
+    try:
+        document = load_json(body)
+    except EventError as exc:
+        return [unreadable(body, str(exc))]
+    if not isinstance(document, list):
+        return [unreadable(body, "the body is not a JSON array")]
+    entries = []
+    for item in document:
+        event_id = text(item.get("sg_event_id")) if isinstance(item, dict) else None
+        entries.append(RawEvent.of(event_id or f"hash:{payload_hash(item)}", item))
+    return entries
+
+
+def _type(event: str, item: dict[str, Any]) -> EventType:
+    if event == "bounce":
+        return EventType.DEFERRED if item.get("type") == "blocked" else EventType.BOUNCED
+    if event == "dropped":
+        reason = str(item.get("reason") or "").lower()
+        hard = any(phrase in reason for phrase in _HARD_DROP_REASONS)
+        return EventType.BOUNCED if hard else EventType.INFO
+    return _TYPES.get(event, EventType.INFO)
+
+
+def interpret(payload: Any) -> DeliveryEvent:
+    """One SendGrid event in Homing's terms."""
+    item = mapping(payload, "the event")
+    event = text(item.get("event"))
+    if event is None:
+        raise EventError("the event has no 'event' field")
+    message_id = text(item.get("sg_message_id"))
+    return DeliveryEvent(
+        type=_type(event, item),
+        vendor_type=event,
+        occurred_at=epoch(item.get("timestamp")),
+        recipient=text(item.get("email")),
+        job_hint=text(item.get("hjid")),
+        # sg_message_id is X-Message-Id plus a ".filter…" suffix.
+        message_ids=(message_id.split(".", 1)[0],) if message_id else (),
+        detail=brief(item, "event", "reason", "status", "type", "response", "attempt", "url"),
+    )

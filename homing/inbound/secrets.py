@@ -1,0 +1,179 @@
+"""Each provider account's inbound secret: checked, sealed, masked, and used to verify.
+
+| provider | body of ``PUT /v1/providers/{id}/inbound`` |
+| --- | --- |
+| sendgrid | ``{"verification_key": "<base64 DER public key>"}`` |
+| resend | ``{"signing_secret": "whsec_…"}`` |
+| mailgun | ``{"signing_secret": "<webhook signing key>"}`` |
+| postmark | ``{"basic_auth": {"username": …, "password": …}}`` |
+
+The secret is sealed with AES-256-GCM bound to (provider_inbound, account id, kind)
+and opened only to verify a request; responses show a masked preview.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+import orjson
+
+from homing.clock import Clock, as_datetime
+from homing.crypto import Sealer, mask
+from homing.errors import InvalidRequest, NotFound
+from homing.inbound.verify import mailgun, postmark, resend, sendgrid
+from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
+from homing.store.providers import ProviderStore
+
+TABLE: Final = "provider_inbound"
+KINDS: Final = {
+    "sendgrid": "verification_key",
+    "resend": "signing_secret",
+    "mailgun": "signing_secret",
+    "postmark": "basic_auth",
+}
+Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], None]
+VERIFIERS: Final[dict[str, Verifier]] = {
+    "sendgrid": lambda s, body, h, now: sendgrid.verify(s["verification_key"], body, h, now=now),
+    "resend": lambda s, body, h, now: resend.verify(s["signing_secret"], body, h),
+    "mailgun": lambda s, body, h, now: mailgun.verify(s["signing_secret"], body, now=now),
+    "postmark": lambda s, body, h, now: postmark.verify(
+        s["basic_auth"]["username"], s["basic_auth"]["password"], h
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class InboundSecretInfo:
+    """What a tenant may see of an account's inbound secret."""
+
+    provider_account_id: str
+    provider: str
+    kind: str
+    preview: str
+    path: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class InboundTarget:
+    """A live account ready to verify a request; ``secret`` is plaintext, never shown."""
+
+    provider_account_id: str
+    tenant_id: str
+    provider: str
+    secret: dict[str, Any] = field(repr=False)
+
+    def verify(self, body: bytes, headers: Mapping[str, str], now: float) -> None:
+        """Raise VerificationFailed unless the request is this account's provider's."""
+        VERIFIERS[self.provider](self.secret, body, headers, now)
+
+
+def inbound_path(provider: str, account_id: str) -> str:
+    return f"/inbound/{provider}/{account_id}"
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str) or len(value) < 8 or len(value) > 4096:
+        raise ValueError("the secret must be a string of 8 to 4096 characters")
+    return value
+
+
+def _basic_auth(value: Any) -> None:
+    fields = value if isinstance(value, dict) else {}
+    username, password = fields.get("username"), fields.get("password")
+    if set(fields) != {"username", "password"} or not all(
+        isinstance(v, str) and 0 < len(v) <= 256 for v in (username, password)
+    ):
+        raise ValueError("basic_auth needs a username and a password")
+    if ":" in str(username):
+        raise ValueError("a basic-auth username cannot contain ':'")
+
+
+_CHECKS: Final[dict[str, Callable[[Any], object]]] = {
+    "sendgrid": lambda value: sendgrid.load_verification_key(_string(value)),
+    "resend": lambda value: resend.check_secret(_string(value)),
+    "mailgun": _string,
+    "postmark": _basic_auth,
+}
+
+
+def _preview(value: Any) -> str:
+    if isinstance(value, dict):
+        return f"username={mask(value['username'])}, password={mask(value['password'])}"
+    return mask(str(value))
+
+
+def _checked(provider: str, given: dict[str, Any]) -> Any:
+    """The value to seal for ``provider``; InvalidRequest when it is not usable."""
+    kind = KINDS.get(provider)
+    if kind is None:
+        raise InvalidRequest(f"{provider} sends no events Homing can verify")
+    if set(given) != {kind}:
+        raise InvalidRequest(f"{provider} needs exactly {kind!r}", {"expected": kind})
+    try:
+        _CHECKS[provider](given[kind])
+    except ValueError as exc:
+        raise InvalidRequest(str(exc), {"field": kind}) from None
+    return given[kind]
+
+
+class InboundSecrets:
+    def __init__(
+        self, store: InboundSecretStore, providers: ProviderStore, sealer: Sealer, clock: Clock
+    ) -> None:
+        self._store = store
+        self._providers = providers
+        self._sealer = sealer
+        self._clock = clock
+
+    async def put(
+        self, tenant_id: str, account_id: str, given: dict[str, Any]
+    ) -> InboundSecretInfo:
+        """Check and seal the secret of one of the tenant's accounts (replacing any)."""
+        account = await self._providers.get(tenant_id, account_id)
+        value = _checked(account.provider, given)
+        kind = KINDS[account.provider]
+        sealed = self._sealer.seal(
+            orjson.dumps({kind: value}), table=TABLE, row_id=account.id, field=kind
+        )
+        now = as_datetime(self._clock.now())
+        stored = StoredSecret(
+            account.id, tenant_id, account.provider, kind, sealed, _preview(value), now
+        )
+        await self._store.put(stored)
+        return _info(stored)
+
+    async def get(self, tenant_id: str, account_id: str) -> InboundSecretInfo:
+        stored = await self._store.get(tenant_id, account_id)
+        if stored is None:
+            raise NotFound("this provider has no inbound secret")
+        return _info(stored)
+
+    async def delete(self, tenant_id: str, account_id: str) -> None:
+        if not await self._store.delete(tenant_id, account_id):
+            raise NotFound("this provider has no inbound secret")
+
+    async def target(self, provider: str, account_id: str) -> InboundTarget | None:
+        """The account an inbound URL names, with its secret opened; None if unusable."""
+        stored = await self._store.for_inbound(provider, account_id)
+        if stored is None:
+            return None
+        plaintext = self._sealer.open(
+            stored.secret_sealed, table=TABLE, row_id=stored.provider_account_id, field=stored.kind
+        )
+        secret: dict[str, Any] = orjson.loads(plaintext)
+        return InboundTarget(stored.provider_account_id, stored.tenant_id, provider, secret)
+
+
+def _info(stored: StoredSecret) -> InboundSecretInfo:
+    return InboundSecretInfo(
+        provider_account_id=stored.provider_account_id,
+        provider=stored.provider,
+        kind=stored.kind,
+        preview=stored.preview,
+        path=inbound_path(stored.provider, stored.provider_account_id),
+        updated_at=stored.updated_at,
+    )

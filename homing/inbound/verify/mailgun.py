@@ -1,0 +1,36 @@
+"""Mailgun signs inside the body: ``signature: {timestamp, token, signature}``.
+
+The signature is hex HMAC-SHA256 of ``timestamp + token`` keyed with the account's
+webhook signing key. The body must be parsed to find it; nothing else in it is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from homing.inbound.verify import VerificationFailed, fresh
+
+
+def _signature_block(body: bytes) -> tuple[str, str, str]:
+    try:
+        document: Any = json.loads(body)
+        block = document["signature"]
+        parts = (block["timestamp"], block["token"], block["signature"])
+    except (ValueError, KeyError, TypeError):
+        raise VerificationFailed() from None
+    if not all(isinstance(part, str | int) and not isinstance(part, bool) for part in parts):
+        raise VerificationFailed()
+    timestamp, token, signature = (str(part) for part in parts)
+    return timestamp, token, signature
+
+
+def verify(signing_key: str, body: bytes, *, now: float) -> None:
+    """Raise VerificationFailed unless the body's signature block is valid and recent."""
+    timestamp, token, signature = _signature_block(body)
+    fresh(timestamp, now)
+    expected = hmac.new(signing_key.encode(), (timestamp + token).encode(), hashlib.sha256)
+    if not hmac.compare_digest(expected.hexdigest().encode(), signature.encode()):
+        raise VerificationFailed()

@@ -1,0 +1,1 @@
+"""The webhook channel: the SSRF guard, the guarded transport and the sender."""

@@ -1,0 +1,217 @@
+"""Which addresses a webhook may reach (DESIGN §6): a pure classifier and URL check.
+
+Every address that is not globally routable is refused — loopback in any spelling,
+RFC 1918, carrier-grade NAT, link-local (cloud metadata lives there), unique-local,
+IPv4-mapped and -compatible IPv6, multicast, unspecified and reserved ranges — unless
+an operator opened its range with ``HOMING_WEBHOOK_ALLOWED_NETWORKS``. IPv6 forms that
+carry an IPv4 address on to a gateway (NAT64, 6to4) are judged by that IPv4 address.
+
+``check_url`` runs when a webhook is accepted, on the URL alone (no DNS). The
+authoritative check runs at connect time on the resolved addresses
+(``homing.providers.webhook.transport``).
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+import re
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import httpx
+
+from homing.errors import UrlRefused
+
+__all__ = [
+    "AddressPolicy",
+    "IPAddress",
+    "IPNetwork",
+    "Refusal",
+    "UrlPolicy",
+    "check_url",
+    "classify",
+    "literal_address",
+    "normalise_url",
+    "parse_networks",
+]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+MAX_URL_LENGTH = 2048
+
+
+class Refusal(enum.StrEnum):
+    """Why an address is refused; the value is what errors and attempts show."""
+
+    LOOPBACK = "loopback"
+    PRIVATE = "private"
+    CARRIER_GRADE_NAT = "carrier_grade_nat"
+    METADATA = "cloud_metadata"
+    LINK_LOCAL = "link_local"
+    UNIQUE_LOCAL = "unique_local"
+    IPV4_MAPPED = "ipv4_mapped"
+    MULTICAST = "multicast"
+    UNSPECIFIED = "unspecified"
+    RESERVED = "reserved"
+    NOT_ALLOWED = "not_in_allowed_networks"
+
+
+_N = ipaddress.ip_network
+# First match wins, so the specific ranges come before the ones that contain them.
+_RANGES: tuple[tuple[IPNetwork, Refusal], ...] = (
+    (_N("169.254.169.254/32"), Refusal.METADATA),
+    (_N("fd00:ec2::254/128"), Refusal.METADATA),
+    (_N("0.0.0.0/32"), Refusal.UNSPECIFIED),
+    (_N("::/128"), Refusal.UNSPECIFIED),
+    (_N("0.0.0.0/8"), Refusal.RESERVED),
+    (_N("127.0.0.0/8"), Refusal.LOOPBACK),
+    (_N("::1/128"), Refusal.LOOPBACK),
+    (_N("10.0.0.0/8"), Refusal.PRIVATE),
+    (_N("172.16.0.0/12"), Refusal.PRIVATE),
+    (_N("192.168.0.0/16"), Refusal.PRIVATE),
+    (_N("100.64.0.0/10"), Refusal.CARRIER_GRADE_NAT),
+    (_N("169.254.0.0/16"), Refusal.LINK_LOCAL),
+    (_N("fe80::/10"), Refusal.LINK_LOCAL),
+    (_N("fc00::/7"), Refusal.UNIQUE_LOCAL),
+    (_N("fec0::/10"), Refusal.UNIQUE_LOCAL),
+    (_N("::ffff:0:0/96"), Refusal.IPV4_MAPPED),
+    (_N("::ffff:0:0:0/96"), Refusal.IPV4_MAPPED),
+    (_N("::/96"), Refusal.IPV4_MAPPED),
+    (_N("224.0.0.0/4"), Refusal.MULTICAST),
+    (_N("ff00::/8"), Refusal.MULTICAST),
+    (_N("240.0.0.0/4"), Refusal.RESERVED),
+    (_N("192.88.99.0/24"), Refusal.RESERVED),
+)
+_NAT64 = _N("64:ff9b::/96")
+_SIX_TO_FOUR = _N("2002::/16")
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    if address in _NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address.sixtofour
+
+
+def classify(address: IPAddress) -> Refusal | None:
+    """Why ``address`` is not a public destination, or None when it is one.
+
+    The allow-list is not consulted here; see ``AddressPolicy``.
+    """
+    for network, refusal in _RANGES:
+        if address.version == network.version and address in network:
+            return refusal
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(address)
+        if embedded is not None:
+            return classify(embedded)
+    return None if address.is_global else Refusal.RESERVED
+
+
+@dataclass(frozen=True, slots=True)
+class AddressPolicy:
+    """What one client may connect to: public addresses (if ``allow_public``) and
+    any address inside ``allowed_networks``."""
+
+    allowed_networks: tuple[IPNetwork, ...] = ()
+    allow_public: bool = True
+
+    def refusal(self, address: IPAddress) -> Refusal | None:
+        if any(address in n for n in self.allowed_networks if n.version == address.version):
+            return None
+        reason = classify(address)
+        if reason is None and not self.allow_public:
+            return Refusal.NOT_ALLOWED
+        return reason
+
+
+def parse_networks(values: Iterable[str]) -> tuple[IPNetwork, ...]:
+    """CIDR strings (``127.0.0.0/8``, ``10.1.2.3``) as networks; ValueError if malformed."""
+    return tuple(ipaddress.ip_network(v.strip(), strict=False) for v in values if v.strip())
+
+
+_LEGACY_IPV4 = re.compile(r"[0-9a-fA-FxX.]+")
+_HOSTNAME = re.compile(
+    r"(?=.{1,253}\.?$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.?)+", re.IGNORECASE
+)
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """The address a host names without DNS: an IP literal in any spelling the system
+    resolver accepts (``127.1``, ``0x7f.0.0.1``, ``2130706433``), or ``localhost``."""
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    if _LEGACY_IPV4.fullmatch(host) and any(c.isdigit() for c in host):
+        try:
+            return ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    name = host.rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return ipaddress.IPv4Address("127.0.0.1")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class UrlPolicy:
+    require_https: bool = True
+    allowed_networks: tuple[IPNetwork, ...] = ()
+
+    def for_scheme(self, scheme: str) -> AddressPolicy:
+        """Plain http, when https is required, may reach only the allowed networks."""
+        public = scheme == "https" or not self.require_https
+        return AddressPolicy(self.allowed_networks, allow_public=public)
+
+
+def _refuse(reason: str, message: str) -> UrlRefused:
+    return UrlRefused(message, {"reason": reason})
+
+
+def _parse(url: str) -> httpx.URL:
+    if len(url) > MAX_URL_LENGTH:
+        raise _refuse("too_long", f"the URL is longer than {MAX_URL_LENGTH} characters")
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        raise _refuse("malformed", "the URL cannot be parsed") from None
+    if parsed.scheme not in ("http", "https"):
+        raise _refuse("scheme", "only http and https URLs can receive webhooks")
+    if parsed.userinfo:
+        raise _refuse("credentials", "URLs with a user name or password are refused")
+    return parsed
+
+
+def normalise_url(url: str) -> str:
+    """The URL as Homing stores and compares it (what ``check_url`` returns)."""
+    try:
+        return str(httpx.URL(url))
+    except httpx.InvalidURL:
+        raise _refuse("malformed", "the URL cannot be parsed") from None
+
+
+def check_url(url: str, policy: UrlPolicy) -> str:
+    """Refuse what can be refused from the URL alone; return the normalised URL.
+
+    Raises ``UrlRefused`` (with ``details.reason``) for a scheme other than http(s),
+    credentials in the URL, a malformed host, an IP literal (or ``localhost``) that
+    the policy refuses, and plain http that can never be allowed.
+    """
+    parsed = _parse(url)
+    host = parsed.raw_host.decode("ascii")
+    address = literal_address(host)
+    if address is None and not _HOSTNAME.fullmatch(host):
+        raise _refuse("host", "the URL's host is not a valid host name or IP address")
+    rules = policy.for_scheme(parsed.scheme)
+    if address is not None:
+        reason = rules.refusal(address)
+        if reason is Refusal.NOT_ALLOWED:
+            raise _refuse("https_required", "plain http is only allowed to allowed networks")
+        if reason is not None:
+            raise _refuse(reason.value, f"webhook URLs may not point at {reason.value} addresses")
+    elif not rules.allow_public and not rules.allowed_networks:
+        raise _refuse("https_required", "webhook URLs must use https")
+    return str(parsed)

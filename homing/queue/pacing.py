@@ -1,0 +1,99 @@
+"""Pacing: each provider account's rate rules, checked before every call to it.
+
+A rule is ``{"scope": "account"|"recipient", "limit": N, "per_seconds": S}`` in the
+account's ``config.rate_rules``. A send takes one slot from every rule that applies;
+when any is full the provider counts as throttled for this job (DESIGN §3), and the
+job learns when the fullest rule frees a slot. Windows live where the rate limiter
+keeps them: Redis when several processes share it, memory otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from homing.models import Job, ProviderAccount
+from homing.ratelimit import RateLimiter
+
+Scope = Literal["account", "recipient"]
+
+
+class RateRule(BaseModel):
+    """One pacing rule; the API validates ``config.rate_rules`` with this model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scope: Scope
+    limit: int = Field(ge=1, le=1_000_000)
+    per_seconds: int = Field(ge=1, le=86_400)
+
+
+RATE_RULES = TypeAdapter(list[RateRule])
+
+
+def rules_of(config: dict[str, Any]) -> list[RateRule]:
+    """The account's rules (already validated when they were stored)."""
+    return RATE_RULES.validate_python(config.get("rate_rules") or [])
+
+
+@dataclass(frozen=True, slots=True)
+class Paced:
+    """A send refused by pacing: which rule, and seconds until it has room again."""
+
+    rule: RateRule
+    wait: float
+
+    @property
+    def detail(self) -> str:
+        r = self.rule
+        return f"paced: {r.scope} rule {r.limit} per {r.per_seconds}s is full"
+
+
+def recipient_of(job: Job) -> str | None:
+    """Who a job is addressed to, for ``recipient`` rules (emails compare caselessly)."""
+    to = job.payload.get("to") or job.payload.get("url")
+    return str(to).strip().lower() if to else None
+
+
+class Pacer:
+    def __init__(self, limiter: RateLimiter) -> None:
+        self._limiter = limiter
+
+    async def take(self, account: ProviderAccount, job: Job) -> Paced | None:
+        """Take a slot from every rule of ``account`` that applies to ``job``.
+
+        Rules are looked at first and taken only when all have room, so a full
+        recipient rule does not also spend a slot of the account rule.
+        """
+        keyed = self._keys(account, job, rules_of(account.config))
+        if not keyed:
+            return None
+        for key, rule in keyed:
+            decision = await self._limiter.peek(key, rule.limit, rule.per_seconds)
+            if not decision.allowed:
+                return Paced(rule, max(0.001, decision.reset_at - time.time()))
+        for key, rule in keyed:
+            decision = await self._limiter.hit(key, rule.limit, rule.per_seconds)
+            if not decision.allowed:
+                return Paced(rule, max(0.001, decision.reset_at - time.time()))
+        return None
+
+    def _keys(
+        self, account: ProviderAccount, job: Job, rules: Sequence[RateRule]
+    ) -> list[tuple[str, RateRule]]:
+        keyed = []
+        for index, rule in enumerate(rules):
+            key = f"pace:{account.id}:{index}"
+            if rule.scope == "recipient":
+                recipient = recipient_of(job)
+                if recipient is None:
+                    continue
+                # Hashed: a recipient's address never becomes a Redis key.
+                key += ":" + hashlib.sha256(recipient.encode()).hexdigest()[:32]
+            keyed.append((key, rule))
+        return keyed

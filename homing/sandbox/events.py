@@ -1,0 +1,213 @@
+"""The sandbox posts provider events back, signed exactly as each provider signs them.
+
+- ``GET /_sandbox/keys``: the verification key and secrets, per provider, in the shape
+  of Homing's ``PUT /v1/providers/{id}/inbound`` body.
+- ``POST /_sandbox/events {"provider", "message_to", "type", "target_url"?, "job_id"?}``:
+  post one event about the latest accepted message to that address, now; the answer
+  has Homing's status and reply and the event as sent (body and headers).
+- ``POST /_sandbox/webhooks {"provider", "url", "events": [...]}``: after every
+  accepted send of that provider, post those events to ``url`` (in the background,
+  like the vendors); ``GET`` lists, ``DELETE`` forgets. ``GET /_sandbox/events`` lists
+  what was posted.
+
+Postmark posts with HTTP Basic: ``basic_auth`` in the request or the target, or
+``https://user:pass@host/…`` in the URL, else the sandbox's credentials from ``/keys``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from datetime import UTC, datetime
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from homing.sandbox.event_bodies import KINDS, build
+from homing.sandbox.state import RecordedMessage, SandboxState
+
+log = logging.getLogger("homing.sandbox")
+
+EVENT_PROVIDERS: Final = ("sendgrid", "resend", "postmark", "mailgun")
+POST_TIMEOUT_SECONDS: Final = 10.0
+
+
+class BadEventRequest(ValueError):
+    """The event request is malformed."""
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, "details": {}}}, status)
+
+
+def _auth(url: str, given: Any) -> tuple[str, tuple[str, str] | None]:
+    """The URL without userinfo, and the basic-auth pair from the request or the URL."""
+    parts = urlsplit(url)
+    auth = None
+    if isinstance(given, dict):
+        auth = (str(given.get("username", "")), str(given.get("password", "")))
+    if parts.username is not None:
+        auth = auth or (unquote(parts.username), unquote(parts.password or ""))
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        netloc += f":{parts.port}" if parts.port else ""
+        url = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return url, auth
+
+
+class EventPoster:
+    def __init__(self, state: SandboxState) -> None:
+        self.state = state
+
+    async def post(
+        self, message: RecordedMessage, kind: str, url: str, basic_auth: Any = None
+    ) -> dict[str, Any]:
+        """Build, sign and post one event; what was sent and what came back."""
+        url, auth = _auth(url, basic_auth)
+        body, headers = build(message.provider, message, kind, self.state.keys, auth)
+        sent = {"Content-Type": "application/json", "User-Agent": "homing-sandbox", **headers}
+        async with httpx.AsyncClient(
+            timeout=POST_TIMEOUT_SECONDS, follow_redirects=False, trust_env=False
+        ) as client:
+            response = await client.post(url, content=body, headers=sent)
+        try:
+            reply: Any = response.json()
+        except ValueError:
+            reply = response.text
+        self.state.events_posted.append(
+            {
+                "provider": message.provider,
+                "type": kind,
+                "url": url,
+                "job_id": message.job_id,
+                "status": response.status_code,
+                "posted_at": datetime.now(UTC).isoformat(),
+            }
+        )
+        event = json.loads(body)
+        return {
+            "status": response.status_code,
+            "response": reply,
+            "event": event,
+            "headers": headers,
+        }
+
+    def after_send(self, message: RecordedMessage) -> None:
+        """Recorder listener: post the configured events about a message just accepted."""
+        target = self.state.webhooks.get(message.provider)
+        if target is None:
+            return
+        for kind in target["events"]:
+            coroutine = self._post_quietly(message, kind, target)
+            task = asyncio.get_running_loop().create_task(coroutine)
+            self.state.posts.add(task)
+            task.add_done_callback(self.state.posts.discard)
+
+    async def _post_quietly(
+        self, message: RecordedMessage, kind: str, target: dict[str, Any]
+    ) -> None:
+        try:
+            await self.post(message, kind, target["url"], target.get("basic_auth"))
+        except httpx.HTTPError as exc:
+            log.warning("sandbox event post failed", extra={"error": type(exc).__name__})
+
+
+def _latest(state: SandboxState, provider: str, to: str, job_id: str | None) -> RecordedMessage:
+    for message in reversed(state.recorder.messages(provider, job_id)):
+        if to.lower() in (address.lower() for address in message.to):
+            return message
+    raise LookupError(f"no {provider} message to {to} was accepted")
+
+
+def _target(payload: Any) -> dict[str, Any]:
+    if not isinstance(payload, dict) or payload.get("provider") not in EVENT_PROVIDERS:
+        raise BadEventRequest(f"provider must be one of {', '.join(EVENT_PROVIDERS)}")
+    url = payload.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise BadEventRequest("url must be an http(s) URL")
+    events = payload.get("events", ["delivered"])
+    if not isinstance(events, list) or not all(kind in KINDS for kind in events):
+        raise BadEventRequest(f"events must list some of {', '.join(KINDS)}")
+    return {"url": url, "events": events, "basic_auth": payload.get("basic_auth")}
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return json.loads(await request.body())
+    except ValueError:
+        raise BadEventRequest("the body is not valid JSON") from None
+
+
+def _event_request(state: SandboxState, payload: Any) -> tuple[RecordedMessage, str, str]:
+    if not isinstance(payload, dict) or payload.get("provider") not in EVENT_PROVIDERS:
+        raise BadEventRequest(f"provider must be one of {', '.join(EVENT_PROVIDERS)}")
+    provider, kind = payload["provider"], payload.get("type")
+    if kind not in KINDS:
+        raise BadEventRequest(f"type must be one of {', '.join(KINDS)}")
+    url = payload.get("target_url") or state.webhooks.get(provider, {}).get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise BadEventRequest("give target_url, or configure /_sandbox/webhooks first")
+    to = str(payload.get("message_to") or "")
+    return _latest(state, provider, to, payload.get("job_id")), kind, url
+
+
+class _EventRoutes:
+    def __init__(self, state: SandboxState, poster: EventPoster) -> None:
+        self.state = state
+        self.poster = poster
+
+    async def keys(self, request: Request) -> Response:
+        return JSONResponse(self.state.keys.listing())
+
+    async def post_event(self, request: Request) -> Response:
+        try:
+            payload = await _json(request)
+            message, kind, url = _event_request(self.state, payload)
+        except BadEventRequest as exc:
+            return _error(400, "invalid_event", str(exc))
+        except LookupError as exc:
+            return _error(404, "no_message", str(exc))
+        try:
+            result = await self.poster.post(message, kind, url, payload.get("basic_auth"))
+        except httpx.HTTPError as exc:
+            return _error(502, "post_failed", f"posting the event failed: {type(exc).__name__}")
+        return JSONResponse(result)
+
+    async def posted(self, request: Request) -> Response:
+        return JSONResponse(list(self.state.events_posted))
+
+    async def set_webhook(self, request: Request) -> Response:
+        try:
+            payload = await _json(request)
+            target = _target(payload)
+        except BadEventRequest as exc:
+            return _error(400, "invalid_webhook", str(exc))
+        self.state.webhooks[payload["provider"]] = target
+        return JSONResponse({"provider": payload["provider"], **target}, status_code=201)
+
+    async def list_webhooks(self, request: Request) -> Response:
+        return JSONResponse(self.state.webhooks)
+
+    async def clear_webhooks(self, request: Request) -> Response:
+        self.state.webhooks.clear()
+        return Response(status_code=204)
+
+
+def routes(state: SandboxState) -> list[BaseRoute]:
+    """The routes to add under ``/_sandbox``; installs the after-send poster."""
+    poster = EventPoster(state)
+    state.recorder.listeners["events"] = poster.after_send
+    handlers = _EventRoutes(state, poster)
+    return [
+        Route("/keys", handlers.keys, methods=["GET"]),
+        Route("/events", handlers.post_event, methods=["POST"]),
+        Route("/events", handlers.posted, methods=["GET"]),
+        Route("/webhooks", handlers.set_webhook, methods=["POST"]),
+        Route("/webhooks", handlers.list_webhooks, methods=["GET"]),
+        Route("/webhooks", handlers.clear_webhooks, methods=["DELETE"]),
+    ]

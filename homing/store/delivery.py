@@ -1,0 +1,132 @@
+"""Applying a verified event: to one of its tenant's jobs, a suppression, a plan.
+
+Each function runs in one transaction with the settling of the journal entry, so an
+event is either fully applied and marked so, or not at all.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.clock import Clock, as_datetime
+from homing.inbound.billing import Payment
+from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType
+from homing.models import Channel
+from homing.store.database import Database
+from homing.store.inbound import event_values, settle
+from homing.store.inbound_schema import inbound_events
+from homing.store.schema import jobs, tenants
+from homing.store.suppressions import add_suppression, normalize_address, recipient_of
+
+MAX_JOB_ID = 36
+_REASONS = {EventType.BOUNCED: "hard_bounce", EventType.COMPLAINED: "complaint"}
+
+
+async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent) -> Any:
+    """The tenant's email job the event names: by hjid, else by provider message id."""
+    base = select(jobs.c.id, jobs.c.payload).where(
+        jobs.c.tenant_id == tenant_id, jobs.c.channel == Channel.EMAIL.value
+    )
+    hint = event.job_hint
+    if hint and len(hint) <= MAX_JOB_ID:
+        row = (await conn.execute(base.where(jobs.c.id == hint))).first()
+        if row is not None:
+            return row
+    if event.message_ids:
+        ids = [m for m in event.message_ids if len(m) <= 255]
+        query = base.where(jobs.c.provider_message_id.in_(ids)).limit(1)
+        return (await conn.execute(query)).first()
+    return None
+
+
+class DeliveryStore:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def apply(
+        self, entry_id: str, source: str, tenant_id: str, event: DeliveryEvent
+    ) -> str | None:
+        """Attach the event to its job (and suppress on a hard bounce or complaint).
+
+        Returns the job id, or None when no job of this tenant matches: then nothing
+        is written and the caller quarantines the entry.
+        """
+        now = as_datetime(self._clock.now())
+        async with self._db.transaction() as conn:
+            job = await _find_job(conn, tenant_id, event)
+            if job is None:
+                return None
+            values = {**event_values(event), "job_id": job.id, "tenant_id": tenant_id}
+            await settle(conn, entry_id, EntryStatus.APPLIED, now, {**values, "error": None})
+            address = event.recipient or recipient_of(Channel.EMAIL, dict(job.payload))
+            if event.suppresses and address:
+                suppression = {
+                    "tenant_id": tenant_id,
+                    "channel": Channel.EMAIL.value,
+                    "address": normalize_address(address),
+                    "reason": _REASONS[event.type],
+                    "source": source,
+                    "event_entry_id": entry_id,
+                    "created_at": now,
+                }
+                await add_suppression(conn, suppression)
+        return str(job.id)
+
+    async def pay(
+        self, entry_id: str, payment: Payment, vendor_type: str, occurred_at: datetime | None
+    ) -> bool:
+        """Move the tenant to the paid plan; False when a later payment already applied.
+
+        EventError when the tenant does not exist (the entry is then quarantined).
+        """
+        now = as_datetime(self._clock.now())
+        detail = {
+            "plan": payment.plan.value,
+            "amount": payment.amount,
+            "currency": payment.currency,
+            "reference": payment.reference,
+        }
+        values = {
+            "tenant_id": payment.tenant_id,
+            "event_type": EventType.PAYMENT.value,
+            "vendor_type": vendor_type[:100],
+            "occurred_at": occurred_at,
+            "detail": detail,
+            "error": None,
+        }
+        async with self._db.transaction() as conn:
+            found = select(tenants.c.id).where(tenants.c.id == payment.tenant_id)
+            if (await conn.execute(found)).first() is None:
+                raise EventError("the payment names no tenant of this Homing")
+            if await _superseded(conn, payment.tenant_id, entry_id, occurred_at):
+                await settle(conn, entry_id, EntryStatus.IGNORED, now, values)
+                return False
+            await conn.execute(
+                update(tenants)
+                .where(tenants.c.id == payment.tenant_id)
+                .values(plan=payment.plan.value)
+            )
+            await settle(conn, entry_id, EntryStatus.APPLIED, now, values)
+        return True
+
+
+async def _superseded(
+    conn: AsyncConnection, tenant_id: str, entry_id: str, occurred_at: datetime | None
+) -> bool:
+    """Whether a payment that happened later was already applied to this tenant."""
+    if occurred_at is None:
+        return False
+    c = inbound_events.c
+    query = select(c.id).where(
+        c.tenant_id == tenant_id,
+        c.event_type == EventType.PAYMENT.value,
+        c.status == EntryStatus.APPLIED.value,
+        c.occurred_at > occurred_at,
+        c.id != entry_id,
+    )
+    return (await conn.execute(query.limit(1))).first() is not None

@@ -1,0 +1,139 @@
+"""Sending domains a tenant registered with its providers, and their DNS records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+
+from homing.errors import Conflict, NotFound
+from homing.providers.domains import DnsRecord, DomainStatus
+from homing.store.database import Database
+from homing.store.inbound_schema import sending_domains
+from homing.store.schema import provider_accounts
+
+
+@dataclass(frozen=True, slots=True)
+class SendingDomain:
+    id: str
+    tenant_id: str
+    provider_account_id: str
+    provider: str
+    domain: str
+    provider_domain_id: str
+    status: DomainStatus
+    records: tuple[DnsRecord, ...]
+    created_at: datetime
+    updated_at: datetime
+    verified_at: datetime | None = None
+
+
+def _domain(row: Any) -> SendingDomain:
+    return SendingDomain(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        provider_account_id=row.provider_account_id,
+        provider=row.provider,
+        domain=row.domain,
+        provider_domain_id=row.provider_domain_id,
+        status=DomainStatus(row.status),
+        records=tuple(DnsRecord.of(r) for r in row.records),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        verified_at=row.verified_at,
+    )
+
+
+class DomainStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(self, domain: SendingDomain) -> SendingDomain:
+        """Store a registered domain; Conflict when the account already has it."""
+        values = {
+            "id": domain.id,
+            "tenant_id": domain.tenant_id,
+            "provider_account_id": domain.provider_account_id,
+            "provider": domain.provider,
+            "domain": domain.domain,
+            "provider_domain_id": domain.provider_domain_id,
+            "status": domain.status.value,
+            "records": [r.as_dict() for r in domain.records],
+            "created_at": domain.created_at,
+            "updated_at": domain.updated_at,
+            "verified_at": domain.verified_at,
+        }
+        try:
+            async with self._db.transaction() as conn:
+                await conn.execute(sending_domains.insert().values(**values))
+        except IntegrityError:
+            raise Conflict("this provider already has this domain") from None
+        return domain
+
+    async def find(self, tenant_id: str, account_id: str, name: str) -> SendingDomain | None:
+        c = sending_domains.c
+        query = select(sending_domains).where(
+            c.tenant_id == tenant_id, c.provider_account_id == account_id, c.domain == name
+        )
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        return _domain(row) if row else None
+
+    async def get(self, tenant_id: str, domain_id: str) -> SendingDomain:
+        c = sending_domains.c
+        query = select(sending_domains).where(c.id == domain_id, c.tenant_id == tenant_id)
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            raise NotFound("domain not found")
+        return _domain(row)
+
+    async def all(self, tenant_id: str) -> list[SendingDomain]:
+        c = sending_domains.c
+        query = select(sending_domains).where(c.tenant_id == tenant_id).order_by(c.domain, c.id)
+        async with self._db.transaction() as conn:
+            return [_domain(row) for row in (await conn.execute(query)).all()]
+
+    async def checked(self, domain: SendingDomain) -> SendingDomain:
+        """Store the outcome of a verification (status, records, times)."""
+        c = sending_domains.c
+        async with self._db.transaction() as conn:
+            await conn.execute(
+                update(sending_domains)
+                .where(c.id == domain.id, c.tenant_id == domain.tenant_id)
+                .values(
+                    status=domain.status.value,
+                    records=[r.as_dict() for r in domain.records],
+                    updated_at=domain.updated_at,
+                    verified_at=domain.verified_at,
+                )
+            )
+        return domain
+
+    async def delete(self, tenant_id: str, domain_id: str) -> None:
+        c = sending_domains.c
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                delete(sending_domains).where(c.id == domain_id, c.tenant_id == tenant_id)
+            )
+        if result.rowcount == 0:
+            raise NotFound("domain not found")
+
+    async def statuses(self, tenant_id: str) -> dict[str, set[DomainStatus]]:
+        """Each domain the tenant registered with a live provider account, with the
+        statuses it has there (one per account)."""
+        c, a = sending_domains.c, provider_accounts.c
+        query = (
+            select(c.domain, c.status)
+            .join(provider_accounts, a.id == c.provider_account_id)
+            .where(c.tenant_id == tenant_id, a.deleted_at.is_(None))
+        )
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        found: dict[str, set[DomainStatus]] = {}
+        for row in rows:
+            found.setdefault(row.domain, set()).add(DomainStatus(row.status))
+        return found

@@ -1,0 +1,223 @@
+"""The inbound event journal: store first, then apply, settle or quarantine.
+
+``journal`` runs in its own transaction, so every verified event is on disk before
+anything acts on it. Applying an event (its job's history, a suppression, a plan
+change) and settling its entry commit together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.clock import Clock, as_datetime
+from homing.inbound.events import DeliveryEvent, EntryStatus, EventType, RawEvent
+from homing.models import new_id
+from homing.store.database import Database
+from homing.store.inbound_schema import inbound_conflicts, inbound_events
+
+MAX_EVENT_ID = 255
+
+
+@dataclass(frozen=True, slots=True)
+class Journaled:
+    """What storing an event came to: a new entry, a repeat, or a security conflict."""
+
+    outcome: Literal["new", "duplicate", "conflict"]
+    entry_id: str
+    # A duplicate of an entry that was stored but never settled (the process stopped
+    # in between): applying it now completes the first delivery, it does not repeat it.
+    unsettled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal entry, as reprocessing and the job history read it."""
+
+    id: str
+    source: str
+    provider_account_id: str
+    event_id: str
+    tenant_id: str | None
+    status: EntryStatus
+    event_type: EventType | None
+    vendor_type: str | None
+    job_id: str | None
+    payload: Any
+    raw: str | None
+    detail: dict[str, Any] | None
+    error: str | None
+    occurred_at: datetime | None
+    received_at: datetime
+    processed_at: datetime | None
+
+    @classmethod
+    def of(cls, row: Any) -> Entry:
+        return cls(
+            id=row.id,
+            source=row.source,
+            provider_account_id=row.provider_account_id,
+            event_id=row.event_id,
+            tenant_id=row.tenant_id,
+            status=EntryStatus(row.status),
+            event_type=EventType(row.event_type) if row.event_type else None,
+            vendor_type=row.vendor_type,
+            job_id=row.job_id,
+            payload=row.payload,
+            raw=row.raw,
+            detail=row.detail,
+            error=row.error,
+            occurred_at=row.occurred_at,
+            received_at=row.received_at,
+            processed_at=row.processed_at,
+        )
+
+
+def stored_event_id(event_id: str, body_hash: str) -> str:
+    """The id the journal deduplicates on: the vendor's, hashed when over-long."""
+    if not event_id:
+        return f"body:{body_hash}"
+    if len(event_id) > MAX_EVENT_ID:
+        return "sha256:" + hashlib.sha256(event_id.encode()).hexdigest()
+    return event_id
+
+
+def event_values(event: DeliveryEvent) -> dict[str, Any]:
+    """The journal columns that say what a delivery event means."""
+    return {
+        "event_type": event.type.value,
+        "vendor_type": event.vendor_type[:100],
+        "occurred_at": event.occurred_at,
+        "recipient": event.recipient[:320] if event.recipient else None,
+        "detail": event.detail,
+    }
+
+
+def _insert(conn: AsyncConnection) -> Any:
+    return pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+
+
+class InboundStore:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    def now(self) -> datetime:
+        return as_datetime(self._clock.now())
+
+    async def journal(
+        self, source: str, account_id: str, tenant_id: str | None, raw: RawEvent
+    ) -> Journaled:
+        """Store an event once per (source, account, event id).
+
+        A repeat with the same body hash is a duplicate; with another hash it is kept
+        in ``inbound_conflicts`` and never applied.
+        """
+        event_id = stored_event_id(raw.event_id, raw.body_hash)
+        key = {"source": source, "provider_account_id": account_id, "event_id": event_id}
+        values = {
+            **key,
+            "id": new_id(),
+            "tenant_id": tenant_id,
+            "body_hash": raw.body_hash,
+            "status": EntryStatus.RECEIVED.value,
+            "payload": raw.payload,
+            "raw": raw.raw,
+            "error": raw.error,
+            "received_at": self.now(),
+        }
+        async with self._db.transaction() as conn:
+            statement = _insert(conn)(inbound_events).values(**values).on_conflict_do_nothing()
+            if (await conn.execute(statement.returning(inbound_events.c.id))).first():
+                return Journaled("new", values["id"])
+            c = inbound_events.c
+            prior = (
+                await conn.execute(
+                    select(c.id, c.body_hash, c.status).where(*(c[k] == v for k, v in key.items()))
+                )
+            ).one()
+            if prior.body_hash == raw.body_hash:
+                unsettled = prior.status == EntryStatus.RECEIVED.value
+                return Journaled("duplicate", prior.id, unsettled)
+            conflict = {
+                k: v for k, v in values.items() if k not in ("status", "error", "body_hash")
+            }
+            conflict.update(original_hash=prior.body_hash, body_hash=raw.body_hash)
+            await conn.execute(inbound_conflicts.insert().values(**conflict))
+        return Journaled("conflict", values["id"])
+
+    async def settle(self, entry_id: str, status: EntryStatus, **values: Any) -> None:
+        """Record how an entry ended: applied, ignored, or quarantined with its error."""
+        done = status in (EntryStatus.APPLIED, EntryStatus.IGNORED)
+        values.setdefault("error", None)
+        async with self._db.transaction() as conn:
+            await settle(conn, entry_id, status, self.now() if done else None, values)
+
+    async def for_job(self, tenant_id: str, job_id: str) -> list[Entry]:
+        """The events applied to one of the tenant's jobs, in the order they happened."""
+        c = inbound_events.c
+        query = (
+            select(inbound_events)
+            .where(
+                c.job_id == job_id,
+                c.tenant_id == tenant_id,
+                c.status == EntryStatus.APPLIED.value,
+            )
+            .order_by(c.occurred_at, c.received_at, c.id)
+        )
+        async with self._db.transaction() as conn:
+            return [Entry.of(row) for row in (await conn.execute(query)).all()]
+
+    async def unprocessed(self, ids: Sequence[str], stale_before: datetime) -> list[Entry]:
+        """Quarantined entries, and entries stored but never settled (a crash in between)
+        received before ``stale_before``; only ``ids`` when given."""
+        c = inbound_events.c
+        query = select(inbound_events).where(
+            or_(
+                c.status == EntryStatus.QUARANTINED.value,
+                (c.status == EntryStatus.RECEIVED.value) & (c.received_at < stale_before),
+            )
+        )
+        if ids:
+            query = query.where(c.id.in_(list(ids)))
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query.order_by(c.received_at, c.id))).all()
+        return [Entry.of(row) for row in rows]
+
+    async def window(
+        self, since: datetime, tenant_id: str | None = None
+    ) -> AsyncIterator[tuple[datetime, datetime | None, str | None, str]]:
+        """(received_at, occurred_at, event_type, status) of the entries since ``since``."""
+        c = inbound_events.c
+        query = select(c.received_at, c.occurred_at, c.event_type, c.status).where(
+            c.received_at >= since
+        )
+        if tenant_id is not None:
+            query = query.where(c.tenant_id == tenant_id)
+        async with self._db.transaction() as conn:
+            result = await conn.stream(query)
+            async for row in result:
+                yield row.received_at, row.occurred_at, row.event_type, row.status
+
+
+async def settle(
+    conn: AsyncConnection,
+    entry_id: str,
+    status: EntryStatus,
+    processed_at: datetime | None,
+    values: dict[str, Any],
+) -> None:
+    """Update one journal entry's outcome inside the caller's transaction."""
+    await conn.execute(
+        update(inbound_events)
+        .where(inbound_events.c.id == entry_id)
+        .values(status=status.value, processed_at=processed_at, **values)
+    )

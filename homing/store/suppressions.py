@@ -1,0 +1,221 @@
+"""Suppressed addresses: per (tenant, channel, address); a send to one ends SUPPRESSED.
+
+Checked twice: when a job is accepted (in the accepting transaction: the job is stored
+SUPPRESSED, gets no queue entry and uses no quota) and when a worker claims it (for
+suppressions added while it waited), both before any provider is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parseaddr
+from typing import Any
+
+from sqlalchemy import delete, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.clock import Clock, as_datetime
+from homing.errors import NotFound
+from homing.models import Channel, ClaimedJob, JobStatus
+from homing.store.database import Database
+from homing.store.inbound_schema import suppressions
+from homing.store.ordering import lock_keys, release_next
+from homing.store.schema import jobs, queue_entries
+
+SUPPRESSED_ERROR_CLASS = "suppressed"
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    tenant_id: str
+    channel: Channel
+    address: str
+    reason: str
+    source: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SuppressionPage:
+    entries: list[Suppression]
+    next_cursor: str | None
+
+
+def normalize_address(value: str) -> str:
+    """``"Ada <Ada@Example.com>"`` → ``ada@example.com``."""
+    return (parseaddr(value)[1] or value).strip().lower()
+
+
+def recipient_of(channel: Channel | str, payload: dict[str, Any]) -> str | None:
+    """The address a job is sent to, when its channel has suppressible recipients."""
+    if Channel(channel) is Channel.EMAIL and isinstance(payload.get("to"), str):
+        return normalize_address(payload["to"])
+    return None
+
+
+def _entry(row: Any) -> Suppression:
+    return Suppression(
+        tenant_id=row.tenant_id,
+        channel=Channel(row.channel),
+        address=row.address,
+        reason=row.reason,
+        source=row.source,
+        created_at=row.created_at,
+    )
+
+
+def _reason_query(tenant_id: str, channel: str, address: str) -> Any:
+    c = suppressions.c
+    return select(c.reason).where(
+        c.tenant_id == tenant_id, c.channel == channel, c.address == address
+    )
+
+
+async def suppress_row(conn: AsyncConnection, row: dict[str, Any]) -> bool:
+    """Turn a new ``jobs`` row into a SUPPRESSED one when its recipient is suppressed."""
+    address = recipient_of(row["channel"], row["payload"])
+    if address is None:
+        return False
+    query = _reason_query(row["tenant_id"], row["channel"], address)
+    reason = (await conn.execute(query)).scalar()
+    if reason is None:
+        return False
+    row.update(
+        status=JobStatus.SUPPRESSED.value,
+        error=f"the recipient is suppressed ({reason})",
+        error_class=SUPPRESSED_ERROR_CLASS,
+        completed_at=row["created_at"],
+    )
+    return True
+
+
+async def add_suppression(conn: AsyncConnection, values: dict[str, Any]) -> bool:
+    """Insert one suppression unless the address is already suppressed; True if new."""
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    statement = insert(suppressions).values(**values).on_conflict_do_nothing()
+    result = await conn.execute(statement.returning(suppressions.c.address))
+    return result.first() is not None
+
+
+class SuppressionStore:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def add(
+        self, tenant_id: str, channel: Channel, address: str, reason: str, source: str
+    ) -> tuple[Suppression, bool]:
+        """Suppress an address (kept as it was when it already is); True when it is new."""
+        values = {
+            "tenant_id": tenant_id,
+            "channel": channel.value,
+            "address": normalize_address(address),
+            "reason": reason,
+            "source": source,
+            "created_at": as_datetime(self._clock.now()),
+        }
+        async with self._db.transaction() as conn:
+            created = await add_suppression(conn, values)
+            c = suppressions.c
+            row = (
+                await conn.execute(
+                    select(suppressions).where(
+                        c.tenant_id == tenant_id,
+                        c.channel == channel.value,
+                        c.address == values["address"],
+                    )
+                )
+            ).one()
+        return _entry(row), created
+
+    async def page(
+        self,
+        tenant_id: str,
+        channel: Channel | None = None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> SuppressionPage:
+        """The tenant's suppressions by address; ``cursor`` is the last address seen."""
+        c = suppressions.c
+        query = select(suppressions).where(c.tenant_id == tenant_id)
+        if channel is not None:
+            query = query.where(c.channel == channel.value)
+        if cursor is not None:
+            query = query.where(c.address > cursor)
+        query = query.order_by(c.address, c.channel).limit(limit + 1)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        entries = [_entry(row) for row in rows[:limit]]
+        return SuppressionPage(entries, entries[-1].address if len(rows) > limit else None)
+
+    async def remove(self, tenant_id: str, channel: Channel, address: str) -> None:
+        """Stop suppressing an address; NotFound when it is not suppressed."""
+        c = suppressions.c
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                delete(suppressions).where(
+                    c.tenant_id == tenant_id,
+                    c.channel == channel.value,
+                    c.address == normalize_address(address),
+                )
+            )
+        if result.rowcount == 0:
+            raise NotFound("this address is not suppressed")
+
+    async def release_suppressed(self, claimed: Sequence[ClaimedJob]) -> list[ClaimedJob]:
+        """End claimed jobs whose recipient is now suppressed; return the others.
+
+        Each suppressed job loses its queue entry (only while this claim still holds
+        it) and becomes SUPPRESSED; the next job of its ordering key is released.
+        """
+        keys = {
+            c.job.id: (c.job.tenant_id, c.job.channel.value, address)
+            for c in claimed
+            if (address := recipient_of(c.job.channel, c.job.payload)) is not None
+        }
+        if not keys:
+            return list(claimed)
+        s = suppressions.c
+        query = select(s.tenant_id, s.channel, s.address).where(
+            tuple_(s.tenant_id, s.channel, s.address).in_(sorted(set(keys.values())))
+        )
+        async with self._db.transaction() as conn:
+            found = {tuple(row) for row in (await conn.execute(query)).all()}
+            hit = {c.job.id for c in claimed if keys.get(c.job.id) in found}
+            for job in claimed:
+                if job.job.id in hit:
+                    await self._end(conn, job)
+        return [c for c in claimed if c.job.id not in hit]
+
+    async def _end(self, conn: AsyncConnection, claimed: ClaimedJob) -> None:
+        job, epoch = claimed.job, self._clock.now()
+        gone = await conn.execute(
+            delete(queue_entries).where(
+                queue_entries.c.job_id == job.id,
+                queue_entries.c.claim_token == claimed.claim_token,
+            )
+        )
+        if gone.rowcount == 0:
+            return
+        now = as_datetime(epoch)
+        result = await conn.execute(
+            update(jobs)
+            .where(jobs.c.id == job.id)
+            .values(
+                status=JobStatus.SUPPRESSED.value,
+                error="the recipient is suppressed",
+                error_class=SUPPRESSED_ERROR_CLASS,
+                updated_at=now,
+                completed_at=now,
+            )
+            .returning(jobs.c.ordering_key)
+        )
+        key = result.scalar()
+        if key is not None:
+            await lock_keys(conn, conn.dialect.name == "postgresql", [(job.tenant_id, key)])
+            await release_next(conn, [(job.tenant_id, key)], epoch)

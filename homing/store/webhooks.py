@@ -1,0 +1,201 @@
+"""Outbound webhook state: tenants' sealed signing secrets and gone endpoint URLs."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.clock import Clock, as_datetime
+from homing.errors import Conflict, NotFound
+from homing.store.database import Database
+from homing.store.schema import webhook_gone_endpoints, webhook_secrets
+
+WEBHOOK_SECRETS_TABLE = "webhook_secrets"
+SECRET_FIELD = "secret"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretRecord:
+    """One stored secret; ``sealed`` is ciphertext, ``expires_at`` None = current."""
+
+    id: str
+    tenant_id: str
+    sealed: str
+    preview: str
+    created_at: datetime
+    expires_at: datetime | None = None
+
+    def __repr__(self) -> str:
+        return f"SecretRecord(id={self.id!r}, preview={self.preview!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class GoneEndpoint:
+    url: str
+    job_id: str
+    gone_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryContext:
+    """What a delivery needs from the database, read in one short transaction."""
+
+    secrets: Sequence[SecretRecord]
+    gone: bool
+
+
+def url_hash(url: str) -> str:
+    return hashlib.sha256(url.encode()).hexdigest()
+
+
+def _record(row: Any) -> SecretRecord:
+    return SecretRecord(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        sealed=row.secret_sealed,
+        preview=row.preview,
+        created_at=row.created_at,
+        expires_at=row.expires_at,
+    )
+
+
+def _secret_row(record: SecretRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "tenant_id": record.tenant_id,
+        "secret_sealed": record.sealed,
+        "preview": record.preview,
+        "created_at": record.created_at,
+        "expires_at": record.expires_at,
+    }
+
+
+class WebhookStore:
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def secrets(self, tenant_id: str) -> list[SecretRecord]:
+        """The secrets that sign now: the current one first, then one still overlapping."""
+        async with self._db.transaction() as conn:
+            return await self._live_secrets(conn, tenant_id)
+
+    async def _live_secrets(self, conn: AsyncConnection, tenant_id: str) -> list[SecretRecord]:
+        now = as_datetime(self._clock.now())
+        query = (
+            select(webhook_secrets)
+            .where(
+                webhook_secrets.c.tenant_id == tenant_id,
+                or_(webhook_secrets.c.expires_at.is_(None), webhook_secrets.c.expires_at > now),
+            )
+            .order_by(webhook_secrets.c.created_at.desc(), webhook_secrets.c.id.desc())
+        )
+        rows = (await conn.execute(query)).all()
+        return sorted((_record(r) for r in rows), key=lambda r: r.expires_at is not None)
+
+    async def add_current(self, record: SecretRecord) -> None:
+        """Store a tenant's first current secret; Conflict if one exists."""
+        try:
+            async with self._db.transaction() as conn:
+                await conn.execute(insert(webhook_secrets).values(**_secret_row(record)))
+        except IntegrityError:
+            raise Conflict(
+                "a webhook secret exists already; rotate or delete it",
+                {"hint": "POST /v1/webhook-secret/rotate"},
+            ) from None
+
+    async def rotate(self, record: SecretRecord, previous_until: datetime) -> None:
+        """Make ``record`` current; the old current signs on until ``previous_until``.
+
+        A secret still overlapping from an earlier rotation stops signing now, so at
+        most two secrets ever sign. NotFound when the tenant has no secret.
+        """
+        try:
+            async with self._db.transaction() as conn:
+                await conn.execute(
+                    delete(webhook_secrets).where(
+                        webhook_secrets.c.tenant_id == record.tenant_id,
+                        webhook_secrets.c.expires_at.is_not(None),
+                    )
+                )
+                result = await conn.execute(
+                    update(webhook_secrets)
+                    .where(
+                        webhook_secrets.c.tenant_id == record.tenant_id,
+                        webhook_secrets.c.expires_at.is_(None),
+                    )
+                    .values(expires_at=previous_until)
+                )
+                if result.rowcount == 0:
+                    raise NotFound("no webhook secret to rotate; create one first")
+                await conn.execute(insert(webhook_secrets).values(**_secret_row(record)))
+        except IntegrityError:
+            raise Conflict("the webhook secret was rotated concurrently; try again") from None
+
+    async def delete_secrets(self, tenant_id: str) -> int:
+        """Remove every secret of the tenant (deliveries go unsigned); how many went."""
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                delete(webhook_secrets).where(webhook_secrets.c.tenant_id == tenant_id)
+            )
+        return int(result.rowcount)
+
+    async def delivery_context(self, tenant_id: str, url: str) -> DeliveryContext:
+        """The live secrets and whether ``url`` is marked gone, in one transaction."""
+        gone_query = select(webhook_gone_endpoints.c.url_hash).where(
+            webhook_gone_endpoints.c.tenant_id == tenant_id,
+            webhook_gone_endpoints.c.url_hash == url_hash(url),
+        )
+        async with self._db.transaction() as conn:
+            records = await self._live_secrets(conn, tenant_id)
+            gone = (await conn.execute(gone_query)).first() is not None
+        return DeliveryContext(secrets=records, gone=gone)
+
+    async def mark_gone(self, tenant_id: str, url: str, job_id: str) -> None:
+        """Remember that ``url`` answered 410; the first mark is kept."""
+        dialect = sqlite if self._db.is_sqlite else postgresql
+        statement = (
+            dialect.insert(webhook_gone_endpoints)
+            .values(
+                tenant_id=tenant_id,
+                url_hash=url_hash(url),
+                url=url,
+                job_id=job_id,
+                gone_at=as_datetime(self._clock.now()),
+            )
+            .on_conflict_do_nothing()
+        )
+        async with self._db.transaction() as conn:
+            await conn.execute(statement)
+
+    async def gone(self, tenant_id: str) -> list[GoneEndpoint]:
+        query = (
+            select(webhook_gone_endpoints)
+            .where(webhook_gone_endpoints.c.tenant_id == tenant_id)
+            .order_by(webhook_gone_endpoints.c.gone_at.desc())
+        )
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [GoneEndpoint(url=r.url, job_id=r.job_id, gone_at=r.gone_at) for r in rows]
+
+    async def reenable(self, tenant_id: str, url: str) -> None:
+        """Forget that ``url`` was gone; NotFound when it is not marked."""
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                delete(webhook_gone_endpoints).where(
+                    and_(
+                        webhook_gone_endpoints.c.tenant_id == tenant_id,
+                        webhook_gone_endpoints.c.url_hash == url_hash(url),
+                    )
+                )
+            )
+        if result.rowcount == 0:
+            raise NotFound("this URL is not marked gone", {"url": url})

@@ -1,0 +1,126 @@
+"""``homing tenant …``: the admin API's tenant operations from the command line.
+
+Output is JSON on stdout, shaped like the admin API's responses; ``create`` prints
+exactly ``{"tenant_id": …, "api_key": …}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from homing.api.admission_schemas import TenantDetail, TenantList, TenantPublic, UsagePublic
+from homing.errors import InvalidRequest
+from homing.models import Plan, Tenant
+from homing.plans import RATE_WINDOW_SECONDS
+from homing.services import Services
+
+_PLANS = [p.value for p in Plan]
+
+
+def add_commands(tenant: argparse.ArgumentParser) -> None:
+    """The ``tenant`` subcommands."""
+    sub = tenant.add_subparsers(dest="tenant_command", required=True)
+    create = sub.add_parser("create", help="create a tenant and its first API key")
+    create.add_argument("name")
+    create.add_argument("--plan", choices=_PLANS, default=Plan.FREE.value)
+    _add_limit_options(create)
+    listing = sub.add_parser("list", help="list tenants, oldest first")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--cursor", default=None)
+    sub.add_parser("show", help="a tenant, its limits and this month's usage").add_argument("id")
+    plan = sub.add_parser("set-plan", help="change a tenant's plan")
+    plan.add_argument("id")
+    plan.add_argument("plan", choices=_PLANS)
+    limits = sub.add_parser("set-limits", help="set or clear a tenant's custom limits")
+    limits.add_argument("id")
+    _add_limit_options(limits)
+    limits.add_argument("--plan-rate", action="store_true", help="back to the plan's rate")
+    limits.add_argument("--plan-quotas", action="store_true", help="back to the plan's quotas")
+    sub.add_parser("suspend", help="refuse its requests, hold its jobs").add_argument("id")
+    sub.add_parser("unsuspend", help="admit it again, release its jobs").add_argument("id")
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rate", type=int, default=None, help="requests a minute")
+    parser.add_argument(
+        "--quota",
+        action="append",
+        default=None,
+        metavar="NAME=LIMIT",
+        help="a monthly quota, e.g. webhook=5000 or email+webhook=unlimited (repeatable; "
+        "replaces the tenant's custom quotas)",
+    )
+
+
+def parse_quotas(items: list[str] | None) -> dict[str, int | None] | None:
+    """``["webhook=5000", "email=unlimited"]`` → ``{"webhook": 5000, "email": None}``."""
+    if items is None:
+        return None
+    quotas: dict[str, int | None] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InvalidRequest(f"--quota {item!r}: write NAME=LIMIT, e.g. webhook=5000")
+        if value.strip() == "unlimited":
+            quotas[name.strip()] = None
+        elif value.strip().isdigit():
+            quotas[name.strip()] = int(value)
+        else:
+            raise InvalidRequest(f"--quota {item!r}: the limit is a number or 'unlimited'")
+    return quotas
+
+
+async def run(services: Services, args: argparse.Namespace) -> int:
+    """Carry out one ``homing tenant`` command and print its JSON."""
+    admin = services.tenant_admin
+    command = args.tenant_command
+    if command == "create":
+        tenant, key = await admin.create(
+            args.name,
+            Plan(args.plan),
+            rate_limit_per_minute=args.rate,
+            quotas=parse_quotas(args.quota),
+        )
+        return _print({"tenant_id": tenant.id, "api_key": key})
+    if command == "list":
+        page = await admin.page(limit=args.limit, cursor=args.cursor)
+        listed = [_public(services, t) for t in page.tenants]
+        return _print(TenantList(data=listed, next_cursor=page.next_cursor).model_dump(mode="json"))
+    if command == "show":
+        return _print((await _detail(services, args.id)).model_dump(mode="json"))
+    tenant = await _change(services, args)
+    return _print(_public(services, tenant).model_dump(mode="json"))
+
+
+async def _change(services: Services, args: argparse.Namespace) -> Tenant:
+    admin = services.tenant_admin
+    if args.tenant_command == "set-plan":
+        return await admin.change(args.id, plan=Plan(args.plan))
+    if args.tenant_command == "suspend":
+        return await admin.suspend(args.id)
+    if args.tenant_command == "unsuspend":
+        return await admin.unsuspend(args.id)
+    changes: dict[str, Any] = {}
+    if args.plan_rate or args.rate is not None:
+        changes["rate_limit_per_minute"] = None if args.plan_rate else args.rate
+    if args.plan_quotas or args.quota is not None:
+        changes["quota_overrides"] = None if args.plan_quotas else parse_quotas(args.quota)
+    return await admin.change(args.id, **changes)
+
+
+async def _detail(services: Services, tenant_id: str) -> TenantDetail:
+    tenant = await services.tenant_admin.get(tenant_id)
+    report = await services.tenant_admin.usage(tenant)
+    usage = UsagePublic.of(report, RATE_WINDOW_SECONDS)
+    return TenantDetail(**_public(services, tenant).model_dump(), usage=usage)
+
+
+def _public(services: Services, tenant: Tenant) -> TenantPublic:
+    return TenantPublic.of(tenant, services.admission.limits(tenant))
+
+
+def _print(value: Any) -> int:
+    print(json.dumps(value))
+    return 0

@@ -1,0 +1,84 @@
+"""The webhook channel's parts, built once from the settings (see ``homing.services``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpcore
+import httpx
+
+from homing.clock import Clock
+from homing.crypto import Sealer
+from homing.providers.webhook.sender import WebhookSender
+from homing.providers.webhook.ssrf import UrlPolicy, parse_networks
+from homing.providers.webhook.transport import (
+    Resolver,
+    SystemResolver,
+    WebhookClients,
+    guarded_client,
+)
+from homing.settings import Settings
+from homing.store.database import Database
+from homing.store.webhooks import WebhookStore
+from homing.webhooks.secrets import WebhookSecrets
+
+
+@dataclass
+class Webhooks:
+    store: WebhookStore
+    secrets: WebhookSecrets
+    clients: WebhookClients
+    policy: UrlPolicy
+    max_payload_bytes: int
+    excerpt_bytes: int
+
+    def sender(self, sealer: Sealer, clock: Clock) -> WebhookSender:
+        return WebhookSender(
+            store=self.store,
+            secrets=self.secrets,
+            sealer=sealer,
+            clients=self.clients,
+            policy=self.policy,
+            clock=clock,
+            excerpt_bytes=self.excerpt_bytes,
+        )
+
+    async def aclose(self) -> None:
+        await self.clients.aclose()
+
+
+def build_webhooks(
+    settings: Settings,
+    db: Database,
+    sealer: Sealer,
+    clock: Clock,
+    *,
+    resolver: Resolver | None = None,
+    network: httpcore.AsyncNetworkBackend | None = None,
+) -> Webhooks:
+    """The webhook parts. ``resolver`` and ``network`` are for tests: a stub DNS, and
+    the backend that opens sockets once the guard has passed an address."""
+    policy = UrlPolicy(
+        require_https=settings.webhook_require_https,
+        allowed_networks=parse_networks(settings.webhook_allowed_network_list),
+    )
+    resolver = resolver or SystemResolver()
+
+    def client(scheme: str) -> httpx.AsyncClient:
+        return guarded_client(
+            policy.for_scheme(scheme),
+            resolver,
+            timeout=settings.webhook_timeout_seconds,
+            max_connections=max(100, settings.worker_concurrency),
+            inner=network,
+        )
+
+    store = WebhookStore(db, clock)
+    return Webhooks(
+        store=store,
+        secrets=WebhookSecrets(store, sealer, clock, settings.webhook_rotation_overlap_seconds),
+        clients=WebhookClients(https=client("https"), http=client("http")),
+        policy=policy,
+        max_payload_bytes=settings.webhook_max_payload_bytes,
+        excerpt_bytes=settings.webhook_response_excerpt_bytes,
+    )

@@ -1,0 +1,110 @@
+"""The aiohttp transport keeps "failed before sending" and "may have been sent" apart."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+import pytest
+
+from homing.providers.transport import build_client
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def _serve(handler: Handler) -> tuple[asyncio.Server, str]:
+    server = await asyncio.start_server(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, f"http://127.0.0.1:{port}"
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return head + await reader.readexactly(length)
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with build_client(0.5, max_connections=10) as http:
+        yield http
+
+
+async def test_a_normal_exchange_round_trips(client: httpx.AsyncClient) -> None:
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await _read_request(reader))
+        body = b'{"id": "m-1"}'
+        writer.write(
+            b"HTTP/1.1 202 Accepted\r\nContent-Type: application/json\r\nX-Message-Id: abc\r\n"
+            b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+        )
+        await writer.drain()
+        writer.close()
+
+    server, url = await _serve(handler)
+    async with server:
+        response = await client.post(url + "/v3/mail/send", json={"a": 1}, headers={"X-K": "v"})
+    assert response.status_code == 202
+    assert response.headers["x-message-id"] == "abc"
+    assert response.json() == {"id": "m-1"}
+    assert b"POST /v3/mail/send" in seen[0] and b'{"a":1}' in seen[0].replace(b" ", b"")
+    assert b"x-k: v" in seen[0].lower()
+
+
+async def test_redirects_are_not_followed(client: httpx.AsyncClient) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(
+            b"HTTP/1.1 302 Found\r\nLocation: http://10.0.0.1/\r\nContent-Length: 0\r\n\r\n"
+        )
+        await writer.drain()
+        writer.close()
+
+    server, url = await _serve(handler)
+    async with server:
+        response = await client.get(url)
+    assert response.status_code == 302
+
+
+async def test_a_refused_connection_is_a_connect_error(client: httpx.AsyncClient) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(httpx.ConnectError):
+        await client.get(f"http://127.0.0.1:{port}/")
+
+
+async def test_a_silent_server_is_a_read_timeout(client: httpx.AsyncClient) -> None:
+    release = asyncio.Event()
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        await release.wait()
+        writer.close()
+
+    server, url = await _serve(handler)
+    async with server:
+        with pytest.raises(httpx.ReadTimeout):
+            await client.post(url, content=b"x")
+        release.set()
+
+
+async def test_a_disconnect_after_the_request_is_not_a_connect_error(
+    client: httpx.AsyncClient,
+) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.close()
+
+    server, url = await _serve(handler)
+    async with server:
+        with pytest.raises(httpx.TransportError) as caught:
+            await client.post(url, content=b"x")
+    assert isinstance(caught.value, httpx.RemoteProtocolError | httpx.ReadError)

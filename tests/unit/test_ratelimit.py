@@ -1,0 +1,104 @@
+"""The rate limiter: moving windows in memory or Redis, and what happens when Redis fails."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from homing.ratelimit import STORAGE_ERRORS, RateLimiter, memory_limiter, redis_limiter
+from tests.admission_helpers import ThrowawayRedis, unique_prefix
+from tests.conftest import REDIS_URL
+from tests.processes import eventually, free_port
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def limiter(request: pytest.FixtureRequest) -> AsyncIterator[RateLimiter]:
+    if request.param == "memory":
+        built = memory_limiter()
+    else:
+        built = redis_limiter(REDIS_URL, key_prefix=unique_prefix(), timeout=1)
+    try:
+        yield built
+    finally:
+        await built.aclose()
+
+
+def _errors(policy: str) -> float:
+    return STORAGE_ERRORS.labels(policy=policy)._value.get()  # type: ignore[attr-defined,no-any-return]
+
+
+async def test_hits_take_from_a_window_and_refuse_past_the_limit(limiter: RateLimiter) -> None:
+    decisions = [await limiter.hit("k", 3, 60) for _ in range(4)]
+    assert [d.allowed for d in decisions] == [True, True, True, False]
+    assert [d.remaining for d in decisions] == [2, 1, 0, 0]
+    assert 59 <= decisions[-1].reset_in() <= 60
+    peek = await limiter.peek("k", 3, 60)
+    assert (peek.allowed, peek.remaining) == (False, 0)
+    assert (await limiter.hit("other", 3, 60)).allowed
+
+
+async def test_a_refused_key_is_admitted_again_when_its_oldest_hit_leaves_the_window(
+    limiter: RateLimiter,
+) -> None:
+    first = time.monotonic()
+    assert (await limiter.hit("k", 2, 1)).allowed
+    assert (await limiter.hit("k", 2, 1)).allowed
+    refused = await limiter.hit("k", 2, 1)
+    assert not refused.allowed and refused.reset_in() == 1
+
+    async def admitted() -> bool:
+        return (await limiter.hit("k", 2, 1)).allowed
+
+    await eventually(admitted, timeout=5, what="the window to move on")
+    assert 0.9 <= time.monotonic() - first < 2.5
+
+
+async def test_an_unreachable_redis_fails_open_logs_once_and_counts(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    limiter = redis_limiter(
+        f"redis://127.0.0.1:{free_port()}/0", key_prefix="x", timeout=0.5, on_error="open"
+    )
+    before = _errors("open")
+    with caplog.at_level(logging.WARNING, logger="homing.ratelimit"):
+        decisions = [await limiter.hit("k", 1, 60) for _ in range(3)]
+    await limiter.aclose()
+    assert all(d.allowed and d.degraded for d in decisions)
+    assert _errors("open") - before == 3
+    assert [r.getMessage() for r in caplog.records] == [
+        "rate-limit store unreachable; failing open"
+    ]
+
+
+async def test_an_unreachable_redis_fails_closed_when_so_configured() -> None:
+    limiter = redis_limiter(
+        f"redis://127.0.0.1:{free_port()}/0", key_prefix="x", timeout=0.5, on_error="closed"
+    )
+    before = _errors("closed")
+    decision = await limiter.hit("k", 100, 60)
+    peek = await limiter.peek("k", 100, 60)
+    await limiter.aclose()
+    assert not decision.allowed and decision.degraded and not peek.allowed
+    assert _errors("closed") - before == 2
+
+
+async def test_redis_coming_back_is_used_again(tmp_path: Path) -> None:
+    server = await ThrowawayRedis(tmp_path).start()
+    limiter = redis_limiter(server.url, key_prefix="x", timeout=0.5, on_error="closed")
+    try:
+        assert (await limiter.hit("k", 5, 60)).remaining == 4
+        server.stop()
+        assert (await limiter.hit("k", 5, 60)).degraded
+        await server.start()
+
+        async def shared_again() -> bool:
+            return not (await limiter.hit("k", 5, 60)).degraded
+
+        await eventually(shared_again, timeout=10, what="the limiter to use Redis again")
+    finally:
+        await limiter.aclose()
+        server.stop()
