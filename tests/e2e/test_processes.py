@@ -16,7 +16,7 @@ from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.processes import HomingProcess, eventually, free_port
 
@@ -208,3 +208,36 @@ async def test_several_worker_processes_keep_each_key_in_order(
 
 async def _received(sb: Sandbox, count: int) -> bool:
     return len(await sb.messages("resend")) >= count
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_several_worker_processes_serve_a_quiet_tenant_before_a_flood(
+    services: Services,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    settings: Settings,
+    secret_key: str,
+    tmp_path: Path,
+) -> None:
+    quiet = await make_tenant(services, tenant.api, "quiet")
+    await register(tenant, sandbox, "resend", 1)
+    await register(quiet, sandbox, "resend", 1)
+    await sb.fault("resend", latency_ms=20)
+    for i in range(60):
+        await send(tenant, subject=f"flood {i}")
+    for i in range(6):
+        await send(quiet, subject=f"quiet {i}")
+    env = _env(settings, secret_key, HOMING_WORKER_CONCURRENCY="4", HOMING_TENANT_INFLIGHT="2")
+    workers = [
+        HomingProcess(["worker"], env, tmp_path / f"worker{i}.log").start() for i in range(2)
+    ]
+    try:
+        await eventually(lambda: _received(sb, 66), timeout=60, what="every job")
+    finally:
+        for worker in workers:
+            assert worker.stop() == 0, worker.output()
+    subjects = [m["subject"] for m in await sb.messages("resend")]
+    last_quiet = max(i for i, s in enumerate(subjects) if s.startswith("quiet"))
+    # FIFO would put the quiet tenant's jobs after all 60; fairness interleaves them.
+    assert last_quiet < 24, subjects[: last_quiet + 1]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import AsyncIterator
 from typing import Any
+
+import pytest
 
 from homing.clock import ManualClock
 from homing.models import Channel, Plan, Priority, Queue
 from homing.sandbox.server import SandboxServer
-from homing.services import Services
+from homing.services import Services, build_limiter
+from homing.settings import Settings
 from homing.store.jobs import NewJob
-from tests.conftest import TenantClient, make_tenant
+from tests.conftest import REDIS_URL, TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.processes import eventually
 
@@ -24,13 +29,35 @@ async def _provider_with_rules(
     return account
 
 
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def paced_services(
+    request: pytest.FixtureRequest, services: Services, settings: Settings
+) -> AsyncIterator[Services]:
+    """The services, with pacing windows in memory or in the real Redis."""
+    if request.param == "memory":
+        yield services
+        return
+    prefix = f"homing-test-{uuid.uuid4().hex}"
+    shared = settings.model_copy(update={"redis_url": REDIS_URL, "redis_key_prefix": prefix})
+    limiter = build_limiter(shared)
+    assert limiter.shared
+    original = services.limiter
+    services.limiter = limiter
+    try:
+        yield services
+    finally:
+        services.limiter = original
+        await limiter.aclose()
+
+
 async def test_an_account_rule_paces_sends_without_spending_attempts(
-    services: Services,
+    paced_services: Services,
     tenant: TenantClient,
     sandbox: SandboxServer,
     sb: Sandbox,
     clock: ManualClock,
 ) -> None:
+    services = paced_services
     await _provider_with_rules(
         tenant, sandbox, [{"scope": "account", "limit": 2, "per_seconds": 1}]
     )
