@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -33,6 +34,12 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--once", action="store_true", help="drain what is claimable, then exit")
 
     commands.add_parser("migrate", help="bring the database schema up to date")
+
+    keys = commands.add_parser("keys", help="master-key maintenance")
+    keys_commands = keys.add_subparsers(dest="keys_command", required=True)
+    keys_commands.add_parser(
+        "rotate", help="re-seal every stored secret with HOMING_SECRET_KEY (see README)"
+    )
 
     sandbox = commands.add_parser("sandbox", help="the local provider emulator")
     sandbox.add_argument("--host", default="127.0.0.1")
@@ -86,6 +93,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "api": lambda s: runner.run_api(s, _host(args, settings), _port(args, settings)),
         "worker": lambda s: runner.run_worker(s, once=args.once),
         "migrate": _migrated,
+        "keys": _rotate_keys,
         "tenant": lambda s: tenant_cli.run(s, args),
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
@@ -103,6 +111,27 @@ def _host(args: argparse.Namespace, settings: Settings) -> str:
 
 def _port(args: argparse.Namespace, settings: Settings) -> int:
     return int(args.port or settings.port)
+
+
+async def _rotate_keys(services: Services) -> int:
+    from homing.keyrotation import KeyRotation
+
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    report = await KeyRotation(services.db, services.sealer, progress).run()
+    for place, count in report.resealed.items():
+        print(f"{place}: {count} re-sealed", file=sys.stderr)
+    print(
+        json.dumps(
+            {
+                "key_id": services.sealer.current_key_id,
+                "resealed": report.total,
+                "already_current": report.current,
+            }
+        )
+    )
+    return 0
 
 
 async def _migrated(_services: Services) -> int:

@@ -51,6 +51,8 @@ _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 _VALUE = re.compile(r"[\t\x20-\x7e]*")
 _HEADERS_TABLE = "jobs"
 _HEADERS_FIELD = "webhook_headers"
+# (table, field) the sealed headers are bound to, with the tenant id as the row.
+HEADERS_BINDING = (_HEADERS_TABLE, _HEADERS_FIELD)
 
 
 def header_problem(name: str, value: str) -> str | None:

@@ -1,0 +1,106 @@
+"""`homing keys rotate` re-seals every stored secret under the new master key."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import select
+
+from homing.crypto import MasterKey, Sealer, generate_master_key
+from homing.dispatch.senders import open_credentials, seal_credentials
+from homing.errors import DecryptionError
+from homing.inbound.secrets import InboundSecrets
+from homing.keyrotation import KeyRotation
+from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_id
+from homing.services import Services
+from homing.store.inbound_secrets import InboundSecretStore
+from homing.store.jobs import NewJob
+from homing.store.schema import jobs, provider_accounts, webhook_secrets
+from homing.store.webhooks import SECRET_FIELD, WEBHOOK_SECRETS_TABLE
+from homing.webhooks.message import read_message, write_message
+
+CREDENTIALS = {"api_key": "re_live_rotate_me_123456"}
+HEADERS = {"Authorization": "Bearer receiver-token-abcdef"}
+
+
+async def _seed(services: Services) -> tuple[str, str, str]:
+    tenant, _ = await services.tenants.create("t", Plan.STARTUP)
+    account_id = new_id()
+    await services.providers.add(
+        ProviderAccount(
+            id=account_id,
+            tenant_id=tenant.id,
+            channel=Channel.EMAIL,
+            provider="resend",
+            priority=1,
+            enabled=True,
+            credentials_sealed=seal_credentials(services.sealer, account_id, CREDENTIALS),
+            credentials_preview="api_key=re_…3456",
+            config={},
+            created_at=datetime.now(UTC),
+        )
+    )
+    issued = await services.webhooks.secrets.create(tenant.id)
+    await services.inbound.secrets.put(
+        tenant.id, account_id, {"signing_secret": "whsec_" + "QUJD" * 8}
+    )
+    payload = write_message(
+        services.sealer, tenant.id, "https://hooks.example.com/x", b"{}", HEADERS, None
+    )
+    job = NewJob(tenant.id, Channel.WEBHOOK, Queue.WEBHOOK, Priority.NORMAL, payload)
+    job_id = (await services.jobs.accept(job)).job.id
+    return account_id, issued.secret, job_id
+
+
+async def test_rotation_reseals_everything_and_the_old_key_can_go(
+    services: Services,
+) -> None:
+    account_id, webhook_secret, job_id = await _seed(services)
+    old = services.sealer
+    new_key = MasterKey.from_b64(generate_master_key())
+    old_keys = [MasterKey.from_b64(services.settings.secret_key.get_secret_value())]  # type: ignore[union-attr]
+    rotating = Sealer(new_key, old_keys)
+    messages: list[str] = []
+
+    report = await KeyRotation(services.db, rotating, messages.append).run()
+
+    assert report.resealed == {
+        "provider credentials": 1,
+        "webhook signing secrets": 1,
+        "inbound verification secrets": 1,
+        "webhook job headers": 1,
+        "dead-letter copies": 0,
+    }
+    assert messages, "progress is reported"
+    again = await KeyRotation(services.db, rotating).run()
+    assert again.total == 0 and again.current == 4
+
+    only_new = Sealer(new_key)
+    async with services.db.transaction() as conn:
+        account = (
+            await conn.execute(
+                select(provider_accounts).where(provider_accounts.c.id == account_id)
+            )
+        ).one()
+        secret_row = (await conn.execute(select(webhook_secrets))).one()
+        payload = (
+            await conn.execute(select(jobs.c.payload).where(jobs.c.id == job_id))
+        ).scalar_one()
+    stored = await services.providers.get(account.tenant_id, account_id)
+    assert open_credentials(only_new, stored) == CREDENTIALS
+    with pytest.raises(DecryptionError):
+        open_credentials(old, stored)
+    opened = only_new.open(
+        secret_row.secret_sealed,
+        table=WEBHOOK_SECRETS_TABLE,
+        row_id=secret_row.id,
+        field=SECRET_FIELD,
+    )
+    assert opened.decode() == webhook_secret
+    assert read_message(only_new, account.tenant_id, payload).headers == HEADERS
+    inbound = InboundSecrets(
+        InboundSecretStore(services.db), services.providers, only_new, services.clock
+    )
+    target = await inbound.target("resend", account_id)
+    assert target is not None and target.secret["signing_secret"].startswith("whsec_")
