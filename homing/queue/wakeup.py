@@ -66,7 +66,7 @@ class PostgresWakeups:
         self._retry = retry_seconds
         self._conn: asyncpg.Connection | None = None
         self._task: asyncio.Task[None] | None = None
-        self._sending = False
+        self._sending: asyncio.Task[None] | None = None
         self._again = False
 
     async def start(self) -> None:
@@ -97,27 +97,29 @@ class PostgresWakeups:
         self._wakeup.wake_local()
 
     def _publish(self) -> None:
-        if self._sending:
+        # One NOTIFY at a time on the connection; a burst meanwhile becomes one more.
+        if self._sending is not None and not self._sending.done():
             self._again = True
             return
-        self._sending = True
-        asyncio.get_running_loop().create_task(self._send())
+        self._sending = asyncio.get_running_loop().create_task(self._send())
 
     async def _send(self) -> None:
-        try:
-            while True:
-                self._again = False
-                conn = self._conn
-                if conn is not None and not conn.is_closed():
-                    with contextlib.suppress(OSError, asyncpg.PostgresError):
-                        await conn.execute(f"NOTIFY {CHANNEL}")
-                if not self._again:
-                    return
-        finally:
-            self._sending = False
+        while True:
+            self._again = False
+            conn = self._conn
+            if conn is not None and not conn.is_closed():
+                try:
+                    await conn.execute(f"NOTIFY {CHANNEL}")
+                except Exception as exc:  # a lost wake-up only delays work to the next poll
+                    log.debug("NOTIFY failed", extra={"error": repr(exc)})
+            if not self._again:
+                return
 
     async def aclose(self) -> None:
         self._wakeup.publish_with(None)
+        if self._sending is not None:
+            # Closing the connection under an in-flight NOTIFY breaks its protocol state.
+            await asyncio.gather(self._sending, return_exceptions=True)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 
 from homing.api.admission_schemas import (
     TenantCreate,
@@ -32,8 +32,11 @@ def _public(services: Services, tenant: Tenant) -> TenantPublic:
 
 
 @router.post("/tenants", status_code=201, response_model=TenantCreated)
-async def create_tenant(body: TenantCreate, services: ServicesDep) -> TenantCreated:
+async def create_tenant(
+    body: TenantCreate, services: ServicesDep, response: Response
+) -> TenantCreated:
     """A new tenant and its first API key (shown once)."""
+    response.headers["Cache-Control"] = "no-store"
     tenant, key = await services.tenant_admin.create(
         body.name,
         Plan(body.plan),

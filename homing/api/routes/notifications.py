@@ -20,7 +20,6 @@ from homing.models import (
     QUEUE_FOR_CHANNEL,
     Channel,
     DeliveryMode,
-    Plan,
     Priority,
     ProviderAccount,
     resolve_pin,
@@ -43,10 +42,9 @@ def request_hash(body: dict[str, object]) -> str:
     return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def effective_priority(plan: Plan, requested: str | None) -> Priority:
-    """FREE-plan traffic is always LOW; otherwise what was asked, NORMAL by default."""
-    if plan is Plan.FREE:
-        return Priority.LOW
+def requested_priority(requested: str | None) -> Priority:
+    """What the request asked for, NORMAL by default. The plan may still force one
+    (FREE traffic is always LOW): ``Admission.accept`` applies homing/plans.toml."""
     return Priority[requested or "NORMAL"]
 
 
@@ -77,7 +75,7 @@ def email_job(tenant_id: str, body: EmailCreate, idempotency_key: str | None) ->
         tenant_id=tenant_id,
         channel=Channel.EMAIL,
         queue=QUEUE_FOR_CHANNEL[Channel.EMAIL],
-        priority=Priority[body.priority or "NORMAL"],
+        priority=requested_priority(body.priority),
         payload=payload,
         delivery=DeliveryMode(body.delivery),
         provider_pin=body.provider,

@@ -8,7 +8,7 @@ import json
 from fastapi import APIRouter, Response
 
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.routes.notifications import IdempotencyKey, effective_priority
+from homing.api.routes.notifications import IdempotencyKey, requested_priority
 from homing.api.schemas import Queued
 from homing.api.webhook_schemas import (
     EndpointUrl,
@@ -76,7 +76,7 @@ async def send_webhook(
             tenant_id=tenant.id,
             channel=Channel.WEBHOOK,
             queue=QUEUE_FOR_CHANNEL[Channel.WEBHOOK],
-            priority=effective_priority(tenant.plan, body.priority),
+            priority=requested_priority(body.priority),
             payload=payload,
             ordering_key=body.ordering_key,
             idempotency_key=idempotency_key,
