@@ -109,12 +109,13 @@ class JobStore:
         epoch = self._clock.now()
         row = job_row(new, epoch)
         suppressed = await suppress_row(conn, row)
-        await conn.execute(jobs.insert().values(**row))
+        # Rows as parameters, not .values(): the compiled INSERT is reused from cache.
+        await conn.execute(jobs.insert(), row)
         if suppressed:
             return job_from_row(_Row(row))
         entry = entry_row(row, epoch)
         await place(conn, not self._db.is_sqlite, entry)
-        await conn.execute(queue_entries.insert().values(**entry))
+        await conn.execute(queue_entries.insert(), entry)
         return job_from_row(_Row(row))
 
     async def get(self, tenant_id: str, job_id: str) -> tuple[Job, list[Attempt]]:
