@@ -23,7 +23,7 @@ from homing.models import Plan, Tenant
 from homing.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
 from homing.ratelimit import RateDecision, RateLimiter
 from homing.store.batches import BatchStore, ItemResult
-from homing.store.jobs import Accepted, JobStore, NewJob
+from homing.store.jobs import AcceptCheck, Accepted, JobStore, NewJob
 from homing.store.tenants import Principal, TenantStore
 
 _MAX_CACHED = 10_000
@@ -85,10 +85,13 @@ class Admission:
     def limits(self, tenant: Tenant) -> Limits:
         return effective_limits(tenant, self._plans)
 
-    async def accept(self, principal: Principal, new: NewJob) -> Accepted:
+    async def accept(
+        self, principal: Principal, new: NewJob, check: AcceptCheck | None = None
+    ) -> Accepted:
         """Accept one job under the tenant's plan; QuotaExceeded when over quota."""
         limits = self.limits(principal.tenant)
-        return await self._jobs.accept(_admitted(new, principal, limits), _quotas(new, limits))
+        admitted = _admitted(new, principal, limits)
+        return await self._jobs.accept(admitted, _quotas(new, limits), check)
 
     async def accept_many(self, principal: Principal, news: Sequence[NewJob]) -> list[ItemResult]:
         """Accept jobs of one channel together under the tenant's plan, all or none."""

@@ -16,6 +16,7 @@ from email.utils import parseaddr
 from typing import Final, TypeVar
 
 import httpx
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
@@ -25,6 +26,7 @@ from homing.models import Channel, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.domains import DomainInfo, DomainStatus, domain_provider
 from homing.store.domains import DomainStore, SendingDomain
+from homing.store.jobs import AcceptCheck
 from homing.store.providers import ProviderStore
 
 _T = TypeVar("_T")
@@ -140,10 +142,15 @@ class Domains:
         """Forget a domain here (the provider keeps its own registration)."""
         await self._store.delete(tenant_id, domain_id)
 
-    async def require_verified_sender(self, tenant_id: str, sender: str) -> None:
-        """DomainNotVerified when the tenant has sending domains and ``sender``'s is not
-        verified at any of its providers."""
-        (await self.sender_check(tenant_id))(sender)
+    def sender_rule(self, tenant_id: str, sender: str) -> AcceptCheck:
+        """DomainNotVerified when the tenant has sending domains and ``sender``'s is
+        not verified at any of its providers, as a check the accepting transaction
+        runs: the rule costs a query in that transaction rather than one of its own."""
+
+        async def check(conn: AsyncConnection) -> None:
+            check_sender(await self._store.statuses(tenant_id, conn), sender)
+
+        return check
 
     async def sender_check(self, tenant_id: str) -> Callable[[str], None]:
         """The sender rule over the tenant's domains as they are now (one query), for

@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
 from homing.providers.domains import DnsRecord, DomainStatus
@@ -122,16 +123,22 @@ class DomainStore:
         if result.rowcount == 0:
             raise NotFound("domain not found")
 
-    async def statuses(self, tenant_id: str) -> dict[str, set[DomainStatus]]:
+    async def statuses(
+        self, tenant_id: str, conn: AsyncConnection | None = None
+    ) -> dict[str, set[DomainStatus]]:
         """Each domain the tenant registered with a live provider account, with the
-        statuses it has there (one per account)."""
+        statuses it has there (one per account). With ``conn``, inside that
+        transaction (the accept path checks the sender where it stores the job)."""
         c, a = sending_domains.c, provider_accounts.c
         query = (
             select(c.domain, c.status)
             .join(provider_accounts, a.id == c.provider_account_id)
             .where(c.tenant_id == tenant_id, a.deleted_at.is_(None))
         )
-        async with self._db.transaction() as conn:
+        if conn is None:
+            async with self._db.transaction() as own:
+                rows = (await own.execute(query)).all()
+        else:
             rows = (await conn.execute(query)).all()
         found: dict[str, set[DomainStatus]] = {}
         for row in rows:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,10 @@ from homing.store.rows import attempt_from_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 from homing.store.suppressions import suppress_row
 from homing.store.usage import charge
+
+# A rule the accepting transaction checks before it stores a new job (not on a
+# replay); it raises to refuse. Run inside the transaction: no extra round trip.
+AcceptCheck = Callable[[AsyncConnection], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +68,9 @@ class JobStore:
         self._db = db
         self._clock = clock
 
-    async def accept(self, new: NewJob, quotas: Sequence[Quota] = ()) -> Accepted:
+    async def accept(
+        self, new: NewJob, quotas: Sequence[Quota] = (), check: AcceptCheck | None = None
+    ) -> Accepted:
         """Store the job and its queue entry in one transaction, or replay a prior one.
 
         The same Idempotency-Key with the same request hash returns the original job;
@@ -79,6 +85,8 @@ class JobStore:
                 prior = await self._by_idempotency_key(conn, new)
                 if prior is not None:
                     return replay(prior, new)
+                if check is not None:
+                    await check(conn)
                 job = await self._insert(conn, new)
                 if job.status is JobStatus.SUPPRESSED:
                     # Suppressed recipient (homing.store.suppressions): no queue entry,

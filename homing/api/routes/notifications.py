@@ -98,10 +98,9 @@ async def send_email(
     tenant = principal.tenant
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
-    await services.inbound.domains.require_verified_sender(tenant.id, body.from_)
-    accepted = await services.admission.accept(
-        principal, email_job(tenant.id, body, idempotency_key)
-    )
+    sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
+    job = email_job(tenant.id, body, idempotency_key)
+    accepted = await services.admission.accept(principal, job, sender_rule)
     if accepted.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     else:
