@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import shlex
 import signal
 import sys
@@ -17,6 +18,7 @@ from homing.accounts import NewProvider
 from homing.api.app import create_app
 from homing.models import Channel, Plan
 from homing.services import Services
+from homing.supervisor import WorkerProcesses, default_worker_processes
 
 log = logging.getLogger("homing")
 
@@ -75,29 +77,56 @@ async def run_worker(services: Services, *, once: bool = False) -> int:
 
 
 async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
-    """API and worker in one process; with ``demo`` also the sandbox and a demo tenant."""
+    """The API, and workers: in this process on SQLite, in child processes on
+    PostgreSQL (homing.supervisor). ``demo`` adds the sandbox and a demo tenant."""
     sandbox = None
+    env = dict(os.environ)
     if demo:
         from homing.sandbox.server import SandboxServer
 
         sandbox = SandboxServer(port=0, smtp_port=None)
         await sandbox.start()
         services.sandbox.allow(sandbox.base_url)  # test keys may send to it
+        env["HOMING_SANDBOX_URLS"] = ",".join(
+            filter(None, [env.get("HOMING_SANDBOX_URLS"), sandbox.base_url])
+        )
         await _demo_tenant(services, sandbox.provider_base_url, f"http://{host}:{port}")
+    processes = worker_processes(services)
+    children = WorkerProcesses(processes, env) if processes else None
     stop = asyncio.Event()
-    worker = asyncio.create_task(services.worker().run(stop=stop))
+    worker = None
+    if children is not None:
+        await children.start()
+    else:
+        worker = asyncio.create_task(services.worker().run(stop=stop))
     log.info(
-        "homing running", extra={"url": f"http://{host}:{port}", "database": services.db.dialect}
+        "homing running",
+        extra={
+            "url": f"http://{host}:{port}",
+            "database": services.db.dialect,
+            "worker_processes": processes,
+        },
     )
     try:
         await _server(services, host, port).serve()
     finally:
         stop.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await worker
+        if worker is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+        if children is not None:
+            await children.stop()
         if sandbox is not None:
             await sandbox.stop()
     return 0
+
+
+def worker_processes(services: Services) -> int:
+    """How many ``homing worker`` children ``homing run`` starts (0: work in-process)."""
+    if services.db.is_sqlite:
+        return 0
+    configured = services.settings.run_worker_processes
+    return default_worker_processes() if configured is None else configured
 
 
 async def _demo_tenant(services: Services, base_url: object, api_url: str) -> None:

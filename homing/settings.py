@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=100, ge=1, le=10000)
     claim_batch_size: int = Field(default=50, ge=1, le=1000)
     tenant_inflight: int = Field(default=100, ge=1, le=100_000)
+    # homing run on PostgreSQL: worker child processes (None: one per two cores).
+    run_worker_processes: int | None = Field(default=None, ge=0, le=64)
     poll_interval_seconds: float = Field(default=1.0, gt=0)
     provider_timeout_seconds: float = Field(default=10.0, gt=0)
 

@@ -241,3 +241,44 @@ async def test_several_worker_processes_serve_a_quiet_tenant_before_a_flood(
     last_quiet = max(i for i, s in enumerate(subjects) if s.startswith("quiet"))
     # FIFO would put the quiet tenant's jobs after all 60; fairness interleaves them.
     assert last_quiet < 24, subjects[: last_quiet + 1]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_homing_run_on_postgres_delivers_from_worker_processes(
+    services: Services,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    settings: Settings,
+    secret_key: str,
+    tmp_path: Path,
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    port = free_port()
+    env = _env(settings, secret_key, HOMING_RUN_WORKER_PROCESSES="2")
+    server = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
+    assert server.proc is not None
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            await eventually(lambda: _healthy(client), what="homing run to listen")
+        children = _children(server.proc.pid)
+        assert len(children) == 2, children
+        job_id = await send(tenant)
+        await eventually(lambda: sb.messages("resend"), what="a worker process to deliver")
+    finally:
+        assert server.stop() == 0, server.output()
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children), "children outlived run"
+    assert (await job(tenant, job_id))["status"] == "COMPLETED"
