@@ -21,10 +21,11 @@ import sys
 
 import asyncpg
 import redis.asyncio as aioredis
+from redis.exceptions import RedisError
 
 from bench import peers
-from bench.cases import CASES, FULL, QUICK, Runner, say
-from bench.common import POSTGRES_URL, append_section, machine
+from bench.cases import CASES, FULL, QUICK, Runner
+from bench.common import POSTGRES_URL, append_section, machine, say
 from bench.peers import REDIS_URL as PEER_REDIS_URL
 from bench.report import notes, rows, table
 
@@ -48,19 +49,24 @@ def _cases(only: str) -> list[str]:
 
 
 async def versions() -> str:
-    """Node, bullmq, PostgreSQL and Redis versions, as far as they can be found."""
+    """Node, bullmq, PostgreSQL and Redis versions; ``?`` for what cannot be asked."""
     found = []
     if peers.unavailable() is None:
         node = subprocess.run(["node", "--version"], capture_output=True, text=True)
         found += [f"Node {node.stdout.strip().lstrip('v')}", f"bullmq {peers.version('bullmq')}"]
-    conn = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://"))
     try:
-        found.append(f"PostgreSQL {await conn.fetchval('SHOW server_version')}")
-    finally:
-        await conn.close()
+        conn = await asyncpg.connect(POSTGRES_URL.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            found.append(f"PostgreSQL {await conn.fetchval('SHOW server_version')}")
+        finally:
+            await conn.close()
+    except (OSError, asyncpg.PostgresError):
+        found.append("PostgreSQL ?")
     client = aioredis.Redis.from_url(PEER_REDIS_URL)
     try:
         found.append(f"Redis {(await client.info('server'))['redis_version']}")
+    except (OSError, RedisError):
+        found.append("Redis ?")
     finally:
         await client.aclose()
     return ", ".join(found)

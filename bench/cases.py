@@ -4,14 +4,13 @@ back to back on the same machine. A run that fails is reported and the others go
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from bench import homing_runs, peer_runs
 from bench.backlog import measure as backlog_measure
-from bench.common import free_port
+from bench.common import free_port, say
 from bench.homing_runs import Mixed
 from bench.load import Load, Window
 from bench.report import Figure, amount
@@ -39,12 +38,30 @@ class Scale:
     mixed_rate: float = 500
 
 
-FULL = Scale(10, 80_000, 200_000, 2, 20, 20, 60, 40_000, 1_000_000, 15)
-QUICK = Scale(3, 10_000, 20_000, 1, 3, 3, 5, 4_000, 20_000, 3)
-
-
-def say(message: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+FULL = Scale(
+    ingest_seconds=10,
+    deliver_jobs=80_000,
+    noop_jobs=200_000,
+    warmup=2,
+    window=20,
+    mixed_alone=20,
+    mixed_seconds=60,
+    slow_jobs=40_000,
+    memory_jobs=1_000_000,
+    memory_seconds=15,
+)
+QUICK = Scale(
+    ingest_seconds=3,
+    deliver_jobs=10_000,
+    noop_jobs=20_000,
+    warmup=1,
+    window=3,
+    mixed_alone=3,
+    mixed_seconds=5,
+    slow_jobs=4_000,
+    memory_jobs=20_000,
+    memory_seconds=3,
+)
 
 
 @dataclass

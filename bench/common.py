@@ -48,6 +48,11 @@ def machine() -> str:
     )
 
 
+def say(message: str) -> None:
+    """One line of progress on stderr, with the time."""
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
 def today() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d")
 

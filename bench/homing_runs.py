@@ -28,6 +28,7 @@ from bench.common import (
     fresh_postgres,
     homing_process,
     sandbox_process,
+    say,
     seed_bulk,
     services_for,
     unlimited_tenant_with_provider,
@@ -64,6 +65,9 @@ class Setup:
     api_key: str
 
     async def seed(self, jobs: int) -> None:
+        if not jobs:
+            return
+        say(f"  queueing {jobs:,} jobs for Homing")
         await seed_bulk(self.services, self.tenant_id, jobs, chunk=SEED_CHUNK)
 
 
@@ -185,6 +189,7 @@ async def while_ingesting(
 ) -> tuple[Window, Load]:
     """Deliveries over ``seconds`` while ``rate`` single sends a second are offered."""
     request = post(f"{base_url}/v1/notifications/email", MESSAGE, api_key, idempotency_keys=True)
+    say(f"  offering {rate:.0f} req/s for {seconds:.0f} s while measuring deliveries")
     async with session() as client:
         during, offered = await asyncio.gather(
             window(counter, seconds), open_loop(client, rate, seconds, request)

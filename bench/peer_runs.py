@@ -17,7 +17,14 @@ from dataclasses import dataclass
 import httpx
 
 from bench import load, peers
-from bench.common import drop_postgres, free_port, fresh_postgres, rss_mb, sandbox_process
+from bench.common import (
+    drop_postgres,
+    free_port,
+    fresh_postgres,
+    rss_mb,
+    sandbox_process,
+    say,
+)
 from bench.homing_runs import Mixed, slow_down, top_up, while_ingesting
 from bench.load import Load, SandboxCounter, Window, drain_rate, until_healthy
 from bench.peers import PeerQueue
@@ -33,6 +40,7 @@ class PeerSetup:
 
     async def fill(self, jobs: int, mode: str = "seed", rows: bool = True) -> None:
         db = self.db if rows and mode == "seed" else None
+        say(f"  queueing {jobs:,} {mode} jobs in BullMQ{' with their rows' if db else ''}")
         await asyncio.to_thread(peers.fill, self.queue, jobs, mode, db)
 
 

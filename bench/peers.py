@@ -7,11 +7,14 @@ default ``redis://127.0.0.1:6379/12``) and ``forget`` deletes every key under it
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +27,7 @@ from bench.common import delete_redis_keys
 PEER_DIR = Path(__file__).resolve().parent / "peer"
 REDIS_URL = os.environ.get("HOMING_BENCH_PEER_REDIS_URL", "redis://127.0.0.1:6379/12")
 API_KEY = "peer_bench_key"  # the key peer.mjs serve accepts
+START_TIMEOUT_SECONDS = 60
 
 
 class PeerUnavailable(RuntimeError):
@@ -41,11 +45,13 @@ def prepare() -> None:
     reason = unavailable()
     if reason:
         raise PeerUnavailable(reason)
-    if (PEER_DIR / "node_modules" / "bullmq" / "package.json").exists():
-        return
-    done = subprocess.run(
-        ["npm", "ci", "--no-audit", "--no-fund"], cwd=PEER_DIR, capture_output=True, text=True
-    )
+    # Test workers may prepare at the same time; one installs, the others wait for it.
+    with (Path(tempfile.gettempdir()) / "homing-bench-peer.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (PEER_DIR / "node_modules" / "bullmq" / "package.json").exists():
+            return
+        argv = ["npm", "ci", "--no-audit", "--no-fund"]
+        done = subprocess.run(argv, cwd=PEER_DIR, capture_output=True, text=True)
     if done.returncode != 0:
         raise PeerUnavailable(f"npm ci failed: {done.stderr.strip()[-500:]}")
 
@@ -121,16 +127,19 @@ class PeerProcess:
 def _running(argv: list[str]) -> Iterator[PeerProcess]:
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    first = proc.stdout.readline()  # {"event": "ready", ...}, or EOF if it died
+    if not select.select([proc.stdout], [], [], START_TIMEOUT_SECONDS)[0]:
+        proc.kill()
+    first = proc.stdout.readline()  # {"event": "ready", ...}, or nothing if it died
     if not first.startswith("{"):
-        proc.wait(timeout=10)
-        raise RuntimeError(f"the peer did not start (exit {proc.returncode})")
+        proc.communicate(timeout=30)
+        raise RuntimeError(f"the peer did not start (exit {proc.returncode}): {argv[2]}")
     peer = PeerProcess(proc, json.loads(first))
     try:
         yield peer
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
+        if not peer.result:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
             out, _ = proc.communicate(timeout=30)
             peer.result = _last_json(out) if "{" in out else {}
 

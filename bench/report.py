@@ -107,13 +107,17 @@ def ratio(subject: float, other: float) -> float | None:
 
 
 def rows(figures: Mapping[str, Figure], specs: Iterable[RowSpec] = ROWS) -> list[Row]:
-    """One row per spec whose Homing figure was measured; the other may be missing."""
+    """One row per spec whose Homing figure was measured; the other may be missing
+    (then a case's several comparisons collapse into one row)."""
     built = []
+    alone: set[tuple[str, str]] = set()
     for spec in specs:
         subject = figures.get(spec.subject)
-        if subject is None:
-            continue
         other = figures.get(spec.other)
+        if subject is None or (other is None and (spec.case, spec.subject) in alone):
+            continue
+        if other is None:
+            alone.add((spec.case, spec.subject))
         r = ratio(subject.value, other.value) if other else None
         target, verdict = "", ""
         if spec.target is not None:

@@ -59,19 +59,27 @@ async function createTable() {
     updated_at timestamptz NOT NULL DEFAULT now())`);
 }
 
+const SQL = {
+  insertOne: "INSERT INTO peer_jobs (id, status, payload) VALUES ($1, 'PENDING', $2)",
+  insertMany:
+    "INSERT INTO peer_jobs (id, status, payload) " +
+    "SELECT unnest($1::uuid[]), 'PENDING', unnest($2::jsonb[])",
+  completed:
+    "UPDATE peer_jobs SET status = 'COMPLETED', attempts = $2, updated_at = now() WHERE id = $1",
+  failed: "UPDATE peer_jobs SET status = 'FAILED', updated_at = now() WHERE id = ANY($1)",
+};
+
 // Job rows first, then the queue: the seed's dual write (a row can be left PENDING).
 async function enqueue(queue, messages, jobOpts) {
   const ids = messages.map(() => randomUUID());
-  if (db) {
-    await db.query(
-      "INSERT INTO peer_jobs (id, status, payload) SELECT unnest($1::uuid[]), 'PENDING', unnest($2::jsonb[])",
-      [ids, messages.map((m) => JSON.stringify(m))],
-    );
-  }
+  const jobs = ids.map((id, i) => ({ name: "email", data: { id, ...messages[i] }, opts: jobOpts }));
+  const one = jobs.length === 1;
+  if (one) await db?.query(SQL.insertOne, [ids[0], messages[0]]);
+  else await db?.query(SQL.insertMany, [ids, messages.map((m) => JSON.stringify(m))]);
   try {
-    await queue.addBulk(ids.map((id, i) => ({ name: "email", data: { id, ...messages[i] }, opts: jobOpts })));
+    await (one ? queue.add(jobs[0].name, jobs[0].data, jobOpts) : queue.addBulk(jobs));
   } catch (err) {
-    await db?.query("UPDATE peer_jobs SET status = 'FAILED', updated_at = now() WHERE id = ANY($1)", [ids]);
+    await db?.query(SQL.failed, [ids]);
     throw err;
   }
   return ids;
@@ -102,10 +110,7 @@ async function send(data) {
 const PROCESSORS = {
   seed: async (job) => {
     await send(job.data);
-    await db?.query(
-      "UPDATE peer_jobs SET status = 'COMPLETED', attempts = $2, updated_at = now() WHERE id = $1",
-      [job.data.id, job.attemptsMade + 1],
-    );
+    await db?.query(SQL.completed, [job.data.id, job.attemptsMade + 1]);
   },
   bare: (job) => send(job.data),
   noop: async () => {},
@@ -123,7 +128,7 @@ function startWorker(mode, concurrency, onDone) {
   worker.on("failed", async (job, err) => {
     tally.failed += 1;
     if (db && job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      await db.query("UPDATE peer_jobs SET status = 'FAILED', updated_at = now() WHERE id = $1", [job.data.id]);
+      await db.query(SQL.failed, [[job.data.id]]);
     }
     if (tally.failed <= 3) console.error(`peer: job failed: ${err.message}`);
   });
@@ -133,7 +138,8 @@ function startWorker(mode, concurrency, onDone) {
 function summary(tally) {
   const seconds = (tally.last - tally.first) / 1000;
   const rate = seconds > 0 ? (tally.completed - 1) / seconds : 0;
-  return { completed: tally.completed, failed: tally.failed, seconds, per_second: rate, rss_mb: rssMb() };
+  const { completed, failed } = tally;
+  return { completed, failed, seconds, per_second: rate, rss_mb: rssMb() };
 }
 
 async function fill() {
@@ -144,9 +150,8 @@ async function fill() {
   const started = performance.now();
   const pending = new Set();
   for (let done = 0; done < total; done += CHUNK) {
-    const chunk = enqueue(queue, Array(Math.min(CHUNK, total - done)).fill(MESSAGE), jobOpts).finally(
-      () => pending.delete(chunk),
-    );
+    const messages = Array(Math.min(CHUNK, total - done)).fill(MESSAGE);
+    const chunk = enqueue(queue, messages, jobOpts).finally(() => pending.delete(chunk));
     pending.add(chunk);
     if (pending.size >= IN_FLIGHT) await Promise.race(pending);
   }
@@ -157,6 +162,7 @@ async function fill() {
 
 // Runs until SIGTERM, or until --jobs jobs have completed; then prints its tally.
 async function work() {
+  await createTable();
   const goal = Number(opts.jobs);
   let finish;
   const finished = new Promise((resolve) => (finish = resolve));
@@ -180,7 +186,8 @@ function readBody(req) {
   });
 }
 
-const valid = (m) => m && typeof m === "object" && ["to", "from", "subject"].every((f) => typeof m[f] === "string");
+const REQUIRED = ["to", "from", "subject"];
+const valid = (m) => m && typeof m === "object" && REQUIRED.every((f) => typeof m[f] === "string");
 
 async function route(queue, req) {
   if (req.method === "GET" && req.url === "/healthz") return [200, { status: "ok" }];
