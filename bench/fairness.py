@@ -41,6 +41,8 @@ async def run(flood: int, probes: int, port: int) -> str:
                 flooder = await tenant_with_provider(services, sandbox)
                 quiet = await tenant_with_provider(services, sandbox)
                 with worker_process(url, secret, workdir):
+                    # Not counted: the first probe also waits for the worker to start.
+                    await one_by_one(services, quiet, sandbox.url, 1)
                     idle = await one_by_one(services, quiet, sandbox.url, probes)
                     await seed_bulk(services, flooder, flood)
                     before = await received(sandbox.url)

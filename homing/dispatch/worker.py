@@ -99,25 +99,25 @@ class Worker:
             return 0
         try:
             claimed = await self._claim(min(capacity, self._config.batch_size))
+            if claimed:
+                # Starting reads the database too (suppressions, accounts, suspensions);
+                # if it fails, the claimed jobs' leases run out and they are claimed again.
+                await self._start(claimed)
         except StoreError as exc:
             log.warning("claim failed", extra={"error": str(exc)})
             return 0
-        if claimed:
-            await self._start(claimed)
         return len(claimed)
 
     async def _start(self, claimed: list[ClaimedJob]) -> None:
-        if self._suppressions is not None:
-            # Suppressed since it was accepted: SUPPRESSED before any provider is called.
-            kept = await self._suppressions.release_suppressed(claimed)
-            self.processed += len(claimed) - len(kept)
-            if not kept:
-                return
-            claimed = kept
         tenant_ids = {c.job.tenant_id for c in claimed}
-        accounts = await self._providers.for_tenants(tenant_ids)
-        suspended = await self._tenants.suspended_among(tenant_ids) if self._tenants else set()
-        for job in claimed:
+        # Three independent lookups: on PostgreSQL they overlap on pooled connections.
+        kept, accounts, suspended = await asyncio.gather(
+            self._unsuppressed(claimed),
+            self._providers.for_tenants(tenant_ids),
+            self._suspended(tenant_ids),
+        )
+        self.processed += len(claimed) - len(kept)
+        for job in kept:
             if job.job.tenant_id in suspended:
                 # A suspended tenant's jobs stay queued, untouched, until it is unsuspended.
                 self._record(self._dispatcher.hold(job, SUSPENDED_HOLD_SECONDS))
@@ -125,6 +125,15 @@ class Worker:
             task = asyncio.create_task(self._deliver(job, accounts.get(job.job.tenant_id, [])))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
+
+    async def _unsuppressed(self, claimed: list[ClaimedJob]) -> list[ClaimedJob]:
+        if self._suppressions is None:
+            return claimed
+        # Suppressed since it was accepted: SUPPRESSED before any provider is called.
+        return await self._suppressions.release_suppressed(claimed)
+
+    async def _suspended(self, tenant_ids: set[str]) -> set[str]:
+        return await self._tenants.suspended_among(tenant_ids) if self._tenants else set()
 
     async def _claim(self, limit: int) -> list[ClaimedJob]:
         self._turn += 1
