@@ -3,8 +3,10 @@
     HomingError
     ├── ConfigError               settings or master key unusable
     ├── StoreError                the database failed (driver errors are wrapped)
-    │   └── StoreUnavailable      the database cannot be reached right now
-    │       └── RateLimitUnavailable  the rate-limit store is down and fails closed
+    │   ├── StoreUnavailable      the database cannot be reached right now
+    │   │   └── RateLimitUnavailable  the rate-limit store is down and fails closed
+    │   └── UnstorableValue       the database refused a value of the request (also
+    │                             an InvalidRequest)
     ├── NotFound                  no such object for this tenant
     ├── Conflict                  the object is not in a state that allows this
     │   └── IdempotencyConflict   same Idempotency-Key, different request
@@ -84,6 +86,12 @@ class IdempotencyConflict(Conflict):
 
 class InvalidRequest(HomingError):
     """The request is not acceptable."""
+
+    code = "invalid_request"
+
+
+class UnstorableValue(StoreError, InvalidRequest):
+    """The request holds a value the database cannot store or compare (e.g. a NUL character)."""
 
     code = "invalid_request"
 

@@ -6,6 +6,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -36,8 +37,8 @@ def _check_address(value: str) -> str:
 
 
 def _no_line_breaks(value: str) -> str:
-    if "\r" in value or "\n" in value:
-        raise ValueError("must not contain line breaks")
+    if "\r" in value or "\n" in value or "\x00" in value:
+        raise ValueError("must not contain line breaks or NUL characters")
     return value
 
 
@@ -52,6 +53,19 @@ class ProviderCreate(Strict):
     config: dict[str, Any] = Field(default_factory=dict)
     priority: int = Field(default=1, ge=0, le=1000)
     enabled: bool = True
+
+    @model_validator(mode="after")
+    def _storable(self) -> ProviderCreate:
+        # Both are stored with orjson, which refuses what the JSON parser accepts:
+        # integers beyond 64 bits and nesting deeper than 254 levels.
+        for name in ("credentials", "config"):
+            try:
+                orjson.dumps(getattr(self, name))
+            except TypeError:
+                raise ValueError(
+                    f"'{name}' must nest less deeply and hold integers within 64 bits"
+                ) from None
+        return self
 
     @model_validator(mode="after")
     def _valid_rate_rules(self) -> ProviderCreate:

@@ -72,7 +72,7 @@ def _metadata(value: Any) -> dict[str, Any]:
     if isinstance(value, str):  # Paystack returns metadata sent as a string as a string
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
     return value if isinstance(value, dict) else {}
 

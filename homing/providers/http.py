@@ -164,6 +164,10 @@ def require_credential(credentials: Mapping[str, Any], key: str, provider: str) 
     value = credentials.get(key)
     if not isinstance(value, str) or not value:
         raise InvalidCredentials(f"{provider} credentials need a non-empty {key!r}")
+    if not (value.isascii() and value.isprintable()):
+        # It travels in an HTTP header or URL: a line break would inject, and the
+        # client refuses anything but ASCII there anyway.
+        raise InvalidCredentials(f"{provider} {key!r} must be printable ASCII")
     return value
 
 

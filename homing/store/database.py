@@ -17,7 +17,12 @@ from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from homing.errors import StoreError, StoreUnavailable
+from homing.errors import StoreError, StoreUnavailable, UnstorableValue
+
+# SQLSTATE classes that mean "the server cannot serve now", not "this request is wrong":
+# 08 connection exception, 53 insufficient resources, 57 operator intervention (the
+# server shutting down or starting up, a terminated connection).
+_UNAVAILABLE_CLASSES = frozenset({"08", "53", "57"})
 
 
 def _json_dumps(value: Any) -> str:
@@ -51,7 +56,10 @@ class Database:
             url,
             pool_size=pool_size,
             max_overflow=pool_size,
-            pool_pre_ping=True,
+            # No pre-ping: it costs a round trip per transaction. A connection that
+            # died with the server fails its next use; that transaction ends as
+            # StoreUnavailable (503, or a retried claim) and the pool replaces it.
+            pool_pre_ping=False,
             pool_timeout=30,
             **common,
         )
@@ -67,8 +75,13 @@ class Database:
         except (OperationalError, InterfaceError, OSError) as exc:
             raise StoreUnavailable() from exc
         except DBAPIError as exc:
-            if exc.connection_invalidated:
+            sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+            if exc.connection_invalidated or sqlstate[:2] in _UNAVAILABLE_CLASSES:
                 raise StoreUnavailable() from exc
+            if sqlstate.startswith("22"):
+                # SQLSTATE class 22, "data exception": a value from the request that the
+                # database refuses (a NUL character in text, a number out of range).
+                raise UnstorableValue() from exc
             raise StoreError(f"database error: {type(exc.orig).__name__}") from exc
 
     async def dispose(self) -> None:

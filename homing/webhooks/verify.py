@@ -54,7 +54,7 @@ def verify(
         raise WebhookVerificationError("the secret is not whsec_ followed by base64") from None
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise WebhookVerificationError("the body is not JSON") from None
 
 

@@ -14,17 +14,28 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from homing.inbound.events import EventError, RawEvent, body_digest
 
 MAX_RAW_CHARS = 65_536
 
 
 def load_json(body: bytes) -> Any:
-    """The decoded body, or EventError."""
+    """The decoded body, or EventError (also for JSON the journal could not store)."""
     try:
-        return json.loads(body)
+        document = json.loads(body)
     except ValueError:
         raise EventError("the body is not JSON") from None
+    except RecursionError:
+        raise EventError("the body is JSON nested too deeply") from None
+    try:
+        # Events are hashed and stored with orjson, which refuses what the stdlib reads:
+        # nesting deeper than 254 levels and integers beyond 64 bits.
+        orjson.dumps(document)
+    except TypeError:
+        raise EventError("the body is JSON too deep or with too large a number") from None
+    return document
 
 
 def unreadable(body: bytes, error: str) -> RawEvent:

@@ -19,7 +19,8 @@ def _signature_block(body: bytes) -> tuple[str, str, str]:
         document: Any = json.loads(body)
         block = document["signature"]
         parts = (block["timestamp"], block["token"], block["signature"])
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
+        # RecursionError: JSON nested too deep to parse, sent before any proof of origin.
         raise VerificationFailed() from None
     if not all(isinstance(part, str | int) and not isinstance(part, bool) for part in parts):
         raise VerificationFailed()

@@ -102,7 +102,10 @@ class PostmarkProvider:
         self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
         self._stream = str(config.get("message_stream") or DEFAULT_STREAM)
         # Domains need the Account token; the server token only sends.
-        self._account_token = credentials.get("account_token")
+        token = credentials.get("account_token")
+        if isinstance(token, str) and token:
+            token = require_credential(credentials, "account_token", "Postmark")
+        self._account_token = token
         self._return_path = config.get("return_path_subdomain")
         self._http = http
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Final
 import aiosmtplib
 import httpx
 
-from homing.errors import InvalidCredentials
+from homing.errors import InvalidCredentials, InvalidRequest
 from homing.models import FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
 from homing.providers.http import MAX_DETAIL, redact
@@ -125,12 +125,17 @@ class SmtpProvider:
             self._port = int(credentials.get("port") or 587)
         except (TypeError, ValueError):
             raise InvalidCredentials("SMTP 'port' must be a number") from None
+        if not 0 < self._port < 65536:
+            raise InvalidCredentials("SMTP 'port' must be from 1 to 65535")
         self._username = credentials.get("username") or None
         self._password = str(credentials.get("password") or "")
         self._use_tls = _flag(config.get("use_tls"))
         # STARTTLS and implicit TLS are exclusive; False also stops opportunistic upgrades.
         self._start_tls = _flag(credentials.get("starttls")) and not self._use_tls
-        self._timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
+        try:
+            self._timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
+        except (TypeError, ValueError):
+            raise InvalidRequest("SMTP config 'timeout' must be a number of seconds") from None
         self._local_hostname = config.get("local_hostname")
         self._validate_certs = bool(config.get("validate_certs", True))
 

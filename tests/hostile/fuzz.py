@@ -1,0 +1,129 @@
+"""Drive Schemathesis cases through the in-process app and judge every answer.
+
+A case passes when the answer is not a 5xx and, if it is an error, is exactly the
+envelope ``{"error": {"code": str, "message": str, "details": object}}``. Failures are
+collected rather than raised, so one run reports every distinct problem (without
+Hypothesis shrinking each one), and the counts feed docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from hypothesis import HealthCheck, Phase, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.generation.case import Case
+from schemathesis.schemas import APIOperation
+from schemathesis.specs.openapi.schemas import OpenApiSchema
+
+from tests.hostile.conftest import BASE_URL, Harness
+
+
+@dataclass
+class FuzzReport:
+    cases: int = 0
+    failures: list[str] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+    operations: int = 0
+    unsatisfiable: int = 0
+
+
+def envelope_problem(response: httpx.Response) -> str | None:
+    """Why this answer breaks the error contract, or None when it keeps it."""
+    if response.status_code >= 500:
+        return f"server error {response.status_code}"
+    if response.status_code < 400:
+        return None
+    try:
+        body = response.json()
+    except ValueError:
+        return f"{response.status_code} with a body that is not JSON"
+    if not isinstance(body, dict) or set(body) != {"error"}:
+        return f"{response.status_code} outside the envelope: {str(body)[:200]}"
+    error = body["error"]
+    if not isinstance(error, dict) or set(error) != {"code", "message", "details"}:
+        return f"{response.status_code} with a malformed error: {str(error)[:200]}"
+    if not isinstance(error["code"], str) or not isinstance(error["message"], str):
+        return f"{response.status_code} with a non-string code or message"
+    if not isinstance(error["details"], dict):
+        return f"{response.status_code} with details that are not an object"
+    return None
+
+
+def _request_kwargs(case: Case, authorization: str | None) -> dict[str, Any]:
+    sent = case.as_transport_kwargs(base_url=BASE_URL)
+    headers = {k: v for k, v in sent["headers"].items() if k.lower() != "authorization"}
+    if authorization is not None:
+        headers["Authorization"] = authorization
+    kwargs: dict[str, Any] = {"headers": headers, "params": sent.get("params") or None}
+    if "json" in sent:
+        kwargs["json"] = sent["json"]
+    elif sent.get("data") is not None:
+        data = sent["data"]
+        kwargs["content"] = data.encode() if isinstance(data, str) else data
+    return {"method": sent["method"], "url": sent["url"], **kwargs}
+
+
+def fuzz(
+    harness: Harness,
+    schema: OpenApiSchema,
+    authorization: str | None,
+    mode: GenerationMode,
+    examples: int,
+    *,
+    derandomize: bool,
+) -> FuzzReport:
+    """Send up to ``examples`` cases per operation of ``schema``; return what was seen."""
+    report = FuzzReport()
+    for result in schema.get_all_operations():
+        report.operations += 1
+        run = _exercise(harness, result.ok(), authorization, mode, report)
+        settings = hypothesis_settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            derandomize=derandomize,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        try:
+            settings(run)()
+        except Unsatisfiable:
+            # Nothing to break in this mode (a negative case for a route that takes no
+            # input at all): the positive run covers the operation.
+            report.unsatisfiable += 1
+    return report
+
+
+def _exercise(
+    harness: Harness,
+    operation: APIOperation,
+    authorization: str | None,
+    mode: GenerationMode,
+    report: FuzzReport,
+) -> Callable[[], None]:
+    """A Hypothesis test that sends one drawn case of ``operation`` and judges the answer."""
+
+    @given(case=operation.as_strategy(generation_mode=mode))
+    def exercise(case: Case) -> None:
+        try:
+            request = harness.client.build_request(**_request_kwargs(case, authorization))
+        except (httpx.HTTPError, UnicodeError, ValueError, TypeError):
+            return  # not expressible as an HTTP request; nothing reached Homing
+        response = harness.run(harness.client.send(request))
+        report.cases += 1
+        report.statuses[response.status_code] += 1
+        problem = envelope_problem(response)
+        if problem is not None:
+            report.failures.append(
+                f"{operation.label}: {problem}\n    {request.method} {request.url}"
+                f"\n    body: {request.content[:300]!r}"
+            )
+
+    return exercise

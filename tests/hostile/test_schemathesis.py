@@ -1,0 +1,92 @@
+"""Schemathesis against ``/openapi.json``: every route, with and without valid auth.
+
+Zero 5xx, and every error in the envelope. The normal suite runs a bounded,
+derandomised sample (the same cases every run, so CI cannot flake on a lucky draw);
+the ``slow`` run draws many more cases at random.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import schemathesis
+from schemathesis import GenerationMode
+from schemathesis.specs.openapi.schemas import OpenApiSchema
+
+from tests.figures import record
+from tests.hostile.conftest import ADMIN_TOKEN, Harness
+from tests.hostile.fuzz import FuzzReport, fuzz
+
+AUTH: dict[str, Callable[[Harness], str | None]] = {
+    "tenant-key": lambda h: f"Bearer {h.key}",
+    "admin-token": lambda _h: f"Bearer {ADMIN_TOKEN}",
+    "unknown-key": lambda _h: "Bearer hk_unknownUnknownUnknownUnknown0000000000",
+    "no-auth": lambda _h: None,
+}
+# Cases per operation in the normal suite: most for the credentials that get past
+# authentication, a few for those that should stop there.
+FAST_EXAMPLES = {"tenant-key": 12, "admin-token": 6, "unknown-key": 3, "no-auth": 3}
+SLOW_EXAMPLES = {"tenant-key": 150, "admin-token": 60, "unknown-key": 25, "no-auth": 25}
+MODES = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+
+
+@pytest.fixture(scope="module")
+def schema(harness: Harness) -> OpenApiSchema:
+    loaded = schemathesis.openapi.from_asgi("/openapi.json", harness.app)
+    assert isinstance(loaded, OpenApiSchema)
+    return loaded
+
+
+def _check(report: FuzzReport, label: str) -> None:
+    assert report.cases > report.operations, f"{label}: too few cases reached the app"
+    shown = "\n".join(report.failures[:15])
+    assert not report.failures, f"{label}: {len(report.failures)} bad answers:\n{shown}"
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+@pytest.mark.parametrize("auth", list(AUTH))
+def test_no_5xx_and_every_error_in_the_envelope(
+    harness: Harness, schema: OpenApiSchema, auth: str, mode: GenerationMode
+) -> None:
+    report = fuzz(harness, schema, AUTH[auth](harness), mode, FAST_EXAMPLES[auth], derandomize=True)
+    record(
+        "hostile-schemathesis",
+        run="fast",
+        auth=auth,
+        mode=mode.value,
+        operations=report.operations,
+        cases=report.cases,
+        failures=len(report.failures),
+        statuses=dict(report.statuses),
+    )
+    _check(report, f"{auth}/{mode.value}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+@pytest.mark.parametrize("auth", list(AUTH))
+@pytest.mark.parametrize(
+    "database", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
+def test_no_5xx_and_every_error_in_the_envelope_long_run(
+    request: pytest.FixtureRequest, database: str, auth: str, mode: GenerationMode
+) -> None:
+    harness: Harness = request.getfixturevalue("harness" if database == "sqlite" else "pg_harness")
+    schema = schemathesis.openapi.from_asgi("/openapi.json", harness.app)
+    assert isinstance(schema, OpenApiSchema)
+    report = fuzz(
+        harness, schema, AUTH[auth](harness), mode, SLOW_EXAMPLES[auth], derandomize=False
+    )
+    record(
+        "hostile-schemathesis",
+        run="slow",
+        database=database,
+        auth=auth,
+        mode=mode.value,
+        operations=report.operations,
+        cases=report.cases,
+        failures=len(report.failures),
+        statuses=dict(report.statuses),
+    )
+    _check(report, f"{database}/{auth}/{mode.value}")
