@@ -9,7 +9,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -65,6 +66,19 @@ class HomingProcess:
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@contextmanager
+def homing_workers(count: int, env: dict[str, str], log_dir: Path) -> Iterator[list[HomingProcess]]:
+    """``count`` ``homing worker`` processes, each stopped (and checked to exit 0) after."""
+    workers = [
+        HomingProcess(["worker"], env, log_dir / f"worker{i}.log").start() for i in range(count)
+    ]
+    try:
+        yield workers
+    finally:
+        for worker in workers:
+            assert worker.stop() == 0, worker.output()
 
 
 async def eventually(

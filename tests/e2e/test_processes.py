@@ -18,7 +18,7 @@ from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, eventually, free_port, homing_workers
 
 
 def _env(settings: Settings, secret_key: str, **extra: str) -> dict[str, str]:
@@ -150,15 +150,12 @@ async def test_a_job_accepted_elsewhere_wakes_an_idle_worker_at_once(
     await register(tenant, sandbox, "resend", 1)
     # The worker polls only every 60 s: only LISTEN/NOTIFY can wake it in time.
     env = _env(settings, secret_key, HOMING_POLL_INTERVAL_SECONDS="60")
-    worker = HomingProcess(["worker"], env, tmp_path / "worker.log").start()
-    try:
+    with homing_workers(1, env, tmp_path):
         await eventually(lambda: _listening(services), what="the worker to LISTEN")
         started = time.monotonic()
         job_id = await send(tenant)
         await eventually(lambda: sb.messages("resend"), timeout=10, what="the delivery")
         assert time.monotonic() - started < 5
-    finally:
-        assert worker.stop() == 0, worker.output()
     assert (await job(tenant, job_id))["status"] == "COMPLETED"
 
 
@@ -191,16 +188,10 @@ async def test_several_worker_processes_keep_each_key_in_order(
     for i in range(5):
         await send(tenant, subject=f"free {i}")
     env = _env(settings, secret_key, HOMING_RETRY_BASE_SECONDS="0.05")
-    workers = [
-        HomingProcess(["worker"], env, tmp_path / f"worker{i}.log").start() for i in range(3)
-    ]
-    try:
+    with homing_workers(3, env, tmp_path):
         await eventually(
             lambda: _received(sb, 3 * 12 + 5), timeout=60, what="every job to be delivered"
         )
-    finally:
-        for worker in workers:
-            assert worker.stop() == 0, worker.output()
     subjects = [m["subject"] for m in await sb.messages("resend")]
     for key in keys:
         assert [s for s in subjects if s.startswith(key)] == [f"{key} {i}" for i in range(12)]
@@ -229,14 +220,8 @@ async def test_several_worker_processes_serve_a_quiet_tenant_before_a_flood(
     for i in range(6):
         await send(quiet, subject=f"quiet {i}")
     env = _env(settings, secret_key, HOMING_WORKER_CONCURRENCY="4", HOMING_TENANT_INFLIGHT="2")
-    workers = [
-        HomingProcess(["worker"], env, tmp_path / f"worker{i}.log").start() for i in range(2)
-    ]
-    try:
+    with homing_workers(2, env, tmp_path):
         await eventually(lambda: _received(sb, 66), timeout=60, what="every job")
-    finally:
-        for worker in workers:
-            assert worker.stop() == 0, worker.output()
     subjects = [m["subject"] for m in await sb.messages("resend")]
     last_quiet = max(i for i, s in enumerate(subjects) if s.startswith("quiet"))
     # FIFO would put the quiet tenant's jobs after all 60; fairness interleaves them.
