@@ -27,7 +27,7 @@ from homing.crypto import generate_master_key
 from homing.models import Channel, Plan, Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings
-from homing.store.jobs import NewJob
+from homing.store.accepting import NewJob
 
 POSTGRES_URL = os.environ.get(
     "HOMING_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"

@@ -10,7 +10,7 @@ import httpx
 
 from homing.models import Channel, Priority, Queue
 from homing.services import Services
-from homing.store.jobs import NewJob
+from homing.store.accepting import NewJob
 
 PAYLOAD = {"to": "probe@example.com", "from": "b@example.com", "subject": "probe", "text": "x"}
 

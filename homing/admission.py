@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -22,8 +23,9 @@ from homing.errors import RateLimited, RateLimitUnavailable
 from homing.models import Plan, Tenant
 from homing.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
 from homing.ratelimit import RateDecision, RateLimiter
+from homing.store.accepting import AcceptCheck, Accepted, NewJob
 from homing.store.batches import BatchStore, ItemResult
-from homing.store.jobs import AcceptCheck, Accepted, JobStore, NewJob
+from homing.store.jobs import JobStore
 from homing.store.tenants import Principal, TenantStore
 
 _MAX_CACHED = 10_000
@@ -53,6 +55,13 @@ class Admission:
         self._plans = plans
         self._ttl = auth_cache_seconds
         self._cache: dict[str, _Cached] = {}
+        # Lookups under way, by key digest: a burst of requests with a key whose cache
+        # entry just expired makes one query, not one each.
+        self._lookups: dict[str, asyncio.Future[Principal | None]] = {}
+        self._generation = 0
+        # Each tenant's effective limits, for the Tenant object they were worked out
+        # from (a fresh lookup brings a new one): two per request otherwise.
+        self._limits: dict[str, tuple[Tenant, Limits]] = {}
 
     def __repr__(self) -> str:
         return f"Admission({self._limiter!r}, auth_cache_seconds={self._ttl})"
@@ -64,15 +73,33 @@ class Admission:
         cached = self._cache.get(digest)
         if cached is not None and cached.until > now:
             return cached.principal
+        lookup = self._lookups.get(digest)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._lookup(key, digest))
+            self._lookups[digest] = lookup
+            lookup.add_done_callback(lambda done: self._looked_up(digest, done))
+        # Shielded: one waiter giving up does not cancel the others' lookup.
+        return await asyncio.shield(lookup)
+
+    async def _lookup(self, key: str, digest: str) -> Principal | None:
+        generation = self._generation
         principal = await self._tenants.authenticate(key)
         if principal is None:
             self._cache.pop(digest, None)
             return None
-        if self._ttl > 0:
+        # Not cached when a key or tenant was forgotten meanwhile: it may be stale.
+        if self._ttl > 0 and generation == self._generation:
+            now = time.monotonic()
             if len(self._cache) >= _MAX_CACHED:
                 self._evict(now)
             self._cache[digest] = _Cached(principal, now + self._ttl)
         return principal
+
+    def _looked_up(self, digest: str, done: asyncio.Future[Principal | None]) -> None:
+        if self._lookups.get(digest) is done:
+            del self._lookups[digest]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter may have gone
 
     def forget_key(self, key_id: str) -> None:
         """Drop a revoked key from this process's cache at once (others follow by TTL)."""
@@ -83,7 +110,14 @@ class Admission:
         self._drop(lambda p: p.tenant.id == tenant_id)
 
     def limits(self, tenant: Tenant) -> Limits:
-        return effective_limits(tenant, self._plans)
+        known = self._limits.get(tenant.id)
+        if known is not None and known[0] is tenant:
+            return known[1]
+        limits = effective_limits(tenant, self._plans)
+        if len(self._limits) >= _MAX_CACHED:
+            self._limits.clear()
+        self._limits[tenant.id] = (tenant, limits)
+        return limits
 
     async def accept(
         self, principal: Principal, new: NewJob, check: AcceptCheck | None = None
@@ -131,6 +165,8 @@ class Admission:
         )
 
     def _drop(self, matches: Callable[[Principal], bool]) -> None:
+        self._generation += 1
+        self._lookups.clear()
         for digest in [d for d, c in self._cache.items() if matches(c.principal)]:
             del self._cache[digest]
 

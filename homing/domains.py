@@ -25,8 +25,8 @@ from homing.errors import Conflict, InvalidRequest
 from homing.models import Channel, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.domains import DomainInfo, DomainStatus, domain_provider
+from homing.store.accepting import AcceptCheck
 from homing.store.domains import DomainStore, SendingDomain
-from homing.store.jobs import AcceptCheck
 from homing.store.providers import ProviderStore
 
 _T = TypeVar("_T")
@@ -145,12 +145,17 @@ class Domains:
     def sender_rule(self, tenant_id: str, sender: str) -> AcceptCheck:
         """DomainNotVerified when the tenant has sending domains and ``sender``'s is
         not verified at any of its providers, as a check the accepting transaction
-        runs: the rule costs a query in that transaction rather than one of its own."""
+        runs: the rule costs a query in that transaction (one for all the tenant's
+        accepts that share it) rather than one of its own."""
 
-        async def check(conn: AsyncConnection) -> None:
-            check_sender(await self._store.statuses(tenant_id, conn), sender)
+        async def load(conn: AsyncConnection) -> dict[str, set[DomainStatus]]:
+            return await self._store.statuses(tenant_id, conn)
 
-        return check
+        return AcceptCheck(
+            scope=("sending domains", tenant_id),
+            load=load,
+            apply=lambda registered: check_sender(registered, sender),
+        )
 
     async def sender_check(self, tenant_id: str) -> Callable[[str], None]:
         """The sender rule over the tenant's domains as they are now (one query), for

@@ -2,6 +2,7 @@
 
 Every new job, its queue entry and its share of the monthly quota commit together, or
 nothing does: a batch that would overflow a quota is refused whole (QuotaExceeded).
+A job to a suppressed recipient is stored SUPPRESSED, with no queue entry and no quota.
 Items with an Idempotency-Key already used (earlier, or earlier in the same batch)
 are answered from that job and use no quota; a reused key with another body is that
 item's IdempotencyConflict, not the batch's.
@@ -10,7 +11,6 @@ item's IdempotencyConflict, not the batch's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import select
@@ -19,12 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock
 from homing.errors import IdempotencyConflict
+from homing.models import JobStatus
 from homing.plans import Quota, month_of
+from homing.store.accepting import Accepted, NewJob, StoredRow, entry_row, job_row, replay
 from homing.store.database import Database
-from homing.store.jobs import Accepted, NewJob, entry_row, job_row, replay
 from homing.store.ordering import place
 from homing.store.rows import job_from_row
 from homing.store.schema import jobs, queue_entries
+from homing.store.sql import one_of
+from homing.store.suppressions import suppress_rows
 from homing.store.usage import charge
 
 ItemResult = Accepted | IdempotencyConflict
@@ -59,25 +62,33 @@ class BatchStore:
     ) -> list[ItemResult]:
         epoch = self._clock.now()
         seen = await _prior(conn, news)
-        results: list[ItemResult] = []
+        # Each item's job: a new row, or (a repeated key) a row stored before or earlier
+        # in this batch. Answered once the new rows are final (suppression may change them).
+        items: list[tuple[bool, Any]] = []
         rows: list[dict[str, Any]] = []
         for new in news:
             key = new.idempotency_key
             if key is not None and key in seen:
-                results.append(_replayed(seen[key], new))
+                items.append((True, seen[key]))
                 continue
             row = job_row(new, epoch)
             rows.append(row)
-            record = SimpleNamespace(**row)
             if key is not None:
-                seen[key] = record
-            results.append(Accepted(job=job_from_row(record), replayed=False))
+                seen[key] = row
+            items.append((False, row))
         if rows:
+            await suppress_rows(conn, rows)
             await conn.execute(jobs.insert(), rows)
-            await self._enqueue(conn, [entry_row(r, epoch) for r in rows])
-            first = news[0]
-            await charge(conn, first.tenant_id, first.channel, len(rows), quotas, month_of(epoch))
-        return results
+            sendable = [r for r in rows if r["status"] != JobStatus.SUPPRESSED.value]
+            await self._enqueue(conn, [entry_row(r, epoch) for r in sendable])
+            if sendable:
+                first = news[0]
+                period = month_of(epoch)
+                await charge(conn, first.tenant_id, first.channel, len(sendable), quotas, period)
+        return [
+            _replayed(_record(job), new) if repeated else _new(job)
+            for new, (repeated, job) in zip(news, items, strict=True)
+        ]
 
     async def _enqueue(self, conn: AsyncConnection, entries: list[dict[str, Any]]) -> None:
         free = [e for e in entries if e.get("ordering_key") is None]
@@ -95,9 +106,17 @@ async def _prior(conn: AsyncConnection, news: Sequence[NewJob]) -> dict[str, Any
     if not keys:
         return {}
     query = select(jobs).where(
-        jobs.c.tenant_id == news[0].tenant_id, jobs.c.idempotency_key.in_(keys)
+        jobs.c.tenant_id == news[0].tenant_id, one_of(conn, jobs.c.idempotency_key, keys)
     )
     return {row.idempotency_key: row for row in (await conn.execute(query)).all()}
+
+
+def _record(job: Any) -> Any:
+    return StoredRow(job) if isinstance(job, dict) else job
+
+
+def _new(row: dict[str, Any]) -> ItemResult:
+    return Accepted(job=job_from_row(StoredRow(row)), replayed=False)
 
 
 def _replayed(prior: Any, new: NewJob) -> ItemResult:

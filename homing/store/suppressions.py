@@ -25,6 +25,7 @@ from homing.store.database import Database
 from homing.store.inbound_schema import suppressions
 from homing.store.ordering import lock_keys, release_next
 from homing.store.schema import jobs, queue_entries
+from homing.store.sql import one_of
 
 SUPPRESSED_ERROR_CLASS = "suppressed"
 
@@ -68,29 +69,30 @@ def _entry(row: Any) -> Suppression:
     )
 
 
-def _reason_query(tenant_id: str, channel: str, address: str) -> Any:
+async def suppress_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    """Turn the new ``jobs`` rows whose recipient is suppressed into SUPPRESSED ones
+    (one query for all of them)."""
+    wanted: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        address = recipient_of(row["channel"], row["payload"])
+        if address is not None:
+            wanted.setdefault((row["tenant_id"], row["channel"], address), []).append(row)
+    if not wanted:
+        return
     c = suppressions.c
-    return select(c.reason).where(
-        c.tenant_id == tenant_id, c.channel == channel, c.address == address
+    query = select(c.tenant_id, c.channel, c.address, c.reason).where(
+        one_of(conn, c.tenant_id, {tenant for tenant, _, _ in wanted}),
+        one_of(conn, c.channel, {channel for _, channel, _ in wanted}),
+        one_of(conn, c.address, {address for _, _, address in wanted}),
     )
-
-
-async def suppress_row(conn: AsyncConnection, row: dict[str, Any]) -> bool:
-    """Turn a new ``jobs`` row into a SUPPRESSED one when its recipient is suppressed."""
-    address = recipient_of(row["channel"], row["payload"])
-    if address is None:
-        return False
-    query = _reason_query(row["tenant_id"], row["channel"], address)
-    reason = (await conn.execute(query)).scalar()
-    if reason is None:
-        return False
-    row.update(
-        status=JobStatus.SUPPRESSED.value,
-        error=f"the recipient is suppressed ({reason})",
-        error_class=SUPPRESSED_ERROR_CLASS,
-        completed_at=row["created_at"],
-    )
-    return True
+    for found in (await conn.execute(query)).all():
+        for row in wanted.get((found.tenant_id, found.channel, found.address), ()):
+            row.update(
+                status=JobStatus.SUPPRESSED.value,
+                error=f"the recipient is suppressed ({found.reason})",
+                error_class=SUPPRESSED_ERROR_CLASS,
+                completed_at=row["created_at"],
+            )
 
 
 async def add_suppression(conn: AsyncConnection, values: dict[str, Any]) -> bool:

@@ -15,7 +15,7 @@ from homing.models import Channel, Plan, Priority, Queue
 from homing.plans import month_end, month_of
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.jobs import NewJob
+from homing.store.accepting import NewJob
 from homing.store.schema import jobs
 from homing.store.tenants import Principal
 from tests.admission_helpers import EMAIL, admission_settings, send_email, usage

@@ -14,8 +14,8 @@ from homing.inbound.secrets import InboundSecrets
 from homing.keyrotation import KeyRotation
 from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_id
 from homing.services import Services
+from homing.store.accepting import NewJob
 from homing.store.inbound_secrets import InboundSecretStore
-from homing.store.jobs import NewJob
 from homing.store.schema import jobs, provider_accounts, webhook_secrets
 from homing.store.webhooks import SECRET_FIELD, WEBHOOK_SECRETS_TABLE
 from homing.webhooks.message import read_message, write_message

@@ -15,7 +15,7 @@ from homing.crypto import generate_master_key
 from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
 from homing.services import build
 from homing.settings import Settings
-from homing.store.jobs import NewJob
+from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
 
 KEYS = ["a", "b", None]

@@ -11,7 +11,7 @@ from homing.clock import ManualClock
 from homing.errors import Conflict, IdempotencyConflict, NotFound
 from homing.models import Channel, JobStatus, Plan, Priority, Queue
 from homing.services import Services
-from homing.store.jobs import NewJob
+from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
 
 

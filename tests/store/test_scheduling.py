@@ -7,7 +7,7 @@ from collections import Counter
 from homing.clock import ManualClock
 from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
 from homing.services import Services
-from homing.store.jobs import NewJob
+from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, QueueStore, Rescheduled
 
 LEASE = 30.0

@@ -24,7 +24,7 @@ from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.routes.notifications import check_pins, email_job
 from homing.errors import HomingError
 from homing.models import Channel, ProviderAccount
-from homing.store.jobs import Accepted
+from homing.store.accepting import Accepted
 
 router = APIRouter(tags=["notifications"])
 

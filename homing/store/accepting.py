@@ -1,0 +1,405 @@
+"""Accepting single jobs, with group commit: accepts that wait together share a transaction.
+
+Every accept is the transactional outbox of DESIGN §1: its job, its queue entry and its
+count in the month's usage commit together or not at all, and its caller is answered
+only after that commit. Under load many accepts wait at the same moment; rather than
+one transaction each (BEGIN, an idempotency lookup, a suppression lookup, two inserts,
+a counter upsert, COMMIT: eight round trips, and the tenant's counter row locked by
+each in turn), those waiting share one: one lookup of each kind, one counter upsert per
+(tenant, channel), two multi-row inserts, one COMMIT. With nothing else waiting a group
+is one accept and costs what a lone transaction does. One group runs at a time in a
+process (``concurrency``): accepts arriving meanwhile form the next, so the busier the
+process the larger its groups; two groups at once only split the waiting accepts and
+then queue on the tenant's counter row (measured: docs/benchmarks.md). Several API
+processes run their groups side by side.
+
+No accept fails for another's sake:
+
+- a group never holds two accepts with the same (tenant, Idempotency-Key): the second
+  waits for the next group and is answered as a replay of the first;
+- an accept with an ordering key goes alone (its advisory lock and place in line are
+  taken as before, ``homing.store.ordering``);
+- an accept's own refusal (its idempotency conflict, the domain rule) is its answer
+  alone; a quota refused for several accepts of one tenant together sends each of them
+  through again alone, so exactly those over the quota are refused;
+- a database error in a group of several sends each accept through again alone, so a
+  value one database refuses (``UnstorableValue``) is that request's 422 only. Only
+  ``StoreUnavailable`` (no database now) answers the whole group at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict, deque
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.clock import Clock, as_datetime
+from homing.errors import HomingError, IdempotencyConflict, QuotaExceeded, StoreUnavailable
+from homing.models import Channel, DeliveryMode, Job, JobStatus, Priority, Queue, new_id
+from homing.plans import Quota, month_of
+from homing.store.database import Database
+from homing.store.ordering import place
+from homing.store.rows import job_from_row
+from homing.store.schema import jobs, queue_entries
+from homing.store.sql import one_of
+from homing.store.suppressions import suppress_rows
+from homing.store.usage import charge
+
+__all__ = [
+    "AcceptCheck",
+    "AcceptGroups",
+    "Accepted",
+    "NewJob",
+    "StoredRow",
+    "entry_row",
+    "job_row",
+    "replay",
+]
+
+# Groups of accepts in one transaction: bounded, so one group's statements stay small.
+MAX_GROUP = 256
+
+
+@dataclass(frozen=True, slots=True)
+class NewJob:
+    tenant_id: str
+    channel: Channel
+    queue: Queue
+    priority: Priority
+    payload: dict[str, Any]
+    delivery: DeliveryMode = DeliveryMode.AT_LEAST_ONCE
+    provider_pin: str | None = None
+    fallback_pin: str | None = None
+    idempotency_key: str | None = None
+    request_hash: str | None = None
+    test: bool = False
+    ordering_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    job: Job
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptCheck:
+    """A rule the accepting transaction checks before it stores a new job (not on a
+    replay), with no round trip of its own: ``load`` reads what the rule needs, once per
+    ``scope`` in a group (the same scope must load the same thing), and ``apply``
+    raises a HomingError to refuse this job."""
+
+    scope: Hashable
+    load: Callable[[AsyncConnection], Awaitable[Any]]
+    apply: Callable[[Any], None]
+
+
+# What became of one accept in a group: its answer, its own refusal, or "again, alone".
+_AGAIN = object()
+Outcome = Accepted | HomingError | object
+
+
+@dataclass(slots=True)
+class _Waiting:
+    new: NewJob
+    quotas: tuple[Quota, ...]
+    check: AcceptCheck | None
+    answer: asyncio.Future[Accepted]
+
+    @property
+    def idempotency(self) -> tuple[str, str] | None:
+        key = self.new.idempotency_key
+        return None if key is None else (self.new.tenant_id, key)
+
+
+class AcceptGroups:
+    def __init__(self, db: Database, clock: Clock, *, concurrency: int = 1) -> None:
+        self._db = db
+        self._clock = clock
+        self._concurrency = concurrency
+        self._waiting: deque[_Waiting] = deque()
+        self._running = 0
+        self._starting = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def accept(
+        self, new: NewJob, quotas: Sequence[Quota] = (), check: AcceptCheck | None = None
+    ) -> Accepted:
+        """Store the job and its queue entry, or replay a prior one (see JobStore.accept)."""
+        answer: asyncio.Future[Accepted] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting(new, tuple(quotas), check, answer))
+        self._start()
+        # A caller that goes away cancels its answer; its group skips or ignores it.
+        return await answer
+
+    def _start(self) -> None:
+        """Start a group when accepts wait and a slot is free. The group takes its
+        accepts when it first runs, so those arriving in the same loop turn share it."""
+        if self._waiting and not self._starting and self._running < self._concurrency:
+            self._starting = True
+            self._running += 1
+            task = asyncio.get_running_loop().create_task(self._run())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _run(self) -> None:
+        self._starting = False
+        try:
+            group = self._take()
+            self._start()  # accepts left behind (a duplicate key, a full group) go next
+            if group:
+                await self._settle(group)
+        finally:
+            self._running -= 1
+            self._start()
+
+    def _take(self) -> list[_Waiting]:
+        group: list[_Waiting] = []
+        keys: set[tuple[str, str]] = set()
+        later: list[_Waiting] = []
+        while self._waiting and len(group) < MAX_GROUP:
+            waiting = self._waiting.popleft()
+            if waiting.answer.done():  # its caller went away before it was stored
+                continue
+            if waiting.new.ordering_key is not None:
+                if group:
+                    self._waiting.appendleft(waiting)
+                else:
+                    group.append(waiting)
+                break
+            key = waiting.idempotency
+            if key is not None:
+                if key in keys:
+                    later.append(waiting)
+                    continue
+                keys.add(key)
+            group.append(waiting)
+        self._waiting.extendleft(reversed(later))
+        return group
+
+    async def _settle(self, group: list[_Waiting]) -> None:
+        try:
+            outcomes = await self._commit(group)
+        except StoreUnavailable as exc:
+            for waiting in group:
+                _answer(waiting, exc)
+            return
+        except asyncio.CancelledError:
+            for waiting in group:
+                waiting.answer.cancel()
+            raise
+        except Exception as exc:
+            if len(group) > 1:
+                for waiting in group:
+                    await self._settle([waiting])
+            else:
+                await self._after_error(group[0], exc)
+            return
+        for waiting, outcome in zip(group, outcomes, strict=True):
+            if outcome is _AGAIN:
+                await self._settle([waiting])
+            else:
+                _answer(waiting, outcome)
+
+    async def _after_error(self, waiting: _Waiting, exc: Exception) -> None:
+        """A lone accept failed. A concurrent request with the same Idempotency-Key that
+        committed first is why an insert breaks the unique constraint: answer from it."""
+        prior = None
+        if isinstance(exc, IntegrityError) and waiting.idempotency is not None:
+            try:
+                async with self._db.transaction() as conn:
+                    prior = (await _priors(conn, [waiting.idempotency])).get(waiting.idempotency)
+            except Exception as again:
+                exc = again
+        _answer(waiting, exc if prior is None else _replayed(prior, waiting.new))
+
+    async def _commit(self, group: list[_Waiting]) -> list[Outcome]:
+        epoch = self._clock.now()
+        outcomes: list[Outcome | None] = [None] * len(group)
+        async with self._db.transaction() as conn:
+            keys = [w.idempotency for w in group if w.idempotency is not None]
+            priors = await _priors(conn, keys)
+            for i, waiting in enumerate(group):
+                prior = priors.get(waiting.idempotency) if waiting.idempotency else None
+                if prior is not None:
+                    outcomes[i] = _replayed(prior, waiting.new)
+            await _check(conn, group, outcomes)
+            rows = {i: job_row(group[i].new, epoch) for i, o in enumerate(outcomes) if o is None}
+            if rows:
+                await self._insert(conn, rows, epoch)
+                await _charge(conn, group, rows, outcomes, month_of(epoch))
+            for i, row in rows.items():
+                if outcomes[i] is None:
+                    outcomes[i] = Accepted(job=job_from_row(StoredRow(row)), replayed=False)
+        return [_AGAIN if o is None else o for o in outcomes]  # every one is set by now
+
+    async def _insert(
+        self, conn: AsyncConnection, rows: dict[int, dict[str, Any]], epoch: float
+    ) -> None:
+        """The jobs (SUPPRESSED ones with no queue entry: they use no quota either) and
+        their entries, each table in one multi-row insert."""
+        await suppress_rows(conn, list(rows.values()))
+        # In key order, so two groups meeting on the unique index wait rather than deadlock.
+        ordered = sorted(rows.values(), key=lambda r: (r["tenant_id"], r["idempotency_key"] or ""))
+        # Rows as parameters, not .values(): the compiled INSERT is reused from cache.
+        await conn.execute(jobs.insert(), ordered)
+        entries = [
+            entry_row(row, epoch) for row in ordered if row["status"] != JobStatus.SUPPRESSED.value
+        ]
+        for entry in entries:
+            await place(conn, not self._db.is_sqlite, entry)  # only ordered jobs, alone
+        if entries:
+            await conn.execute(queue_entries.insert(), entries)
+
+
+async def _priors(
+    conn: AsyncConnection, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], Any]:
+    """Jobs already stored under these (tenant, Idempotency-Key) pairs."""
+    if not keys:
+        return {}
+    wanted = set(keys)
+    c = jobs.c
+    tenants = {tenant for tenant, _ in wanted}
+    query = select(jobs).where(
+        one_of(conn, c.tenant_id, tenants), one_of(conn, c.idempotency_key, {k for _, k in wanted})
+    )
+    found = {(r.tenant_id, r.idempotency_key): r for r in (await conn.execute(query)).all()}
+    return {key: row for key, row in found.items() if key in wanted}
+
+
+async def _check(
+    conn: AsyncConnection, group: list[_Waiting], outcomes: list[Outcome | None]
+) -> None:
+    """Apply each new job's rule, loading what a rule needs once per scope."""
+    loaded: dict[Hashable, Any] = {}
+    for i, waiting in enumerate(group):
+        rule = waiting.check
+        if rule is None or outcomes[i] is not None:
+            continue
+        if rule.scope not in loaded:
+            loaded[rule.scope] = await rule.load(conn)
+        try:
+            rule.apply(loaded[rule.scope])
+        except HomingError as refused:
+            outcomes[i] = refused
+
+
+async def _charge(
+    conn: AsyncConnection,
+    group: list[_Waiting],
+    rows: dict[int, dict[str, Any]],
+    outcomes: list[Outcome | None],
+    period: str,
+) -> None:
+    """Count the stored jobs in the month's usage, one upsert per (tenant, channel), in
+    a fixed order (two groups lock counters alike). Last, so a hot counter row stays
+    locked only until the commit. Jobs a quota refuses are deleted again: one alone is
+    refused; several go through again alone, so that exactly those over it are."""
+    counted: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, row in rows.items():
+        if row["status"] != JobStatus.SUPPRESSED.value:
+            counted[(row["tenant_id"], row["channel"])].append(i)
+    refused: list[str] = []
+    for (tenant_id, _), members in sorted(counted.items()):
+        first = group[members[0]]
+        try:
+            await charge(conn, tenant_id, first.new.channel, len(members), first.quotas, period)
+        except QuotaExceeded as exceeded:
+            for i in members:
+                outcomes[i] = exceeded if len(members) == 1 else _AGAIN
+                refused.append(rows[i]["id"])
+    if refused:
+        await conn.execute(
+            delete(queue_entries).where(one_of(conn, queue_entries.c.job_id, refused))
+        )
+        await conn.execute(delete(jobs).where(one_of(conn, jobs.c.id, refused)))
+
+
+def _answer(waiting: _Waiting, outcome: Outcome) -> None:
+    if waiting.answer.done():  # its caller went away; a stored job stays stored
+        return
+    if isinstance(outcome, Accepted):
+        waiting.answer.set_result(outcome)
+    elif isinstance(outcome, BaseException):
+        waiting.answer.set_exception(outcome)
+    else:
+        raise AssertionError(f"no answer for {outcome!r}")
+
+
+def _replayed(prior: Any, new: NewJob) -> Accepted | IdempotencyConflict:
+    try:
+        return replay(prior, new)
+    except IdempotencyConflict as conflict:
+        return conflict
+
+
+def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
+    """The ``jobs`` row of a newly accepted job."""
+    now = as_datetime(epoch)
+    return {
+        "id": new_id(),
+        "tenant_id": new.tenant_id,
+        "channel": new.channel.value,
+        "queue": new.queue.value,
+        "status": JobStatus.PENDING.value,
+        # Homing's own mail always goes first (DESIGN §4).
+        "priority": int(Priority.CRITICAL if new.queue is Queue.PLATFORM_EMAIL else new.priority),
+        "payload": new.payload,
+        "delivery": new.delivery.value,
+        "provider_pin": new.provider_pin,
+        "fallback_pin": new.fallback_pin,
+        "idempotency_key": new.idempotency_key,
+        "request_hash": new.request_hash,
+        "attempts_made": 0,
+        "skipped_providers": [],
+        "provider": None,
+        "provider_message_id": None,
+        "error": None,
+        "error_class": None,
+        "created_at": now,
+        "updated_at": now,
+        "completed_at": None,
+        "test": new.test,
+        "ordering_key": new.ordering_key,
+    }
+
+
+def entry_row(job_row: Any, epoch: float) -> dict[str, Any]:
+    """The ``queue_entries`` row that makes a job claimable at ``epoch``."""
+    return {
+        "job_id": job_row["id"],
+        "tenant_id": job_row["tenant_id"],
+        "queue": job_row["queue"],
+        "priority": job_row["priority"],
+        "available_at": epoch,
+        "attempts": 0,
+        "deferred_seconds": 0.0,
+        "claim_token": None,
+        "created_at": epoch,
+        "ordering_key": job_row.get("ordering_key"),
+        "seq": None,
+    }
+
+
+def replay(prior: Any, new: NewJob) -> Accepted:
+    """The prior job for a repeated Idempotency-Key, or IdempotencyConflict."""
+    if prior.request_hash != new.request_hash:
+        raise IdempotencyConflict(
+            "this Idempotency-Key was already used with a different request",
+            {"job_id": prior.id},
+        )
+    return Accepted(job=job_from_row(prior), replayed=True)
+
+
+class StoredRow:
+    """Attribute access over a dict, so a freshly inserted row maps like a fetched one."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
