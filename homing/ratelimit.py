@@ -1,10 +1,16 @@
 """Rate limits over a moving window, shared through Redis or held in process memory.
 
-Built on the ``limits`` library (its moving-window strategy, so a ``Retry-After`` is
-exactly when the oldest request in the window leaves it). With ``HOMING_REDIS_URL`` the
-windows live in Redis and every process shares them; without it they live in this
-process's memory, which is right for one process. Admission (per-tenant request rates)
-and provider pacing use the same ``RateLimiter``, with their own keys.
+A moving window admits at most ``limit`` requests in any ``per_seconds`` span, and a
+``Retry-After`` is exactly when the oldest request in the window leaves it. With
+``HOMING_REDIS_URL`` the windows live in Redis and every process shares them; without it
+they live in this process's memory, which is right for one process. Admission
+(per-tenant request rates) and provider pacing use the same ``RateLimiter``, with their
+own keys.
+
+In Redis a window is a sorted set of its requests by time, and a hit is one script
+(one round trip, atomic): drop what left the window, count, add when there is room,
+answer allowed, used and the oldest request's time. It runs on Redis's clock, so
+processes on hosts whose clocks differ still share one window.
 
 Redis is never the source of truth: when it cannot be reached, the ``on_error`` policy
 decides ("open" admits, "closed" refuses), every such decision is counted
@@ -15,17 +21,17 @@ seconds, so an outage costs no request a timeout.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
+import os
 import time
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 import redis.asyncio as aioredis
-from limits import RateLimitItemPerSecond
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import MovingWindowRateLimiter
-from limits.errors import StorageError
 from prometheus_client import Counter
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -44,7 +50,7 @@ STORAGE_ERRORS = Counter(
     ["policy"],
 )
 
-_STORE_FAILURES = (StorageError, RedisError, OSError, TimeoutError)
+_STORE_FAILURES = (RedisError, OSError, TimeoutError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,24 +72,49 @@ class RateDecision:
         return max(seconds, 0 if self.allowed else 1)
 
 
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """A window after one hit (or look): admitted?, requests in it, its oldest one's time."""
+
+    allowed: bool
+    used: int
+    oldest: float | None
+    now: float
+
+
+class _Windows(Protocol):
+    async def take(
+        self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
+    ) -> list[_Window]:
+        """Each of ``costs`` in turn: add that many requests when they fit (0: look)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+_Group = tuple[str, int, int]  # key, limit, per_seconds
+
+
 class RateLimiter:
-    """``hit`` takes from a window, ``peek`` only looks; both answer with a RateDecision."""
+    """``hit`` takes from a window, ``peek`` only looks; both answer with a RateDecision.
+
+    On Redis, the hits on one window that arrive while an earlier call to Redis for it
+    is under way go together in the next call, each answered in arrival order: under
+    load a window costs a round trip per group of hits rather than per hit.
+    """
 
     def __init__(
-        self,
-        storage: Storage,
-        *,
-        on_error: OnError = "open",
-        cooldown: float = 1.0,
-        pool: aioredis.ConnectionPool | None = None,
+        self, windows: _Windows, *, on_error: OnError = "open", cooldown: float = 1.0
     ) -> None:
-        self._strategy = MovingWindowRateLimiter(storage)
+        self._windows = windows
         self._on_error = on_error
         self._cooldown = cooldown
-        self._pool = pool
         self._down_until = 0.0
         self._down = False
-        self.shared = pool is not None
+        self.shared = isinstance(windows, _RedisWindows)
+        self._waiting: dict[_Group, list[tuple[int, asyncio.Future[RateDecision]]]] = {}
+        self._flushing: set[_Group] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def __repr__(self) -> str:
         where = "redis" if self.shared else "memory"
@@ -91,33 +122,61 @@ class RateLimiter:
 
     async def hit(self, key: str, limit: int, per_seconds: int, cost: int = 1) -> RateDecision:
         """Take ``cost`` from ``key``'s window of ``limit`` per ``per_seconds``."""
-        item = RateLimitItemPerSecond(limit, per_seconds)
-        if self._resting():
-            return self._degraded(limit, per_seconds)
-        try:
-            allowed = await self._strategy.hit(item, key, cost=cost)
-            stats = await self._strategy.get_window_stats(item, key)
-        except _STORE_FAILURES as exc:
-            return self._failed(exc, limit, per_seconds)
-        self._recovered()
-        return RateDecision(allowed, limit, max(0, stats.remaining), stats.reset_time)
+        cost = max(1, cost)
+        if not self.shared:
+            return (await self._take((key, limit, per_seconds), [cost]))[0]
+        answer: asyncio.Future[RateDecision] = asyncio.get_running_loop().create_future()
+        group = (key, limit, per_seconds)
+        self._waiting.setdefault(group, []).append((cost, answer))
+        if group not in self._flushing:
+            self._flushing.add(group)
+            task = asyncio.create_task(self._flush(group))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return await answer
 
     async def peek(self, key: str, limit: int, per_seconds: int) -> RateDecision:
         """What ``hit`` would see now, without taking anything."""
-        item = RateLimitItemPerSecond(limit, per_seconds)
-        if self._resting():
-            return self._degraded(limit, per_seconds)
-        try:
-            stats = await self._strategy.get_window_stats(item, key)
-        except _STORE_FAILURES as exc:
-            return self._failed(exc, limit, per_seconds)
-        self._recovered()
-        remaining = max(0, stats.remaining)
-        return RateDecision(remaining > 0, limit, remaining, stats.reset_time)
+        return (await self._take((key, limit, per_seconds), [0]))[0]
 
     async def aclose(self) -> None:
-        if self._pool is not None:
-            await self._pool.aclose()
+        await self._windows.aclose()
+
+    async def _flush(self, group: _Group) -> None:
+        """Send the hits waiting on ``group``'s window; those arriving meanwhile wait
+        for this call to return and go in the next."""
+        try:
+            while waiting := self._waiting.pop(group, None):
+                try:
+                    decisions = await self._take(group, [cost for cost, _ in waiting])
+                except asyncio.CancelledError:
+                    for _, answer in waiting:
+                        answer.cancel()
+                    raise
+                except Exception as exc:  # not the store failing (that is a decision)
+                    for _, answer in waiting:
+                        if not answer.done():
+                            answer.set_exception(exc)
+                    continue
+                for (_, answer), decision in zip(waiting, decisions, strict=True):
+                    if not answer.done():
+                        answer.set_result(decision)
+        finally:
+            self._flushing.discard(group)
+
+    async def _take(self, group: _Group, costs: list[int]) -> list[RateDecision]:
+        key, limit, per_seconds = group
+        if self._resting():
+            return [self._degraded(limit, per_seconds) for _ in costs]
+        try:
+            windows = await self._windows.take(key, limit, per_seconds, costs)
+        except _STORE_FAILURES as exc:
+            self._failed(exc)
+            return [self._degraded(limit, per_seconds) for _ in costs]
+        self._recovered()
+        return [
+            _decision(w, cost, limit, per_seconds) for w, cost in zip(windows, costs, strict=True)
+        ]
 
     def _resting(self) -> bool:
         return self._down and time.monotonic() < self._down_until
@@ -127,7 +186,7 @@ class RateLimiter:
         allowed = self._on_error == "open"
         return RateDecision(allowed, limit, limit, time.time() + per_seconds, degraded=True)
 
-    def _failed(self, exc: BaseException, limit: int, per_seconds: int) -> RateDecision:
+    def _failed(self, exc: BaseException) -> None:
         if not self._down:
             log.warning(
                 "rate-limit store unreachable; failing %s",
@@ -136,7 +195,6 @@ class RateLimiter:
             )
         self._down = True
         self._down_until = time.monotonic() + self._cooldown
-        return self._degraded(limit, per_seconds)
 
     def _recovered(self) -> None:
         if self._down:
@@ -144,9 +202,112 @@ class RateLimiter:
             log.info("rate-limit store reachable again")
 
 
+def _decision(window: _Window, cost: int, limit: int, per_seconds: int) -> RateDecision:
+    remaining = max(0, limit - window.used)
+    allowed = window.allowed if cost else remaining > 0
+    oldest = window.now if window.oldest is None else window.oldest
+    # Reported on this host's clock (RateLimit-Reset is relative to now here).
+    reset_at = time.time() + max(0.0, oldest + per_seconds - window.now)
+    return RateDecision(allowed, limit, remaining, reset_at)
+
+
+class _MemoryWindows:
+    """Each key's requests in a deque of monotonic times, oldest first."""
+
+    def __init__(self) -> None:
+        self._windows: dict[str, deque[float]] = {}
+        self._takes = 0
+
+    async def take(
+        self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
+    ) -> list[_Window]:
+        now = time.monotonic()
+        hits = self._windows.setdefault(key, deque())
+        while hits and hits[0] <= now - per_seconds:
+            hits.popleft()
+        windows = []
+        for cost in costs:
+            allowed = cost > 0 and len(hits) + cost <= limit
+            if allowed:
+                hits.extend([now] * cost)
+            windows.append(_Window(allowed, len(hits), hits[0] if hits else None, now))
+        self._takes += 1
+        if self._takes % 10_000 == 0:
+            self._forget_idle(now)
+        return windows
+
+    def _forget_idle(self, now: float) -> None:
+        """Drop keys with no request in the last hour (no window is that long)."""
+        idle = [k for k, hits in self._windows.items() if not hits or hits[-1] < now - 3600]
+        for key in idle:
+            del self._windows[key]
+
+    async def aclose(self) -> None:
+        self._windows.clear()
+
+
+# KEYS[1]: the window. ARGV: per_seconds, limit, a unique token, then one cost per hit
+# (0: look only). Returns the oldest request's time (or ""), now, then for each hit
+# allowed (0/1) and the requests in the window after it. Times as strings: a Lua number
+# returned to Redis is cut to an integer.
+_TAKE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local per_seconds = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - per_seconds)
+local used = redis.call('ZCARD', KEYS[1])
+local out = {'', string.format('%.6f', now)}
+local added = false
+for j = 4, #ARGV do
+  local cost = tonumber(ARGV[j])
+  local allowed = 0
+  if cost > 0 and used + cost <= limit then
+    allowed = 1
+    for i = 1, cost do
+      redis.call('ZADD', KEYS[1], now, ARGV[3] .. ':' .. j .. ':' .. i)
+    end
+    used = used + cost
+    added = true
+  end
+  out[#out + 1] = allowed
+  out[#out + 1] = used
+end
+if added then
+  redis.call('PEXPIRE', KEYS[1], math.ceil(per_seconds * 1000))
+end
+out[1] = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')[2] or ''
+return out
+"""
+
+
+class _RedisWindows:
+    def __init__(self, client: aioredis.Redis, key_prefix: str) -> None:
+        self._client = client
+        self._prefix = f"{key_prefix}:ratelimit:"
+        self._script = client.register_script(_TAKE)
+        self._token = os.urandom(6).hex()
+        self._calls = 0
+
+    async def take(
+        self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
+    ) -> list[_Window]:
+        self._calls += 1
+        args: list[str | int] = [per_seconds, limit, f"{self._token}:{self._calls}", *costs]
+        oldest_text, now_text, *pairs = await self._script(keys=[self._prefix + key], args=args)
+        oldest = float(oldest_text) if oldest_text else None
+        now = float(now_text)
+        return [
+            _Window(bool(pairs[i]), int(pairs[i + 1]), oldest, now) for i in range(0, len(pairs), 2)
+        ]
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
 def memory_limiter() -> RateLimiter:
     """Windows in this process's memory: right for one process."""
-    return RateLimiter(MemoryStorage())
+    return RateLimiter(_MemoryWindows())
 
 
 def redis_limiter(
@@ -157,17 +318,10 @@ def redis_limiter(
     Commands time out after ``timeout`` seconds and are retried once at most (a pooled
     connection may be stale after a Redis restart), so an outage is noticed fast.
     """
-    pool = aioredis.ConnectionPool.from_url(
+    client = aioredis.Redis.from_url(
         url,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
         retry=Retry(NoBackoff(), 1),
     )
-    storage = RedisStorage(
-        f"async+{url}",
-        implementation="redispy",
-        key_prefix=f"{key_prefix}:ratelimit",
-        wrap_exceptions=True,
-        connection_pool=pool,  # type: ignore[arg-type]
-    )
-    return RateLimiter(storage, on_error=on_error, pool=pool)
+    return RateLimiter(_RedisWindows(client, key_prefix), on_error=on_error)

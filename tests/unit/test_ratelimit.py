@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +41,37 @@ async def test_hits_take_from_a_window_and_refuse_past_the_limit(limiter: RateLi
     peek = await limiter.peek("k", 3, 60)
     assert (peek.allowed, peek.remaining) == (False, 0)
     assert (await limiter.hit("other", 3, 60)).allowed
+
+
+async def test_hits_at_once_are_admitted_in_arrival_order_up_to_the_limit(
+    limiter: RateLimiter,
+) -> None:
+    decisions = await asyncio.gather(*(limiter.hit("k", 10, 60) for _ in range(25)))
+    assert [d.allowed for d in decisions] == [True] * 10 + [False] * 15
+    assert [d.remaining for d in decisions] == [*range(9, -1, -1), *[0] * 15]
+    assert all(59 <= d.reset_in() <= 60 for d in decisions)
+
+
+@pytest.mark.redis
+async def test_hits_on_one_redis_window_at_once_share_a_round_trip() -> None:
+    limiter = redis_limiter(REDIS_URL, key_prefix=unique_prefix(), timeout=1)
+    windows = limiter._windows
+    calls: list[int] = []
+    take = windows.take
+
+    async def counted(key: str, limit: int, per_seconds: int, costs: Any) -> Any:
+        calls.append(len(costs))
+        return await take(key, limit, per_seconds, costs)
+
+    windows.take = counted  # type: ignore[method-assign]
+    try:
+        first = await asyncio.gather(*(limiter.hit("k", 100, 60) for _ in range(50)))
+        second = await asyncio.gather(*(limiter.hit("k", 100, 60) for _ in range(60)))
+    finally:
+        await limiter.aclose()
+    assert sum(calls) == 110 and len(calls) <= 4, calls
+    assert sum(d.allowed for d in first + second) == 100
+    assert [d.remaining for d in first][-1] == 50
 
 
 async def test_a_refused_key_is_admitted_again_when_its_oldest_hit_leaves_the_window(
