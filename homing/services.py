@@ -169,7 +169,7 @@ async def build(
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     sealer = build_sealer(settings)
     clock = clock or SystemClock()
-    db = Database(settings.resolved_database_url)
+    db = Database(settings.resolved_database_url, pool_size=settings.database_pool_size)
     if run_migrations:
         await migrate(db)
     http = build_client(

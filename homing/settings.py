@@ -24,6 +24,8 @@ class Settings(BaseSettings):
     secret_key: SecretStr | None = None
     previous_secret_keys: SecretStr | None = None
     redis_url: str | None = None
+    # PostgreSQL connections per process (a fixed pool: no connection is opened per burst).
+    database_pool_size: int = Field(default=10, ge=1, le=1000)
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)

@@ -10,6 +10,7 @@ from homing import __version__
 from homing.api import errors
 from homing.api.admin_guard import AdminGuard
 from homing.api.admission import SendingAdmission
+from homing.api.direct import DirectEmail
 from homing.api.errors import envelope
 from homing.api.routes import (
     admin,
@@ -81,6 +82,10 @@ def create_app(services: Services) -> FastAPI:
     for module in (inbound, inbound_secrets, suppressions, domains, reports):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
+    # Inside admission: a valid single email is accepted here, without FastAPI.
+    app.add_middleware(
+        DirectEmail, services=services, max_body_bytes=services.settings.max_body_bytes
+    )
     # Added last, so they run first: nothing reads the body before these have passed.
     app.add_middleware(SendingAdmission, admission=services.admission)
     token = services.settings.admin_token

@@ -55,7 +55,9 @@ class Database:
         return create_async_engine(
             url,
             pool_size=pool_size,
-            max_overflow=pool_size,
+            # No overflow: under a burst, a connection opened and closed per transaction
+            # (a fork and a TLS attempt on the server) costs more than waiting for one.
+            max_overflow=0,
             # No pre-ping: it costs a round trip per transaction. A connection that
             # died with the server fails its next use; that transaction ends as
             # StoreUnavailable (503, or a retried claim) and the pool replaces it.

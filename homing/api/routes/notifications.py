@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Header, Request, Response
 
-from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.deps import SENDING_OPENAPI, sending
 from homing.api.schemas import EmailCreate, Queued
 from homing.errors import UnknownProvider
 from homing.models import (
@@ -25,7 +25,8 @@ from homing.models import (
     resolve_pin,
 )
 from homing.services import Services
-from homing.store.jobs import NewJob
+from homing.store.accepting import Accepted, NewJob
+from homing.store.tenants import Principal
 
 router = APIRouter(tags=["notifications"])
 
@@ -86,23 +87,39 @@ def email_job(tenant_id: str, body: EmailCreate, idempotency_key: str | None) ->
     )
 
 
-@router.post("/v1/notifications/email", status_code=202, response_model=Queued)
+def queued(services: Services, accepted: Accepted) -> Response:
+    """202 with the job's id and status (``Queued``); a new job wakes the workers, a
+    replay says so in ``Idempotent-Replayed``. Built here rather than by FastAPI from a
+    ``Queued``: validating and serialising the model again is a share of an accept."""
+    content = orjson.dumps({"id": accepted.job.id, "status": accepted.job.status.value})
+    headers = {"Idempotent-Replayed": "true"} if accepted.replayed else None
+    if not accepted.replayed:
+        services.wakeup.notify()
+    return Response(content, 202, headers, media_type="application/json")
+
+
+@router.post(
+    "/v1/notifications/email",
+    status_code=202,
+    response_model=Queued,
+    openapi_extra=SENDING_OPENAPI,
+)
 async def send_email(
-    body: EmailCreate,
-    principal: PrincipalDep,
-    services: ServicesDep,
-    response: Response,
-    idempotency_key: IdempotencyKey = None,
-) -> Queued:
+    body: EmailCreate, request: Request, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Queue one email. Answered 202 once the job and its queue entry are committed."""
+    principal, services = sending(request)
+    return await accept_email(services, principal, body, idempotency_key)
+
+
+async def accept_email(
+    services: Services, principal: Principal, body: EmailCreate, idempotency_key: str | None
+) -> Response:
+    """What ``send_email`` does once the request is validated (``homing.api.direct``
+    calls it too, for requests it serves without FastAPI)."""
     tenant = principal.tenant
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
     sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
     job = email_job(tenant.id, body, idempotency_key)
-    accepted = await services.admission.accept(principal, job, sender_rule)
-    if accepted.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    else:
-        services.wakeup.notify()
-    return Queued(id=accepted.job.id, status=accepted.job.status.value)
+    return queued(services, await services.admission.accept(principal, job, sender_rule))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
-from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.routes.notifications import IdempotencyKey, requested_priority
+from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
+from homing.api.routes.notifications import IdempotencyKey, queued, requested_priority
 from homing.api.schemas import Queued
 from homing.api.webhook_schemas import (
     EndpointUrl,
@@ -20,7 +20,7 @@ from homing.api.webhook_schemas import (
 from homing.errors import InvalidRequest, PayloadTooLarge
 from homing.models import QUEUE_FOR_CHANNEL, Channel
 from homing.providers.webhook.ssrf import check_url, normalise_url
-from homing.store.jobs import NewJob
+from homing.store.accepting import NewJob
 from homing.webhooks.message import write_message
 from homing.webhooks.secrets import IssuedSecret
 
@@ -52,19 +52,21 @@ def _request_hash(body: WebhookCreate) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-@router.post("/v1/notifications/webhook", status_code=202, response_model=Queued)
+@router.post(
+    "/v1/notifications/webhook",
+    status_code=202,
+    response_model=Queued,
+    openapi_extra=SENDING_OPENAPI,
+)
 async def send_webhook(
-    body: WebhookCreate,
-    principal: PrincipalDep,
-    services: ServicesDep,
-    response: Response,
-    idempotency_key: IdempotencyKey = None,
-) -> Queued:
+    body: WebhookCreate, request: Request, idempotency_key: IdempotencyKey = None
+) -> Response:
     """Queue one webhook to ``url``; answered 202 once the job is committed.
 
     Admission (key, suspension, rate) ran in the ``SendingAdmission`` middleware;
     ``Admission.accept`` applies the plan and counts the webhook quota.
     """
+    principal, services = sending(request)
     tenant = principal.tenant
     webhooks = services.webhooks
     url = check_url(body.url, webhooks.policy)
@@ -83,11 +85,7 @@ async def send_webhook(
             request_hash=_request_hash(body),
         ),
     )
-    if accepted.replayed:
-        response.headers["Idempotent-Replayed"] = "true"
-    else:
-        services.wakeup.notify()
-    return Queued(id=accepted.job.id, status=accepted.job.status.value)
+    return queued(services, accepted)
 
 
 def _issued(issued: IssuedSecret, response: Response) -> WebhookSecretIssued:
