@@ -29,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
 
     api = commands.add_parser("api", help="the HTTP API only")
     _add_bind(api)
+    # A child of another ``homing api``/``homing run``, joining its port (homing.runner).
+    api.add_argument("--joined", action="store_true", help=argparse.SUPPRESS)
 
     worker = commands.add_parser("worker", help="a delivery worker only")
     worker.add_argument("--once", action="store_true", help="drain what is claimable, then exit")
@@ -90,7 +92,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     handlers: dict[str, Callable[[Services], Awaitable[int]]] = {
         "run": lambda s: runner.run_all(s, _host(args, settings), _port(args, settings), args.demo),
-        "api": lambda s: runner.run_api(s, _host(args, settings), _port(args, settings)),
+        "api": lambda s: runner.run_api(
+            s, _host(args, settings), _port(args, settings), joined=args.joined
+        ),
         "worker": lambda s: runner.run_worker(s, once=args.once),
         "migrate": _migrated,
         "keys": _rotate_keys,

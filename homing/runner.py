@@ -9,8 +9,9 @@ import logging
 import os
 import shlex
 import signal
+import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 
 import uvicorn
 
@@ -18,7 +19,7 @@ from homing.accounts import NewProvider
 from homing.api.app import create_app
 from homing.models import Channel, Plan
 from homing.services import Services
-from homing.supervisor import WorkerProcesses, default_worker_processes
+from homing.supervisor import ChildProcesses, default_worker_processes
 
 log = logging.getLogger("homing")
 
@@ -58,10 +59,70 @@ def _server(services: Services, host: str, port: int) -> uvicorn.Server:
     return _Server(config)
 
 
-async def run_api(services: Services, host: str, port: int) -> int:
-    """Serve the HTTP API until interrupted."""
-    log.info("api listening", extra={"url": f"http://{host}:{port}"})
-    await _server(services, host, port).serve()
+def listening_socket(host: str, port: int, *, shared: bool) -> socket.socket:
+    """A TCP socket listening on host:port. ``shared``: with SO_REUSEPORT, so other API
+    processes bind the same port and the kernel spreads connections between them."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if shared:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except BaseException:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def api_processes(services: Services, *, run: bool) -> int:
+    """How many processes serve the API: one on SQLite (one writer) and where the rate
+    windows live in this process's memory (more would each admit the whole rate);
+    else ``HOMING_API_PROCESSES``, by default one per core (``homing api``) or one per
+    two cores (``homing run``, whose workers need the others)."""
+    configured = services.settings.api_processes
+    if services.db.is_sqlite or not services.limiter.shared or not hasattr(socket, "SO_REUSEPORT"):
+        if configured is not None and configured > 1:
+            log.warning(
+                "HOMING_API_PROCESSES ignored: one API process on SQLite, without "
+                "HOMING_REDIS_URL (its rate windows are per process) or without SO_REUSEPORT"
+            )
+        return 1
+    if configured is not None:
+        return configured
+    cores = os.cpu_count() or 1
+    return default_worker_processes(cores) if run else cores
+
+
+@contextlib.asynccontextmanager
+async def api_children(
+    host: str, port: int, count: int, env: Mapping[str, str]
+) -> AsyncIterator[None]:
+    """``count`` more ``homing api`` processes joining this one's port."""
+    if count < 1:
+        yield
+        return
+    command = ["api", "--host", host, "--port", str(port), "--joined"]
+    children = ChildProcesses("api", command, count, env)
+    await children.start()
+    try:
+        yield
+    finally:
+        await children.stop()
+
+
+async def run_api(services: Services, host: str, port: int, *, joined: bool = False) -> int:
+    """Serve the HTTP API until interrupted, from ``api_processes`` processes (this one
+    and children). ``joined``: this is such a child; it only serves."""
+    count = 1 if joined else api_processes(services, run=False)
+    sock = listening_socket(host, port, shared=joined or count > 1)
+    port = sock.getsockname()[1]
+    if not joined:
+        log.info("api listening", extra={"url": f"http://{host}:{port}", "processes": count})
+    async with api_children(host, port, count - 1, os.environ):
+        await _server(services, host, port).serve(sockets=[sock])
     return 0
 
 
@@ -92,7 +153,10 @@ async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
         )
         await _demo_tenant(services, sandbox.provider_base_url, f"http://{host}:{port}")
     processes = worker_processes(services)
-    children = WorkerProcesses(processes, env) if processes else None
+    children = ChildProcesses("worker", ["worker"], processes, env) if processes else None
+    serving = api_processes(services, run=True)
+    sock = listening_socket(host, port, shared=serving > 1)
+    port = sock.getsockname()[1]
     stop = asyncio.Event()
     worker = None
     if children is not None:
@@ -105,10 +169,12 @@ async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
             "url": f"http://{host}:{port}",
             "database": services.db.dialect,
             "worker_processes": processes,
+            "api_processes": serving,
         },
     )
     try:
-        await _server(services, host, port).serve()
+        async with api_children(host, port, serving - 1, env):
+            await _server(services, host, port).serve(sockets=[sock])
     finally:
         stop.set()
         if worker is not None:

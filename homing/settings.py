@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default=100, ge=1, le=10000)
     claim_batch_size: int = Field(default=50, ge=1, le=1000)
     tenant_inflight: int = Field(default=100, ge=1, le=100_000)
+    # PostgreSQL with Redis: processes serving the API on one port (None: one per core for
+    # homing api, one per two cores for homing run).
+    api_processes: int | None = Field(default=None, ge=1, le=64)
     # homing run on PostgreSQL: worker child processes (None: one per two cores).
     run_worker_processes: int | None = Field(default=None, ge=0, le=64)
     poll_interval_seconds: float = Field(default=1.0, gt=0)

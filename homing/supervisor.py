@@ -1,12 +1,14 @@
-"""Worker processes that ``homing run`` starts beside its API on PostgreSQL.
+"""Child processes that ``homing run`` and ``homing api`` start on PostgreSQL.
 
 One event loop serving both the API and the deliveries lets a burst of requests
-starve the deliveries (and the other way round). On PostgreSQL, where any number of
-processes may share the queue, ``homing run`` therefore serves the API itself and
-delivers in ``homing worker`` child processes, one per two cores by default
-(``HOMING_RUN_WORKER_PROCESSES``). A child that dies is started again; stopping
-``homing run`` stops them all (SIGTERM, then SIGKILL after a grace period). On
-SQLite the worker stays in the one process: the embedded database has one writer.
+starve the deliveries (and the other way round), and one Python process uses one core.
+On PostgreSQL, where any number of processes may share the queue, ``homing run``
+therefore serves the API itself and delivers in ``homing worker`` child processes, one
+per two cores by default (``HOMING_RUN_WORKER_PROCESSES``); and both ``homing run`` and
+``homing api`` may serve the API from more processes on the same port
+(``HOMING_API_PROCESSES``, ``homing.runner``). A child that dies is started again;
+stopping the parent stops them all (SIGTERM, then SIGKILL after a grace period). On
+SQLite everything stays in the one process: the embedded database has one writer.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 log = logging.getLogger("homing.supervisor")
 
@@ -30,8 +32,14 @@ def default_worker_processes(cpu_count: int | None = None) -> int:
     return max(1, (cpu_count or os.cpu_count() or 2) // 2)
 
 
-class WorkerProcesses:
-    def __init__(self, count: int, env: Mapping[str, str] | None = None) -> None:
+class ChildProcesses:
+    """``count`` processes of ``homing COMMAND…``, kept running until ``stop``."""
+
+    def __init__(
+        self, role: str, command: Sequence[str], count: int, env: Mapping[str, str] | None = None
+    ) -> None:
+        self._role = role
+        self._command = list(command)
         self._count = count
         self._env = dict(os.environ if env is None else env)
         self._procs: list[asyncio.subprocess.Process] = []
@@ -46,14 +54,14 @@ class WorkerProcesses:
         """Start the children and a task that restarts any that exits."""
         self._procs = [await self._spawn() for _ in range(self._count)]
         self._watch = asyncio.create_task(self._restart_dead())
-        log.info("worker processes started", extra={"pids": self.pids})
+        log.info(f"{self._role} processes started", extra={"pids": self.pids})
 
     async def _spawn(self) -> asyncio.subprocess.Process:
         return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "homing",
-            "worker",
+            *self._command,
             env=self._env,
             stdin=asyncio.subprocess.DEVNULL,
         )
@@ -64,7 +72,7 @@ class WorkerProcesses:
             for index, proc in enumerate(self._procs):
                 if proc.returncode is not None and not self._stopping:
                     log.error(
-                        "worker process exited; starting another",
+                        f"{self._role} process exited; starting another",
                         extra={"pid": proc.pid, "returncode": proc.returncode},
                     )
                     self._procs[index] = await self._spawn()

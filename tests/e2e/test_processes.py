@@ -16,7 +16,8 @@ from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from tests.conftest import TenantClient, make_tenant
+from tests.admission_helpers import EMAIL, unique_prefix
+from tests.conftest import REDIS_URL, TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.processes import HomingProcess, eventually, free_port, homing_workers
 
@@ -239,6 +240,61 @@ def _children(pid: int) -> list[int]:
             if int(stat.rpartition(")")[2].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
+
+
+def _listening_pids(port: int, pids: list[int]) -> set[int]:
+    """Which of ``pids`` hold a socket listening on TCP ``port`` (from /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rpartition(":")[2], 16) == port and fields[3] == "0A":
+                inodes.add(f"socket:[{fields[9]}]")
+    holders = set()
+    for pid in pids:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if fd.readlink().as_posix() in inodes:
+                    holders.add(pid)
+            except OSError:
+                continue
+    return holders
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_homing_api_serves_one_port_from_several_processes(
+    tenant: TenantClient, settings: Settings, secret_key: str, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = _env(
+        settings,
+        secret_key,
+        HOMING_API_PROCESSES="3",
+        HOMING_REDIS_URL=REDIS_URL,
+        HOMING_REDIS_KEY_PREFIX=unique_prefix(),
+    )
+    server = HomingProcess(["api", "--port", str(port)], env, tmp_path / "api.log").start()
+    assert server.proc is not None
+    headers = {"Authorization": f"Bearer {tenant.key}"}
+    try:
+        base = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=base, timeout=10) as client:
+            await eventually(lambda: _healthy(client), what="homing api to listen")
+        serving = [server.proc.pid, *_children(server.proc.pid)]
+        assert len(serving) == 3, serving
+
+        async def all_listening() -> bool:
+            return _listening_pids(port, serving) == set(serving)
+
+        await eventually(all_listening, what="every API process to listen on the port")
+        for _ in range(12):  # a connection each, spread over the processes by the kernel
+            async with httpx.AsyncClient(base_url=base, headers=headers, timeout=10) as client:
+                accepted = await client.post("/v1/notifications/email", json=EMAIL)
+                assert accepted.status_code == 202, accepted.text
+    finally:
+        assert server.stop() == 0, server.output()
+    assert not any(Path(f"/proc/{pid}").exists() for pid in serving), "children outlived api"
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
