@@ -39,9 +39,9 @@ class Settings(BaseSettings):
     lease_seconds: float = Field(default=60.0, gt=0)
     max_deferral_seconds: float = Field(default=86400.0, gt=0)
 
-    worker_concurrency: int = Field(default=100, ge=1, le=10000)
+    worker_concurrency: int = Field(default=512, ge=1, le=10000)
     claim_batch_size: int = Field(default=50, ge=1, le=1000)
-    tenant_inflight: int = Field(default=100, ge=1, le=100_000)
+    tenant_inflight: int = Field(default=256, ge=1, le=100_000)
     # PostgreSQL with Redis: processes serving the API on one port (None: one per core for
     # homing api, one per two cores for homing run).
     api_processes: int | None = Field(default=None, ge=1, le=64)
