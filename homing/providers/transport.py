@@ -16,6 +16,7 @@ reached the provider (read timeout, disconnect, reset) is ``httpx.ReadTimeout``,
 from __future__ import annotations
 
 import asyncio
+from http.cookiejar import CookieJar
 from typing import Any
 
 import aiohttp
@@ -71,7 +72,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 ttl_dns_cache=60,
             )
             self._session = aiohttp.ClientSession(
-                connector=connector, auto_decompress=False, skip_auto_headers=("User-Agent",)
+                connector=connector,
+                auto_decompress=False,
+                skip_auto_headers=("User-Agent",),
+                cookie_jar=aiohttp.DummyCookieJar(),  # see NoCookies
             )
         return self._session
 
@@ -101,11 +105,23 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             await self._session.close()
 
 
+class NoCookies(CookieJar):
+    """A cookie jar that keeps nothing. One client carries every tenant's provider calls:
+    a cookie one response sets must never travel with another tenant's request."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+    def add_cookie_header(self, request: Any) -> None:
+        return None
+
+
 def build_client(timeout: float, *, max_connections: int, **kw: Any) -> httpx.AsyncClient:
-    """The pooled client the adapters share: aiohttp underneath, no redirects."""
+    """The pooled client the adapters share: aiohttp underneath, no redirects, no cookies."""
     return httpx.AsyncClient(
         transport=AiohttpTransport(max_connections=max_connections),
         timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)),
         follow_redirects=False,
+        cookies=NoCookies(),
         **kw,
     )

@@ -108,3 +108,29 @@ async def test_a_disconnect_after_the_request_is_not_a_connect_error(
         with pytest.raises(httpx.TransportError) as caught:
             await client.post(url, content=b"x")
     assert isinstance(caught.value, httpx.RemoteProtocolError | httpx.ReadError)
+
+
+async def test_a_cookie_a_provider_sets_never_travels_with_a_later_request(
+    client: httpx.AsyncClient,
+) -> None:
+    """One client carries every tenant's calls: no cookie may pass from one to the next."""
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await _read_request(reader))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nSet-Cookie: session=tenant-a-secret; Path=/\r\n"
+            b"Connection: close\r\n"
+            b"Content-Length: 0\r\n\r\n"
+        )
+        await writer.drain()
+        writer.close()
+
+    server, url = await _serve(handler)
+    url = url.replace("127.0.0.1", "localhost")  # a jar may refuse cookies of an address
+    async with server:
+        for _ in range(3):
+            assert (await client.post(url + "/send", json={})).status_code == 200
+    assert len(seen) == 3
+    assert not any(b"cookie:" in request.lower() for request in seen)
+    assert len(client.cookies.jar) == 0

@@ -21,6 +21,7 @@ import httpcore
 import httpx
 
 from homing import __version__
+from homing.providers.transport import NoCookies
 from homing.providers.webhook.ssrf import AddressPolicy, IPAddress, Refusal
 
 __all__ = [
@@ -177,6 +178,7 @@ def guarded_client(
         follow_redirects=False,
         trust_env=False,
         headers={"User-Agent": USER_AGENT},
+        cookies=NoCookies(),  # one client for every tenant's endpoints
     )
 
 
