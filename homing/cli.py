@@ -31,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_bind(api)
     # A child of another ``homing api``/``homing run``, joining its port (homing.runner).
     api.add_argument("--joined", action="store_true", help=argparse.SUPPRESS)
+    api.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
 
     worker = commands.add_parser("worker", help="a delivery worker only")
     worker.add_argument("--once", action="store_true", help="drain what is claimable, then exit")
@@ -93,7 +94,11 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     handlers: dict[str, Callable[[Services], Awaitable[int]]] = {
         "run": lambda s: runner.run_all(s, _host(args, settings), _port(args, settings), args.demo),
         "api": lambda s: runner.run_api(
-            s, _host(args, settings), _port(args, settings), joined=args.joined
+            s,
+            _host(args, settings),
+            _port(args, settings),
+            joined=args.joined,
+            ready_fd=args.ready_fd,
         ),
         "worker": lambda s: runner.run_worker(s, once=args.once),
         "migrate": _migrated,

@@ -23,6 +23,9 @@ from homing.supervisor import ChildProcesses, default_worker_processes
 
 log = logging.getLogger("homing")
 
+# How long a parent waits for its API children to serve before it serves anyway.
+CHILD_READY_SECONDS = 60.0
+
 
 class _Server(uvicorn.Server):
     """uvicorn, with SIGINT/SIGTERM meaning "stop gracefully and exit 0".
@@ -45,8 +48,18 @@ class _Server(uvicorn.Server):
     def _request_exit(self) -> None:
         self.should_exit = True
 
+    ready_fd: int | None = None
 
-def _server(services: Services, host: str, port: int) -> uvicorn.Server:
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serve, then tell the parent so through ``ready_fd`` (homing.supervisor)."""
+        await super().startup(sockets=sockets)
+        if self.ready_fd is not None and self.started:
+            os.write(self.ready_fd, b".")
+            os.close(self.ready_fd)
+            self.ready_fd = None
+
+
+def _server(services: Services, host: str, port: int) -> _Server:
     config = uvicorn.Config(
         create_app(services),
         host=host,
@@ -105,7 +118,9 @@ async def api_children(
         yield
         return
     command = ["api", "--host", host, "--port", str(port), "--joined"]
-    children = ChildProcesses("api", command, count, env)
+    # This process serves only once they all do, so no early client (a load balancer's
+    # health check, a benchmark's warm-up) finds one process serving alone.
+    children = ChildProcesses("api", command, count, env, ready_timeout=CHILD_READY_SECONDS)
     await children.start()
     try:
         yield
@@ -113,16 +128,21 @@ async def api_children(
         await children.stop()
 
 
-async def run_api(services: Services, host: str, port: int, *, joined: bool = False) -> int:
+async def run_api(
+    services: Services, host: str, port: int, *, joined: bool = False, ready_fd: int | None = None
+) -> int:
     """Serve the HTTP API until interrupted, from ``api_processes`` processes (this one
-    and children). ``joined``: this is such a child; it only serves."""
+    and children). ``joined``: this is such a child; it only serves, and writes to
+    ``ready_fd`` once it does."""
     count = 1 if joined else api_processes(services, run=False)
     sock = listening_socket(host, port, shared=joined or count > 1)
     port = sock.getsockname()[1]
     if not joined:
         log.info("api listening", extra={"url": f"http://{host}:{port}", "processes": count})
+    server = _server(services, host, port)
+    server.ready_fd = ready_fd
     async with api_children(host, port, count - 1, os.environ):
-        await _server(services, host, port).serve(sockets=[sock])
+        await server.serve(sockets=[sock])
     return 0
 
 

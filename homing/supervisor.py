@@ -27,21 +27,52 @@ RESTART_DELAY_SECONDS = 1.0
 STOP_GRACE_SECONDS = 30.0
 
 
+async def _readiness(fd: int, timeout: float) -> bool:
+    """Whether the child holding the other end of pipe ``fd`` writes to it in time
+    (EOF: it exited first). Closes ``fd``."""
+    loop = asyncio.get_running_loop()
+    said: asyncio.Future[bool] = loop.create_future()
+
+    def readable() -> None:
+        if not said.done():
+            said.set_result(bool(os.read(fd, 1)))
+
+    loop.add_reader(fd, readable)
+    try:
+        return await asyncio.wait_for(said, timeout)
+    except TimeoutError:
+        return False
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
 def default_worker_processes(cpu_count: int | None = None) -> int:
     """One worker process per two cores, at least one."""
     return max(1, (cpu_count or os.cpu_count() or 2) // 2)
 
 
 class ChildProcesses:
-    """``count`` processes of ``homing COMMAND…``, kept running until ``stop``."""
+    """``count`` processes of ``homing COMMAND…``, kept running until ``stop``.
+
+    With ``ready_timeout``, each is started with ``--ready-fd N`` (the write end of a
+    pipe) and ``start`` waits, up to that long, until every one has written to it.
+    """
 
     def __init__(
-        self, role: str, command: Sequence[str], count: int, env: Mapping[str, str] | None = None
+        self,
+        role: str,
+        command: Sequence[str],
+        count: int,
+        env: Mapping[str, str] | None = None,
+        *,
+        ready_timeout: float | None = None,
     ) -> None:
         self._role = role
         self._command = list(command)
         self._count = count
         self._env = dict(os.environ if env is None else env)
+        self._ready_timeout = ready_timeout
         self._procs: list[asyncio.subprocess.Process] = []
         self._watch: asyncio.Task[None] | None = None
         self._stopping = False
@@ -51,19 +82,35 @@ class ChildProcesses:
         return [p.pid for p in self._procs if p.returncode is None]
 
     async def start(self) -> None:
-        """Start the children and a task that restarts any that exits."""
-        self._procs = [await self._spawn() for _ in range(self._count)]
+        """Start the children (and, with ``ready_timeout``, wait until they are ready)
+        and a task that restarts any that exits."""
+        pipes = [os.pipe() for _ in range(self._count)] if self._ready_timeout else []
+        try:
+            if pipes:
+                self._procs = [await self._spawn(write) for _, write in pipes]
+            else:
+                self._procs = [await self._spawn() for _ in range(self._count)]
+        finally:
+            for _, write in pipes:
+                os.close(write)
+        if pipes and self._ready_timeout:
+            waits = [_readiness(read, self._ready_timeout) for read, _ in pipes]
+            if not all(await asyncio.gather(*waits)):
+                log.warning(f"not every {self._role} process said it was ready in time")
         self._watch = asyncio.create_task(self._restart_dead())
         log.info(f"{self._role} processes started", extra={"pids": self.pids})
 
-    async def _spawn(self) -> asyncio.subprocess.Process:
+    async def _spawn(self, ready_fd: int | None = None) -> asyncio.subprocess.Process:
+        ready = [] if ready_fd is None else ["--ready-fd", str(ready_fd)]
         return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "homing",
             *self._command,
+            *ready,
             env=self._env,
             stdin=asyncio.subprocess.DEVNULL,
+            pass_fds=() if ready_fd is None else (ready_fd,),
         )
 
     async def _restart_dead(self) -> None:
