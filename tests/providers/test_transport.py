@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import httpx
 import pytest
 
-from homing.providers.transport import build_client
+from homing.providers.transport import AiohttpTransport, build_client
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -73,15 +74,28 @@ async def test_redirects_are_not_followed(client: httpx.AsyncClient) -> None:
     assert response.status_code == 302
 
 
-async def test_a_refused_connection_is_a_connect_error(client: httpx.AsyncClient) -> None:
+# How a request is sent: a JSON body goes the direct way (ProviderClient), raw content
+# through httpx and the transport. Both must fail alike.
+WAYS = pytest.mark.parametrize(
+    "body", [{"json": {"a": 1}}, {"content": b"x"}], ids=["direct", "httpx"]
+)
+
+
+@WAYS
+async def test_a_refused_connection_is_a_connect_error(
+    client: httpx.AsyncClient, body: dict[str, Any]
+) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     with pytest.raises(httpx.ConnectError):
-        await client.get(f"http://127.0.0.1:{port}/")
+        await client.post(f"http://127.0.0.1:{port}/", **body)
 
 
-async def test_a_silent_server_is_a_read_timeout(client: httpx.AsyncClient) -> None:
+@WAYS
+async def test_a_silent_server_is_a_read_timeout(
+    client: httpx.AsyncClient, body: dict[str, Any]
+) -> None:
     release = asyncio.Event()
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -92,12 +106,13 @@ async def test_a_silent_server_is_a_read_timeout(client: httpx.AsyncClient) -> N
     server, url = await _serve(handler)
     async with server:
         with pytest.raises(httpx.ReadTimeout):
-            await client.post(url, content=b"x")
+            await client.post(url, **body)
         release.set()
 
 
+@WAYS
 async def test_a_disconnect_after_the_request_is_not_a_connect_error(
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient, body: dict[str, Any]
 ) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _read_request(reader)
@@ -106,7 +121,7 @@ async def test_a_disconnect_after_the_request_is_not_a_connect_error(
     server, url = await _serve(handler)
     async with server:
         with pytest.raises(httpx.TransportError) as caught:
-            await client.post(url, content=b"x")
+            await client.post(url, **body)
     assert isinstance(caught.value, httpx.RemoteProtocolError | httpx.ReadError)
 
 
@@ -134,3 +149,30 @@ async def test_a_cookie_a_provider_sets_never_travels_with_a_later_request(
     assert len(seen) == 3
     assert not any(b"cookie:" in request.lower() for request in seen)
     assert len(client.cookies.jar) == 0
+
+
+async def test_the_direct_way_sends_what_httpx_would(client: httpx.AsyncClient) -> None:
+    seen: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.append(await _read_request(reader))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+        await writer.drain()
+        writer.close()
+
+    payload = {"to": "Ada <ada@example.com>", "subject": "Grüße", "n": [1, 2.5, None]}
+    headers = {"Authorization": "Bearer k", "User-Agent": "homing/test"}
+    server, url = await _serve(handler)
+    through_httpx = httpx.AsyncClient(transport=AiohttpTransport(), headers=client.headers)
+    async with server, through_httpx:
+        direct = await client.post(url + "/emails", json=payload, headers=headers)
+        indirect = await through_httpx.post(url + "/emails", json=payload, headers=headers)
+    assert direct.status_code == indirect.status_code == 200
+    assert direct.json() == indirect.json() == {}
+
+    def parts(raw: bytes) -> tuple[bytes, set[bytes], bytes]:
+        head, _, body = raw.partition(b"\r\n\r\n")
+        first, *lines = head.split(b"\r\n")
+        return first, {line.lower() for line in lines}, body
+
+    assert parts(seen[0]) == parts(seen[1])
