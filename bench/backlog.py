@@ -20,6 +20,7 @@ from sqlalchemy import text
 
 from bench.common import (
     append_section,
+    drop_postgres,
     fresh_postgres,
     received,
     sandbox_process,
@@ -73,6 +74,7 @@ async def measure(size: int, seconds: float, port: int) -> tuple[float, float]:
                     rss = _rss_mb(pid)
         finally:
             await services.aclose()
+            await drop_postgres("homing_bench_backlog")  # a million rows: not left behind
     return rate, rss
 
 

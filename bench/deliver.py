@@ -18,6 +18,7 @@ from pathlib import Path
 from bench.common import (
     append_section,
     database_url,
+    drop_postgres,
     sandbox_process,
     seed,
     services_for,
@@ -43,6 +44,8 @@ async def run_backend(backend: str, jobs: int, port: int) -> dict[str, float]:
             assert delivered == jobs, f"delivered {delivered} of {jobs}"
         finally:
             await services.aclose()
+            if backend == "postgres":
+                await drop_postgres("homing_bench")
     return {"jobs": jobs, "seconds": elapsed, "per_second": jobs / elapsed, "accept": accept_rate}
 
 
