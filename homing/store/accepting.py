@@ -1,6 +1,6 @@
 """Accepting single jobs, with group commit: accepts that wait together share a transaction.
 
-Every accept is the transactional outbox of DESIGN §1: its job, its queue entry and its
+Every accept is the transactional outbox of DESIGN §2: its job, its queue entry and its
 count in the month's usage commit together or not at all, and its caller is answered
 only after that commit. Under load many accepts wait at the same moment; rather than
 one transaction each (BEGIN, an idempotency lookup, a suppression lookup, two inserts,
