@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench.common import (
     append_section,
+    drop_postgres,
     fresh_postgres,
     percentile,
     received,
@@ -50,6 +51,7 @@ async def run(flood: int, probes: int, port: int) -> str:
                     drained = await received(sandbox.url) - before
         finally:
             await services.aclose()
+            await drop_postgres("homing_bench_fairness")
     return _line(idle, loaded, flood, drained)
 
 
