@@ -60,6 +60,7 @@ __all__ = [
     "entry_row",
     "job_row",
     "replay",
+    "replayed",
 ]
 
 # Groups of accepts in one transaction: bounded, so one group's statements stay small.
@@ -217,7 +218,7 @@ class AcceptGroups:
                     prior = (await _priors(conn, [waiting.idempotency])).get(waiting.idempotency)
             except Exception as again:
                 exc = again
-        _answer(waiting, exc if prior is None else _replayed(prior, waiting.new))
+        _answer(waiting, exc if prior is None else replayed(prior, waiting.new))
 
     async def _commit(self, group: list[_Waiting]) -> list[Outcome]:
         epoch = self._clock.now()
@@ -228,7 +229,7 @@ class AcceptGroups:
             for i, waiting in enumerate(group):
                 prior = priors.get(waiting.idempotency) if waiting.idempotency else None
                 if prior is not None:
-                    outcomes[i] = _replayed(prior, waiting.new)
+                    outcomes[i] = replayed(prior, waiting.new)
             await _check(conn, group, outcomes)
             rows = {i: job_row(group[i].new, epoch) for i, o in enumerate(outcomes) if o is None}
             if rows:
@@ -333,7 +334,8 @@ def _answer(waiting: _Waiting, outcome: Outcome) -> None:
         raise AssertionError(f"no answer for {outcome!r}")
 
 
-def _replayed(prior: Any, new: NewJob) -> Accepted | IdempotencyConflict:
+def replayed(prior: Any, new: NewJob) -> Accepted | IdempotencyConflict:
+    """``replay``, with the conflict returned as the answer rather than raised."""
     try:
         return replay(prior, new)
     except IdempotencyConflict as conflict:

@@ -21,7 +21,7 @@ from homing.clock import Clock
 from homing.errors import IdempotencyConflict
 from homing.models import JobStatus
 from homing.plans import Quota, month_of
-from homing.store.accepting import Accepted, NewJob, StoredRow, entry_row, job_row, replay
+from homing.store.accepting import Accepted, NewJob, StoredRow, entry_row, job_row, replayed
 from homing.store.database import Database
 from homing.store.ordering import place
 from homing.store.rows import job_from_row
@@ -86,7 +86,7 @@ class BatchStore:
                 period = month_of(epoch)
                 await charge(conn, first.tenant_id, first.channel, len(sendable), quotas, period)
         return [
-            _replayed(_record(job), new) if repeated else _new(job)
+            replayed(_record(job), new) if repeated else _new(job)
             for new, (repeated, job) in zip(news, items, strict=True)
         ]
 
@@ -117,10 +117,3 @@ def _record(job: Any) -> Any:
 
 def _new(row: dict[str, Any]) -> ItemResult:
     return Accepted(job=job_from_row(StoredRow(row)), replayed=False)
-
-
-def _replayed(prior: Any, new: NewJob) -> ItemResult:
-    try:
-        return replay(prior, new)
-    except IdempotencyConflict as conflict:
-        return conflict
