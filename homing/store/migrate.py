@@ -18,7 +18,7 @@ def _upgrade(sync_connection: Any) -> None:
     config = Config()
     config.set_main_option("script_location", "homing:migrations")
     config.attributes["connection"] = sync_connection
-    command.upgrade(config, "heads")
+    command.upgrade(config, "head")
 
 
 async def migrate(db: Database) -> None:
