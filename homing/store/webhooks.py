@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +17,7 @@ from homing.clock import Clock, as_datetime
 from homing.errors import Conflict, NotFound
 from homing.store.database import Database
 from homing.store.schema import webhook_gone_endpoints, webhook_secrets
+from homing.store.tenant_settings import TenantSettings, read_settings
 
 WEBHOOK_SECRETS_TABLE = "webhook_secrets"
 SECRET_FIELD = "secret"
@@ -50,6 +51,7 @@ class DeliveryContext:
 
     secrets: Sequence[SecretRecord]
     gone: bool
+    settings: TenantSettings = field(default_factory=TenantSettings)
 
 
 def url_hash(url: str) -> str:
@@ -149,7 +151,8 @@ class WebhookStore:
         return int(result.rowcount)
 
     async def delivery_context(self, tenant_id: str, url: str) -> DeliveryContext:
-        """The live secrets and whether ``url`` is marked gone, in one transaction."""
+        """The live secrets, whether ``url`` is marked gone and the tenant's settings
+        (the signature format), in one transaction."""
         gone_query = select(webhook_gone_endpoints.c.url_hash).where(
             webhook_gone_endpoints.c.tenant_id == tenant_id,
             webhook_gone_endpoints.c.url_hash == url_hash(url),
@@ -157,7 +160,8 @@ class WebhookStore:
         async with self._db.transaction() as conn:
             records = await self._live_secrets(conn, tenant_id)
             gone = (await conn.execute(gone_query)).first() is not None
-        return DeliveryContext(secrets=records, gone=gone)
+            settings = await read_settings(conn, tenant_id)
+        return DeliveryContext(secrets=records, gone=gone, settings=settings)
 
     async def mark_gone(self, tenant_id: str, url: str, job_id: str) -> None:
         """Remember that ``url`` answered 410; the first mark is kept."""
