@@ -49,9 +49,8 @@ async def test_an_unknown_format_is_422_naming_the_allowed_values(tenant: Tenant
 async def test_an_unknown_setting_is_422(tenant: TenantClient) -> None:
     response = await tenant.patch("/v1/settings", json={"webhook_signature_fromat": "design"})
     assert response.status_code == 422
-    assert response.json()["error"]["details"]["errors"][0]["field"] == (
-        "webhook_signature_fromat"
-    )
+    [problem] = response.json()["error"]["details"]["errors"]
+    assert problem["field"] == "webhook_signature_fromat"
 
 
 async def test_a_test_key_reads_but_cannot_change_settings(tenant: TenantClient) -> None:

@@ -31,7 +31,8 @@ STALE_SECONDS = 5 * 60 + 60
 
 
 class AnyReceiver(Protocol):
-    url: str
+    @property
+    def url(self) -> str: ...
 
     async def log(self) -> list[Verdict]: ...
 
