@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Label, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -20,7 +20,14 @@ from homing.store.database import Database
 from homing.store.schema import tenant_settings
 from homing.webhooks.signing import SignatureFormat
 
-__all__ = ["SETTING_NAMES", "TenantSettings", "TenantSettingsStore", "read_settings"]
+__all__ = [
+    "SETTING_NAMES",
+    "TenantSettings",
+    "TenantSettingsStore",
+    "read_settings",
+    "settings_columns",
+    "settings_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +42,22 @@ class TenantSettings:
 SETTING_NAMES = frozenset(f.name for f in fields(TenantSettings)) - {"updated_at"}
 
 
-def _settings(row: Any) -> TenantSettings:
-    if row is None:
+def settings_columns(tenant_id: str) -> list[Label[Any]]:
+    """One scalar subquery per stored setting of the tenant (NULL without a row), so
+    another store can read the settings inside a statement of its own."""
+    return [
+        select(column)
+        .where(tenant_settings.c.tenant_id == tenant_id)
+        .scalar_subquery()
+        .label(column.name)
+        for column in tenant_settings.c
+        if column.name != "tenant_id"
+    ]
+
+
+def settings_of(row: Any) -> TenantSettings:
+    """The settings from a row selected with ``settings_columns``; defaults for NULL."""
+    if row.updated_at is None:
         return TenantSettings()
     return TenantSettings(
         webhook_signature_format=SignatureFormat(row.webhook_signature_format),
@@ -45,10 +66,9 @@ def _settings(row: Any) -> TenantSettings:
 
 
 async def read_settings(conn: AsyncConnection, tenant_id: str) -> TenantSettings:
-    """The tenant's settings, inside a transaction another store already holds (a
-    delivery reads them with its secrets, in one round of queries)."""
-    query = select(tenant_settings).where(tenant_settings.c.tenant_id == tenant_id)
-    return _settings((await conn.execute(query)).first())
+    """The tenant's settings, inside a transaction the caller holds."""
+    row = (await conn.execute(select(*settings_columns(tenant_id)))).one()
+    return settings_of(row)
 
 
 class TenantSettingsStore:

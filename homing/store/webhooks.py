@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, exists, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -17,7 +17,7 @@ from homing.clock import Clock, as_datetime
 from homing.errors import Conflict, NotFound
 from homing.store.database import Database
 from homing.store.schema import webhook_gone_endpoints, webhook_secrets
-from homing.store.tenant_settings import TenantSettings, read_settings
+from homing.store.tenant_settings import TenantSettings, settings_columns, settings_of
 
 WEBHOOK_SECRETS_TABLE = "webhook_secrets"
 SECRET_FIELD = "secret"
@@ -157,11 +157,12 @@ class WebhookStore:
             webhook_gone_endpoints.c.tenant_id == tenant_id,
             webhook_gone_endpoints.c.url_hash == url_hash(url),
         )
+        # The gone flag and the settings in one statement: no extra round trip.
+        flags = select(exists(gone_query).label("gone"), *settings_columns(tenant_id))
         async with self._db.transaction() as conn:
             records = await self._live_secrets(conn, tenant_id)
-            gone = (await conn.execute(gone_query)).first() is not None
-            settings = await read_settings(conn, tenant_id)
-        return DeliveryContext(secrets=records, gone=gone, settings=settings)
+            row = (await conn.execute(flags)).one()
+        return DeliveryContext(secrets=records, gone=bool(row.gone), settings=settings_of(row))
 
     async def mark_gone(self, tenant_id: str, url: str, job_id: str) -> None:
         """Remember that ``url`` answered 410; the first mark is kept."""
