@@ -35,9 +35,11 @@ from homing.store.keys import ApiKeyStore
 from homing.store.migrate import migrate
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
+from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
 from homing.tenancy import TenantAdmin
+from homing.tenant_settings import TenantSettingsManager
 from homing.webhooks.service import Webhooks, build_webhooks
 
 log = logging.getLogger("homing")
@@ -73,6 +75,11 @@ class Services:
         return build_inbound(
             self.settings, self.db, self.sealer, self.clock, self.http, self.providers
         )
+
+    @cached_property
+    def tenant_settings(self) -> TenantSettingsManager:
+        """The tenant settings resource (``/v1/settings``)."""
+        return TenantSettingsManager(TenantSettingsStore(self.db, self.clock))
 
     def retry_policy(self) -> RetryPolicy:
         s = self.settings

@@ -40,6 +40,7 @@ TABLES = (
     "provider_accounts",
     "usage_counters",
     "api_keys",
+    "tenant_settings",
     "tenants",
 )
 

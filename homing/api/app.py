@@ -25,6 +25,7 @@ from homing.api.routes import (
     providers,
     reports,
     suppressions,
+    tenant_settings,
     usage,
     webhooks,
 )
@@ -81,6 +82,7 @@ def create_app(services: Services) -> FastAPI:
         app.include_router(module.router)
     for module in (inbound, inbound_secrets, suppressions, domains, reports):
         app.include_router(module.router)
+    app.include_router(tenant_settings.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(

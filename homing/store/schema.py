@@ -231,6 +231,16 @@ webhook_secrets = Table(
     ),
 )
 
+# A tenant's settings (``GET/PATCH /v1/settings``): one row per tenant that changed
+# one, a column per setting; a tenant without a row has every default.
+tenant_settings = Table(
+    "tenant_settings",
+    metadata,
+    Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
+    Column("webhook_signature_format", String(20), nullable=False, server_default="design"),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 # Endpoint URLs that answered 410 Gone: later jobs to them fail without a call until
 # the tenant re-enables the URL. Keyed by the SHA-256 of the normalised URL.
 webhook_gone_endpoints = Table(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, delete, exists, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -17,6 +17,7 @@ from homing.clock import Clock, as_datetime
 from homing.errors import Conflict, NotFound
 from homing.store.database import Database
 from homing.store.schema import webhook_gone_endpoints, webhook_secrets
+from homing.store.tenant_settings import TenantSettings, settings_columns, settings_of
 
 WEBHOOK_SECRETS_TABLE = "webhook_secrets"
 SECRET_FIELD = "secret"
@@ -50,6 +51,7 @@ class DeliveryContext:
 
     secrets: Sequence[SecretRecord]
     gone: bool
+    settings: TenantSettings = field(default_factory=TenantSettings)
 
 
 def url_hash(url: str) -> str:
@@ -149,15 +151,18 @@ class WebhookStore:
         return int(result.rowcount)
 
     async def delivery_context(self, tenant_id: str, url: str) -> DeliveryContext:
-        """The live secrets and whether ``url`` is marked gone, in one transaction."""
+        """The live secrets, whether ``url`` is marked gone and the tenant's settings
+        (the signature format), in one transaction."""
         gone_query = select(webhook_gone_endpoints.c.url_hash).where(
             webhook_gone_endpoints.c.tenant_id == tenant_id,
             webhook_gone_endpoints.c.url_hash == url_hash(url),
         )
+        # The gone flag and the settings in one statement: no extra round trip.
+        flags = select(exists(gone_query).label("gone"), *settings_columns(tenant_id))
         async with self._db.transaction() as conn:
             records = await self._live_secrets(conn, tenant_id)
-            gone = (await conn.execute(gone_query)).first() is not None
-        return DeliveryContext(secrets=records, gone=gone)
+            row = (await conn.execute(flags)).one()
+        return DeliveryContext(secrets=records, gone=bool(row.gone), settings=settings_of(row))
 
     async def mark_gone(self, tenant_id: str, url: str, job_id: str) -> None:
         """Remember that ``url`` answered 410; the first mark is kept."""

@@ -6,10 +6,16 @@ Only the standard library is imported here, so a receiver can use
 
 from __future__ import annotations
 
-from homing.webhooks.signing import generate_secret, seed_signature, standard_signature
+from homing.webhooks.signing import (
+    SignatureFormat,
+    generate_secret,
+    seed_signature,
+    standard_signature,
+)
 from homing.webhooks.verify import WebhookVerificationError, verify
 
 __all__ = [
+    "SignatureFormat",
     "WebhookVerificationError",
     "generate_secret",
     "seed_signature",

@@ -1,17 +1,25 @@
-"""Outbound webhook signatures: the seed scheme and Standard Webhooks (DESIGN §6).
+"""Outbound webhook signatures: the ``X-Webhook-*`` headers and Standard Webhooks.
 
-Pure functions of (secrets, message id, timestamp, body); used by Homing to sign
+Pure functions of (secrets, message id, time, body, format); used by Homing to sign
 and by ``homing.webhooks.verify`` to check.
 
-- Seed scheme: ``X-Webhook-Timestamp`` and ``X-Webhook-Signature`` = hex
+- ``X-Webhook-*`` in the ``design`` format (the default): ``X-Webhook-Timestamp`` is
+  Unix time in **milliseconds** and ``X-Webhook-Signature`` is **one** lowercase hex
   HMAC-SHA256 of ``"{timestamp}.{body}"``, keyed with the secret exactly as the tenant
   sees it (``whsec_…`` included).
-- Standard Webhooks: ``webhook-id``, ``webhook-timestamp`` and ``webhook-signature``
-  = ``v1,`` + base64 HMAC-SHA256 of ``"{id}.{timestamp}.{body}"``, keyed with the
-  base64-decoded part of the secret after ``whsec_``.
+- ``X-Webhook-*`` in the ``notifykit`` format (for teams moving from NotifyKit): the
+  timestamp in **seconds**, and ``X-Webhook-Signature: t=<seconds>,v1=<hex>`` with the
+  same HMAC over ``"{seconds}.{body}"``, as NotifyKit's SDK ``verifyWebhookSignature``
+  checks it (github.com/Brayzonn/notifykit-sdk, ``src/webhooks.ts``).
+- Standard Webhooks: ``webhook-id``, ``webhook-timestamp`` (seconds) and
+  ``webhook-signature`` = ``v1,`` + base64 HMAC-SHA256 of ``"{id}.{timestamp}.{body}"``,
+  keyed with the base64-decoded part of the secret after ``whsec_``.
 
-During a rotation several secrets sign: each signature header then holds one
-signature per secret, separated by a space, newest first.
+During a rotation two secrets sign. ``webhook-signature`` then holds one signature per
+secret, separated by a space, newest first. ``X-Webhook-Signature`` carries one
+signature only, so it is made with the **previous** secret until the overlap ends:
+receivers that still hold it keep verifying, and receivers that already hold the new
+secret verify through the Standard Webhooks headers.
 """
 
 from __future__ import annotations
@@ -22,11 +30,13 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Sequence
+from enum import StrEnum
 
 __all__ = [
     "SECRET_PREFIX",
     "SIGNATURE_HEADERS",
     "InvalidSecret",
+    "SignatureFormat",
     "generate_secret",
     "seed_signature",
     "signature_headers",
@@ -46,6 +56,13 @@ SIGNATURE_HEADERS = frozenset(
         "x-webhook-signature",
     }
 )
+
+
+class SignatureFormat(StrEnum):
+    """How a tenant's ``X-Webhook-*`` headers are written (a tenant setting)."""
+
+    DESIGN = "design"
+    NOTIFYKIT = "notifykit"
 
 
 class InvalidSecret(ValueError):
@@ -77,28 +94,52 @@ def standard_signature(secret: str, msg_id: str, timestamp: int, body: bytes) ->
 
 
 def seed_signature(secret: str, timestamp: int, body: bytes) -> str:
-    """Hex HMAC-SHA256 of ``"{timestamp}.{body}"`` keyed with the whole secret string."""
+    """Hex HMAC-SHA256 of ``"{timestamp}.{body}"`` keyed with the whole secret string.
+
+    The ``X-Webhook-Signature`` digest of both formats: ``timestamp`` is milliseconds
+    in the ``design`` format and seconds in the ``notifykit`` one.
+    """
     content = f"{timestamp}.".encode() + body
     return hmac.new(secret.encode(), content, hashlib.sha256).hexdigest()
 
 
+def _x_webhook_headers(
+    secret: str | None, ms: int, body: bytes, signature_format: SignatureFormat
+) -> dict[str, str]:
+    if signature_format is SignatureFormat.NOTIFYKIT:
+        seconds = ms // 1000
+        headers = {"X-Webhook-Timestamp": str(seconds)}
+        if secret is not None:
+            digest = seed_signature(secret, seconds, body)
+            headers["X-Webhook-Signature"] = f"t={seconds},v1={digest}"
+        return headers
+    headers = {"X-Webhook-Timestamp": str(ms)}
+    if secret is not None:
+        headers["X-Webhook-Signature"] = seed_signature(secret, ms, body)
+    return headers
+
+
 def signature_headers(
-    signing_secrets: Sequence[str], msg_id: str, timestamp: int, body: bytes
+    signing_secrets: Sequence[str],
+    msg_id: str,
+    now: float,
+    body: bytes,
+    signature_format: SignatureFormat = SignatureFormat.DESIGN,
 ) -> dict[str, str]:
     """Every header of a delivery that depends on the secrets, the id and the time.
 
-    With no secret the delivery is unsigned: only ``webhook-id`` and the timestamps.
+    ``signing_secrets`` are the live secrets, current first; ``now`` is Unix time in
+    seconds. With no secret the delivery is unsigned: only ``webhook-id`` and the
+    timestamps.
     """
-    headers = {
-        "webhook-id": msg_id,
-        "webhook-timestamp": str(timestamp),
-        "X-Webhook-Timestamp": str(timestamp),
-    }
+    ms = int(now * 1000)
+    seconds = ms // 1000
+    headers = {"webhook-id": msg_id, "webhook-timestamp": str(seconds)}
     if signing_secrets:
         headers["webhook-signature"] = " ".join(
-            standard_signature(s, msg_id, timestamp, body) for s in signing_secrets
+            standard_signature(s, msg_id, seconds, body) for s in signing_secrets
         )
-        headers["X-Webhook-Signature"] = " ".join(
-            seed_signature(s, timestamp, body) for s in signing_secrets
-        )
+    # The last live secret is the previous one during an overlap (see the docstring).
+    single = signing_secrets[-1] if signing_secrets else None
+    headers.update(_x_webhook_headers(single, ms, body, signature_format))
     return headers

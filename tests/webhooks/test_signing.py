@@ -1,4 +1,5 @@
-"""Signatures: the public Standard Webhooks vector, the seed scheme, and the helper."""
+"""Signatures: the public Standard Webhooks vector, the ``X-Webhook-*`` formats
+(``design``, ``notifykit``), and the helper."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from svix.webhooks import Webhook as SvixWebhook
 from homing.webhooks import WebhookVerificationError, generate_secret, verify
 from homing.webhooks.signing import (
     SECRET_PREFIX,
+    SignatureFormat,
     seed_signature,
     signature_headers,
     standard_signature,
@@ -29,6 +31,7 @@ VECTOR: dict[str, Any] = json.loads(
 )["standard_webhooks_v1"]
 
 NOW = 1_700_000_000
+NOW_MS = NOW * 1000
 BODY = b'{"event":"order.paid","id":42}'
 
 
@@ -60,15 +63,25 @@ def test_generated_secrets_are_whsec_base64_of_32_bytes() -> None:
     assert generate_secret() != secret
 
 
-def test_signature_headers_verify_with_standardwebhooks_and_svix_and_the_seed_scheme() -> None:
+def test_signature_headers_verify_with_standardwebhooks_and_svix_and_the_design_rule() -> None:
     secret = generate_secret()
-    now = int(time.time())
+    now = time.time()
     headers = signature_headers([secret], "msg_1", now, BODY)
     assert standardwebhooks.Webhook(secret).verify(BODY, headers) == json.loads(BODY)
     svix_headers = {k.replace("webhook-", "svix-"): v for k, v in headers.items()}
     SvixWebhook(secret).verify(BODY, svix_headers)  # raises when not verified
-    assert headers["X-Webhook-Timestamp"] == str(now)
-    assert headers["X-Webhook-Signature"] == _seed(secret, now, BODY)
+    ms = int(now * 1000)
+    assert headers["webhook-timestamp"] == str(ms // 1000)
+    assert headers["X-Webhook-Timestamp"] == str(ms)
+    assert headers["X-Webhook-Signature"] == _seed(secret, ms, BODY)
+
+
+def test_the_notifykit_format_is_seconds_and_t_v1() -> None:
+    secret = generate_secret()
+    headers = signature_headers([secret], "msg_1", NOW + 0.75, BODY, SignatureFormat.NOTIFYKIT)
+    assert headers["webhook-timestamp"] == headers["X-Webhook-Timestamp"] == str(NOW)
+    assert headers["X-Webhook-Signature"] == f"t={NOW},v1={_seed(secret, NOW, BODY)}"
+    assert verify(secret, headers, BODY, now=NOW) == json.loads(BODY)
 
 
 def test_unsigned_without_a_secret_but_with_id_and_timestamp() -> None:
@@ -76,30 +89,45 @@ def test_unsigned_without_a_secret_but_with_id_and_timestamp() -> None:
     assert headers == {
         "webhook-id": "msg_1",
         "webhook-timestamp": str(NOW),
-        "X-Webhook-Timestamp": str(NOW),
+        "X-Webhook-Timestamp": str(NOW_MS),
     }
+    notifykit = signature_headers([], "msg_1", NOW, BODY, SignatureFormat.NOTIFYKIT)
+    assert notifykit["X-Webhook-Timestamp"] == str(NOW)
+    assert "X-Webhook-Signature" not in notifykit
 
 
-def test_two_secrets_give_two_signatures_in_each_header_newest_first() -> None:
+@pytest.mark.parametrize("fmt", list(SignatureFormat))
+def test_during_an_overlap_standard_carries_both_and_x_webhook_only_the_previous(
+    fmt: SignatureFormat,
+) -> None:
     new, old = generate_secret(), generate_secret()
-    headers = signature_headers([new, old], "msg_1", NOW, BODY)
+    headers = signature_headers([new, old], "msg_1", NOW, BODY, fmt)
     standard = headers["webhook-signature"].split(" ")
-    seed = headers["X-Webhook-Signature"].split(" ")
     assert standard == [standard_signature(s, "msg_1", NOW, BODY) for s in (new, old)]
-    assert seed == [_seed(s, NOW, BODY) for s in (new, old)]
+    stamp = NOW_MS if fmt is SignatureFormat.DESIGN else NOW
+    single = _seed(old, stamp, BODY)
+    expected = single if fmt is SignatureFormat.DESIGN else f"t={NOW},v1={single}"
+    assert headers["X-Webhook-Signature"] == expected
+    x_only = {k: v for k, v in headers.items() if not k.startswith("webhook-")}
     for secret in (new, old):
         verify(secret, headers, BODY, now=NOW)
-        only_seed = {k: v for k, v in headers.items() if not k.startswith("webhook-")}
-        verify(secret, only_seed, BODY, now=NOW)
+    verify(old, x_only, BODY, now=NOW)
+    with pytest.raises(WebhookVerificationError, match="no matching signature"):
+        verify(new, x_only, BODY, now=NOW)
 
 
 def _both_schemes(secret: str, timestamp: int = NOW) -> list[dict[str, str]]:
     headers = signature_headers([secret], "msg_1", timestamp, BODY)
-    seed_only = {k: v for k, v in headers.items() if k.startswith("X-")}
-    return [headers, seed_only]
+    x_only = {k: v for k, v in headers.items() if k.startswith("X-")}
+    notifykit = signature_headers([secret], "msg_1", timestamp, BODY, SignatureFormat.NOTIFYKIT)
+    notifykit_only = {k: v for k, v in notifykit.items() if k.startswith("X-")}
+    return [headers, x_only, notifykit_only]
 
 
-@pytest.mark.parametrize("scheme", [0, 1], ids=["standard", "seed"])
+SCHEMES = pytest.mark.parametrize("scheme", [0, 1, 2], ids=["standard", "design", "notifykit"])
+
+
+@SCHEMES
 def test_the_helper_accepts_a_genuine_delivery_with_headers_in_any_case(scheme: int) -> None:
     secret = generate_secret()
     headers = _both_schemes(secret)[scheme]
@@ -108,7 +136,7 @@ def test_the_helper_accepts_a_genuine_delivery_with_headers_in_any_case(scheme: 
     assert verify(secret, headers, BODY.decode(), now=NOW - 299) == json.loads(BODY)
 
 
-@pytest.mark.parametrize("scheme", [0, 1], ids=["standard", "seed"])
+@SCHEMES
 def test_the_helper_rejects_a_tampered_body(scheme: int) -> None:
     secret = generate_secret()
     headers = _both_schemes(secret)[scheme]
@@ -116,14 +144,14 @@ def test_the_helper_rejects_a_tampered_body(scheme: int) -> None:
         verify(secret, headers, BODY.replace(b"42", b"43"), now=NOW)
 
 
-@pytest.mark.parametrize("scheme", [0, 1], ids=["standard", "seed"])
+@SCHEMES
 def test_the_helper_rejects_a_wrong_secret(scheme: int) -> None:
     headers = _both_schemes(generate_secret())[scheme]
     with pytest.raises(WebhookVerificationError, match="no matching signature"):
         verify(generate_secret(), headers, BODY, now=NOW)
 
 
-@pytest.mark.parametrize("scheme", [0, 1], ids=["standard", "seed"])
+@SCHEMES
 def test_the_helper_rejects_a_timestamp_older_than_five_minutes(scheme: int) -> None:
     secret = generate_secret()
     headers = _both_schemes(secret)[scheme]
@@ -152,6 +180,39 @@ def test_the_helper_rejects_a_replayed_signature_under_a_new_timestamp() -> None
     ],
 )
 def test_the_helper_rejects_missing_or_malformed_headers(headers: dict[str, str]) -> None:
+    with pytest.raises(WebhookVerificationError):
+        verify(generate_secret(), headers, BODY, now=NOW)
+
+
+def test_the_former_seconds_form_of_x_webhook_timestamp_is_refused_as_stale() -> None:
+    secret = generate_secret()
+    former = {"X-Webhook-Timestamp": str(NOW), "X-Webhook-Signature": _seed(secret, NOW, BODY)}
+    with pytest.raises(WebhookVerificationError, match="too old"):
+        verify(secret, former, BODY, now=NOW)
+
+
+def test_a_notifykit_t_that_differs_from_x_webhook_timestamp_is_refused() -> None:
+    secret = generate_secret()
+    headers = signature_headers([secret], "m", NOW, BODY, SignatureFormat.NOTIFYKIT)
+    x_only = {k: v for k, v in headers.items() if k.startswith("X-")}
+    x_only["X-Webhook-Timestamp"] = str(NOW + 1)
+    with pytest.raises(WebhookVerificationError, match="t= does not match"):
+        verify(secret, x_only, BODY, now=NOW)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Webhook-Signature": "0" * 64, "X-Webhook-Timestamp": "9" * 5000},
+        {"X-Webhook-Signature": "t=1," + "v1=00," * 500, "X-Webhook-Timestamp": "1"},
+        {"X-Webhook-Signature": f"t={NOW}," + "v1=00," * 20, "X-Webhook-Timestamp": str(NOW)},
+        {"webhook-id": "m", "webhook-timestamp": str(NOW), "webhook-signature": "v1,A " * 20},
+    ],
+    ids=["huge-timestamp", "huge-header", "many-v1", "many-standard"],
+)
+def test_the_helper_refuses_oversized_headers_with_its_own_error(
+    headers: dict[str, str],
+) -> None:
     with pytest.raises(WebhookVerificationError):
         verify(generate_secret(), headers, BODY, now=NOW)
 

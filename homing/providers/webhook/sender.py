@@ -23,7 +23,7 @@ from homing.store.webhooks import WebhookStore
 from homing.webhooks.message import EVENT_TYPE_HEADER, RESERVED_HEADERS, WebhookMessage
 from homing.webhooks.message import read_message as read_webhook_message
 from homing.webhooks.secrets import WebhookSecrets
-from homing.webhooks.signing import signature_headers
+from homing.webhooks.signing import SignatureFormat, signature_headers
 
 __all__ = ["WebhookSender", "classify_status", "message_id"]
 
@@ -112,7 +112,12 @@ class WebhookSender:
             check_url(message.url, self._policy)
         except UrlRefused as exc:
             raise _fail(FailureClass.MESSAGE_PERMANENT, exc.message) from None
-        headers = self._headers(job, message, self._secrets.open_all(context.secrets))
+        headers = self._headers(
+            job,
+            message,
+            self._secrets.open_all(context.secrets),
+            context.settings.webhook_signature_format,
+        )
         status, excerpt, retry_after = await self._post(message.url, message.body, headers)
         failure_class = classify_status(status)
         if failure_class is None:
@@ -128,15 +133,22 @@ class WebhookSender:
         )
 
     def _headers(
-        self, job: Job, message: WebhookMessage, signing_secrets: list[str]
+        self,
+        job: Job,
+        message: WebhookMessage,
+        signing_secrets: list[str],
+        signature_format: SignatureFormat,
     ) -> dict[str, str]:
         headers = {k: v for k, v in message.headers.items() if k.lower() not in RESERVED_HEADERS}
         headers["Content-Type"] = "application/json"
         headers["Accept-Encoding"] = "identity"
         if message.event_type:
             headers[EVENT_TYPE_HEADER] = message.event_type
-        timestamp = int(self._clock.now())
-        headers.update(signature_headers(signing_secrets, message_id(job), timestamp, message.body))
+        headers.update(
+            signature_headers(
+                signing_secrets, message_id(job), self._clock.now(), message.body, signature_format
+            )
+        )
         return headers
 
     async def _post(

@@ -1,0 +1,56 @@
+"""The tenant's settings: read them (any key), change them (a live key only)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from homing.api.deps import LivePrincipalDep, PrincipalDep, ServicesDep
+from homing.api.routes.inbound import read_capped
+from homing.api.settings_schemas import TenantSettingsPatch, TenantSettingsPublic
+from homing.errors import PayloadTooLarge
+
+router = APIRouter(tags=["settings"])
+
+# A settings body is a few dozen bytes; this bound leaves room for every future
+# setting and keeps a hostile body from being read, let alone parsed.
+MAX_SETTINGS_BODY_BYTES = 4096
+
+_PATCH_OPENAPI = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": TenantSettingsPatch.model_json_schema()}},
+    }
+}
+
+
+@router.get("/v1/settings", response_model=TenantSettingsPublic)
+async def get_settings(principal: PrincipalDep, services: ServicesDep) -> TenantSettingsPublic:
+    """Every setting of the tenant, defaults included."""
+    settings = await services.tenant_settings.get(principal.tenant.id)
+    return TenantSettingsPublic.of(settings)
+
+
+@router.patch("/v1/settings", response_model=TenantSettingsPublic, openapi_extra=_PATCH_OPENAPI)
+async def patch_settings(
+    request: Request, principal: LivePrincipalDep, services: ServicesDep
+) -> TenantSettingsPublic:
+    """Change the settings named in the body, keep the others; a test key is 403.
+
+    The caller is authenticated before the body is read, and the body is read only
+    up to ``MAX_SETTINGS_BODY_BYTES``.
+    """
+    raw = await read_capped(request, MAX_SETTINGS_BODY_BYTES)
+    if raw is None:
+        raise PayloadTooLarge(
+            f"the request body is over {MAX_SETTINGS_BODY_BYTES} bytes",
+            {"limit": MAX_SETTINGS_BODY_BYTES},
+        )
+    try:
+        patch = TenantSettingsPatch.model_validate_json(raw)
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_input=False)]
+        raise RequestValidationError(errors) from None
+    settings = await services.tenant_settings.update(principal.tenant.id, patch.changes())
+    return TenantSettingsPublic.of(settings)
