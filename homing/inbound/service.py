@@ -14,10 +14,11 @@ from homing.crypto import Sealer
 from homing.domains import Domains
 from homing.inbound.alerts import InboundAlerts
 from homing.inbound.billing import parse_prices
-from homing.inbound.receiver import Receiver
+from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
 from homing.inbound.verify import VerificationFailed
+from homing.ratelimit import RateLimiter
 from homing.settings import Settings
 from homing.store.database import Database
 from homing.store.delivery import DeliveryStore
@@ -79,11 +80,21 @@ def build_inbound(
     clock: Clock,
     http: httpx.AsyncClient,
     providers: ProviderStore,
+    limiter: RateLimiter,
 ) -> Inbound:
     journal = InboundStore(db, clock)
     alerts = InboundAlerts(http, settings.alert_slack_webhook_url)
+    limits = InboundLimits(
+        max_events_per_body=settings.inbound_max_events_per_body,
+        events_per_minute=settings.inbound_events_per_minute,
+    )
     receiver = Receiver(
-        journal, DeliveryStore(db, clock), alerts, parse_prices(settings.billing_prices)
+        journal,
+        DeliveryStore(db, clock),
+        alerts,
+        parse_prices(settings.billing_prices),
+        limiter,
+        limits,
     )
     return Inbound(
         journal=journal,

@@ -1,8 +1,9 @@
 """The inbound event journal: store first, then apply, settle or quarantine.
 
-``journal`` runs in its own transaction, so every verified event is on disk before
-anything acts on it. Applying an event (its job's history, a suppression, a plan
-change) and settling its entry commit together.
+``journal_many`` stores a body's events (in a few transactions of their own) before
+anything acts on any of them, so every verified event is on disk first. Applying an
+event (its job's history, a suppression, a plan change) and settling its entry commit
+together.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from homing.store.database import Database
 from homing.store.inbound_schema import inbound_conflicts, inbound_events
 
 MAX_EVENT_ID = 255
+# Events journaled per transaction: a body's events go in few transactions, yet no
+# transaction holds SQLite's one writer for long.
+JOURNAL_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +120,40 @@ class InboundStore:
     async def journal(
         self, source: str, account_id: str, tenant_id: str | None, raw: RawEvent
     ) -> Journaled:
-        """Store an event once per (source, account, event id).
+        """Store one event once per (source, account, event id) (see ``journal_many``)."""
+        return (await self.journal_many(source, account_id, tenant_id, [raw]))[0]
+
+    async def journal_many(
+        self, source: str, account_id: str, tenant_id: str | None, raws: Sequence[RawEvent]
+    ) -> list[Journaled]:
+        """Store a body's events, each once per (source, account, event id), up to
+        JOURNAL_BATCH to a transaction; one answer per event, in order.
 
         A repeat with the same body hash is a duplicate; with another hash it is kept
-        in ``inbound_conflicts`` and never applied.
+        in ``inbound_conflicts`` and never applied. A repeat of an event stored by this
+        same call is a plain duplicate: it is applied once, by its first occurrence.
         """
-        event_id = stored_event_id(raw.event_id, raw.body_hash)
-        key = {"source": source, "provider_account_id": account_id, "event_id": event_id}
+        created: set[str] = set()
+        answers: list[Journaled] = []
+        for start in range(0, len(raws), JOURNAL_BATCH):
+            async with self._db.transaction() as conn:
+                for raw in raws[start : start + JOURNAL_BATCH]:
+                    key = {
+                        "source": source,
+                        "provider_account_id": account_id,
+                        "event_id": stored_event_id(raw.event_id, raw.body_hash),
+                    }
+                    answers.append(await self._journal(conn, key, tenant_id, raw, created))
+        return answers
+
+    async def _journal(
+        self,
+        conn: AsyncConnection,
+        key: dict[str, str],
+        tenant_id: str | None,
+        raw: RawEvent,
+        created: set[str],
+    ) -> Journaled:
         values = {
             **key,
             "id": new_id(),
@@ -134,24 +165,22 @@ class InboundStore:
             "error": raw.error,
             "received_at": self.now(),
         }
-        async with self._db.transaction() as conn:
-            statement = _insert(conn)(inbound_events).values(**values).on_conflict_do_nothing()
-            if (await conn.execute(statement.returning(inbound_events.c.id))).first():
-                return Journaled("new", values["id"])
-            c = inbound_events.c
-            prior = (
-                await conn.execute(
-                    select(c.id, c.body_hash, c.status).where(*(c[k] == v for k, v in key.items()))
-                )
-            ).one()
-            if prior.body_hash == raw.body_hash:
-                unsettled = prior.status == EntryStatus.RECEIVED.value
-                return Journaled("duplicate", prior.id, unsettled)
-            conflict = {
-                k: v for k, v in values.items() if k not in ("status", "error", "body_hash")
-            }
-            conflict.update(original_hash=prior.body_hash, body_hash=raw.body_hash)
-            await conn.execute(inbound_conflicts.insert().values(**conflict))
+        statement = _insert(conn)(inbound_events).values(**values).on_conflict_do_nothing()
+        if (await conn.execute(statement.returning(inbound_events.c.id))).first():
+            created.add(values["id"])
+            return Journaled("new", values["id"])
+        c = inbound_events.c
+        prior = (
+            await conn.execute(
+                select(c.id, c.body_hash, c.status).where(*(c[k] == v for k, v in key.items()))
+            )
+        ).one()
+        if prior.body_hash == raw.body_hash:
+            unsettled = prior.status == EntryStatus.RECEIVED.value and prior.id not in created
+            return Journaled("duplicate", prior.id, unsettled)
+        conflict = {k: v for k, v in values.items() if k not in ("status", "error", "body_hash")}
+        conflict.update(original_hash=prior.body_hash, body_hash=raw.body_hash)
+        await conn.execute(inbound_conflicts.insert().values(**conflict))
         return Journaled("conflict", values["id"])
 
     async def settle(self, entry_id: str, status: EntryStatus, **values: Any) -> None:
