@@ -14,15 +14,18 @@ from sqlalchemy import func, select
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.inbound_schema import inbound_events
-from tests.conftest import TenantClient, make_tenant
+from tests.admission_helpers import unique_prefix
+from tests.conftest import REDIS_URL, TenantClient, make_tenant
 from tests.inbound.conftest import connect, send_email
 
 
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return settings.model_copy(
-        update={"inbound_max_events_per_body": 4, "inbound_events_per_minute": 6}
-    )
+@pytest.fixture(params=["memory", "redis"])
+def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
+    """Small limits, with the windows in process memory or shared in Redis."""
+    limits: dict[str, Any] = {"inbound_max_events_per_body": 4, "inbound_events_per_minute": 6}
+    if request.param == "redis":
+        limits.update(redis_url=REDIS_URL, redis_key_prefix=unique_prefix())
+    return settings.model_copy(update=limits)
 
 
 def _batch(*event_ids: str, **fields: Any) -> bytes:
