@@ -194,11 +194,11 @@ class Receiver:
             await self._journal.settle(entry_id, EntryStatus.IGNORED, **event_values(event))
             return EntryStatus.IGNORED
         assert scope.tenant_id is not None
-        job_id = await self._delivery.apply(entry_id, scope.source, scope.tenant_id, event)
+        job_id = await self._delivery.apply(
+            entry_id, scope.source, scope.tenant_id, event, unmatched=NO_JOB
+        )
         if job_id is None:
-            values = event_values(event)
-            await self._journal.settle(entry_id, EntryStatus.QUARANTINED, **values, error=NO_JOB)
-            return EntryStatus.QUARANTINED
+            return EntryStatus.QUARANTINED  # settled so by apply, in its transaction
         if event.type is EventType.FAILED:
             self._alerts.provider_failed(scope.source, job_id, event.vendor_type)
         return EntryStatus.APPLIED

@@ -20,6 +20,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.errors import StoreError
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventType, RawEvent
 from homing.models import new_id
 from homing.store.database import Database
@@ -127,7 +128,7 @@ class InboundStore:
         self, source: str, account_id: str, tenant_id: str | None, raws: Sequence[RawEvent]
     ) -> list[Journaled]:
         """Store a body's events, each once per (source, account, event id), up to
-        JOURNAL_BATCH to a transaction; one answer per event, in order.
+        JOURNAL_BATCH to a transaction and a statement; one answer per event, in order.
 
         A repeat with the same body hash is a duplicate; with another hash it is kept
         in ``inbound_conflicts`` and never applied. A repeat of an event stored by this
@@ -136,26 +137,21 @@ class InboundStore:
         created: set[str] = set()
         answers: list[Journaled] = []
         for start in range(0, len(raws), JOURNAL_BATCH):
+            rows = [
+                self._row(source, account_id, tenant_id, raw)
+                for raw in raws[start : start + JOURNAL_BATCH]
+            ]
             async with self._db.transaction() as conn:
-                for raw in raws[start : start + JOURNAL_BATCH]:
-                    key = {
-                        "source": source,
-                        "provider_account_id": account_id,
-                        "event_id": stored_event_id(raw.event_id, raw.body_hash),
-                    }
-                    answers.append(await self._journal(conn, key, tenant_id, raw, created))
+                answers += await self._journal(conn, rows, created)
         return answers
 
-    async def _journal(
-        self,
-        conn: AsyncConnection,
-        key: dict[str, str],
-        tenant_id: str | None,
-        raw: RawEvent,
-        created: set[str],
-    ) -> Journaled:
-        values = {
-            **key,
+    def _row(
+        self, source: str, account_id: str, tenant_id: str | None, raw: RawEvent
+    ) -> dict[str, Any]:
+        return {
+            "source": source,
+            "provider_account_id": account_id,
+            "event_id": stored_event_id(raw.event_id, raw.body_hash),
             "id": new_id(),
             "tenant_id": tenant_id,
             "body_hash": raw.body_hash,
@@ -165,23 +161,42 @@ class InboundStore:
             "error": raw.error,
             "received_at": self.now(),
         }
-        statement = _insert(conn)(inbound_events).values(**values).on_conflict_do_nothing()
-        if (await conn.execute(statement.returning(inbound_events.c.id))).first():
-            created.add(values["id"])
-            return Journaled("new", values["id"])
+
+    async def _journal(
+        self, conn: AsyncConnection, rows: list[dict[str, Any]], created: set[str]
+    ) -> list[Journaled]:
+        """Insert the rows that are new (one statement), then sort out the others."""
         c = inbound_events.c
-        prior = (
-            await conn.execute(
-                select(c.id, c.body_hash, c.status).where(*(c[k] == v for k, v in key.items()))
+        statement = _insert(conn)(inbound_events).values(rows).on_conflict_do_nothing()
+        inserted = set((await conn.execute(statement.returning(c.id))).scalars())
+        created |= inserted
+        repeated = {row["event_id"] for row in rows if row["id"] not in inserted}
+        priors: dict[str, Any] = {}
+        if repeated:
+            first = rows[0]
+            query = select(c.id, c.event_id, c.body_hash, c.status).where(
+                c.source == first["source"],
+                c.provider_account_id == first["provider_account_id"],
+                c.event_id.in_(sorted(repeated)),
             )
-        ).one()
-        if prior.body_hash == raw.body_hash:
-            unsettled = prior.status == EntryStatus.RECEIVED.value and prior.id not in created
-            return Journaled("duplicate", prior.id, unsettled)
-        conflict = {k: v for k, v in values.items() if k not in ("status", "error", "body_hash")}
-        conflict.update(original_hash=prior.body_hash, body_hash=raw.body_hash)
-        await conn.execute(inbound_conflicts.insert().values(**conflict))
-        return Journaled("conflict", values["id"])
+            priors = {prior.event_id: prior for prior in (await conn.execute(query)).all()}
+        answers, conflicts = [], []
+        for row in rows:
+            prior = priors.get(row["event_id"])
+            if row["id"] in inserted:
+                answers.append(Journaled("new", row["id"]))
+            elif prior is None:  # entries are never deleted: the conflict was with one
+                raise StoreError("a journal entry could be neither stored nor found")
+            elif prior.body_hash == row["body_hash"]:
+                unsettled = prior.status == EntryStatus.RECEIVED.value and prior.id not in created
+                answers.append(Journaled("duplicate", prior.id, unsettled))
+            else:
+                conflict = {k: v for k, v in row.items() if k not in ("status", "error")}
+                conflicts.append({**conflict, "original_hash": prior.body_hash})
+                answers.append(Journaled("conflict", row["id"]))
+        if conflicts:
+            await conn.execute(inbound_conflicts.insert().values(conflicts))
+        return answers
 
     async def settle(self, entry_id: str, status: EntryStatus, **values: Any) -> None:
         """Record how an entry ended: applied, ignored, or quarantined with its error."""

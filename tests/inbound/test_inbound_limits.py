@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 
 from homing.services import Services
 from homing.settings import Settings
+from homing.store import inbound as inbound_store
 from homing.store.inbound_schema import inbound_events
 from tests.admission_helpers import unique_prefix
 from tests.conftest import REDIS_URL, TenantClient, make_tenant
@@ -88,3 +89,31 @@ async def test_an_event_repeated_within_one_body_is_applied_once(
     }
     events = (await tenant.get(f"/v1/jobs/{job_id}")).json()["events"]
     assert len(events) == 2
+
+
+async def test_repeats_across_journal_transactions_apply_once_and_conflicts_are_kept(
+    api: httpx.AsyncClient,
+    services: Services,
+    tenant: TenantClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(inbound_store, "JOURNAL_BATCH", 2)
+    vendor = await connect(services, tenant, "sendgrid")
+    job_id = (await send_email(tenant)).json()["id"]
+    events = [
+        {"event": "open", "sg_event_id": "a", "hjid": job_id, "timestamp": 1},
+        {"event": "open", "sg_event_id": "b", "hjid": job_id, "timestamp": 2},
+        {"event": "open", "sg_event_id": "a", "hjid": job_id, "timestamp": 1},
+        {"event": "click", "sg_event_id": "b", "hjid": job_id, "timestamp": 2},
+    ]
+    body = json.dumps(events).encode()
+    response = await api.post(vendor.path, content=body, headers=vendor.sign(body))
+    assert response.json() == {
+        "received": 4,
+        "applied": 2,
+        "ignored": 0,
+        "quarantined": 0,
+        "duplicates": 1,
+        "conflicts": 1,
+    }
+    assert len((await tenant.get(f"/v1/jobs/{job_id}")).json()["events"]) == 2
