@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-from homing.errors import PayloadTooLarge, RateLimited, RateLimitUnavailable, StoreError
+from homing.errors import RateLimited, RateLimitUnavailable, StoreError
 from homing.inbound import billing
 from homing.inbound.alerts import InboundAlerts
 from homing.inbound.billing import BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
-from homing.inbound.parse import mailgun, postmark, resend, sendgrid
+from homing.inbound.parse import mailgun, postmark, resend, sendgrid, too_many_events
 from homing.ratelimit import RateLimiter
 from homing.store.delivery import DeliveryStore
 from homing.store.inbound import Entry, InboundStore, Journaled, event_values
@@ -122,10 +122,7 @@ class Receiver:
         limit = self._limits.max_events_per_body
         raws = SPLITTERS[scope.source](body, headers, limit)
         if len(raws) > limit:
-            raise PayloadTooLarge(
-                f"the body holds {len(raws)} events; at most {limit} are accepted",
-                {"events": len(raws), "max_events": limit},
-            )
+            raise too_many_events(len(raws), limit)
         await self._admit(scope, len(raws))
         journaled = await self._journal.journal_many(
             scope.source, scope.account_id, scope.tenant_id, raws

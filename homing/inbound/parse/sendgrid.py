@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from homing.errors import PayloadTooLarge
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent, payload_hash
-from homing.inbound.parse import brief, epoch, load_json, mapping, text, unreadable
+from homing.inbound.parse import (
+    brief,
+    epoch,
+    load_json,
+    mapping,
+    text,
+    too_many_events,
+    unreadable,
+)
 
 _TYPES: Final = {
     "delivered": EventType.DELIVERED,
@@ -36,10 +43,7 @@ def split(body: bytes, headers: Mapping[str, str], max_events: int | None = None
     if not isinstance(document, list):
         return [unreadable(body, "the body is not a JSON array")]
     if max_events is not None and len(document) > max_events:
-        raise PayloadTooLarge(
-            f"the body holds {len(document)} events; at most {max_events} are accepted",
-            {"events": len(document), "max_events": max_events},
-        )
+        raise too_many_events(len(document), max_events)
     entries = []
     for item in document:
         event_id = text(item.get("sg_event_id")) if isinstance(item, dict) else None
