@@ -137,6 +137,8 @@ async def _rotate_keys(services: Services) -> int:
                 "key_id": services.sealer.current_key_id,
                 "resealed": report.total,
                 "already_current": report.current,
+                # Changed (wiped or replaced) between the read and the write: left as is.
+                "skipped": report.skipped,
             }
         )
     )

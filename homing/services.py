@@ -73,7 +73,13 @@ class Services:
     def inbound(self) -> Inbound:
         """Inbound provider events, suppressions and sending domains."""
         return build_inbound(
-            self.settings, self.db, self.sealer, self.clock, self.http, self.providers
+            self.settings,
+            self.db,
+            self.sealer,
+            self.clock,
+            self.http,
+            self.providers,
+            self.limiter,
         )
 
     @cached_property

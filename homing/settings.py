@@ -74,6 +74,10 @@ class Settings(BaseSettings):
 
     # Inbound provider events and billing (README "Inbound events, suppression and domains").
     inbound_max_body_bytes: int = Field(default=1_048_576, ge=1024)
+    # A SendGrid batch (768 KB) of its smallest real events is about 2,500 of them.
+    inbound_max_events_per_body: int = Field(default=5_000, ge=1, le=100_000)
+    # Per provider account, over a moving minute (memory or Redis, as admission).
+    inbound_events_per_minute: int = Field(default=20_000, ge=1, le=1_000_000)
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""

@@ -1,10 +1,13 @@
 """From a verified body to applied events: split, journal, then apply each event once.
 
-Every event is journaled before it is acted on. A repeat (same source, account and
-event id, same body) is answered and not applied again; the same id with another body
-is a security conflict, kept and alerted, never applied. An event that cannot be read,
-or names no job of the tenant that owns the account, is quarantined with its error;
-``reprocess`` tries quarantined entries again.
+A body is first measured: more events than ``max_events_per_body`` is PayloadTooLarge,
+more than the account's ``events_per_minute`` leave room for is RateLimited; either way
+before any event is journaled, so a refused body is refused whole and the provider's
+retry finds nothing half-applied. Every event is journaled before it is acted on. A
+repeat (same source, account and event id, same body) is answered and not applied
+again; the same id with another body is a security conflict, kept and alerted, never
+applied. An event that cannot be read, or names no job of the tenant that owns the
+account, is quarantined with its error; ``reprocess`` tries quarantined entries again.
 """
 
 from __future__ import annotations
@@ -16,25 +19,34 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-from homing.errors import StoreError
+from homing.errors import RateLimited, RateLimitUnavailable, StoreError
 from homing.inbound import billing
 from homing.inbound.alerts import InboundAlerts
 from homing.inbound.billing import BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
-from homing.inbound.parse import mailgun, postmark, resend, sendgrid
+from homing.inbound.parse import mailgun, postmark, resend, sendgrid, too_many_events
+from homing.ratelimit import RateLimiter
 from homing.store.delivery import DeliveryStore
-from homing.store.inbound import Entry, InboundStore, event_values
+from homing.store.inbound import Entry, InboundStore, Journaled, event_values
 
 log = logging.getLogger("homing.inbound")
 
-Splitter = Callable[[bytes, Mapping[str, str]], list[RawEvent]]
+OneSplitter = Callable[[bytes, Mapping[str, str]], list[RawEvent]]
+# (body, headers, max_events): only SendGrid batches; the others post one event each.
+Splitter = Callable[[bytes, Mapping[str, str], int], list[RawEvent]]
+
+
+def _single(split: OneSplitter) -> Splitter:
+    return lambda body, headers, _max_events: split(body, headers)
+
+
 SPLITTERS: Final[dict[str, Splitter]] = {
     "sendgrid": sendgrid.split,
-    "resend": resend.split,
-    "postmark": postmark.split,
-    "mailgun": mailgun.split,
-    "paystack": billing.paystack_split,
-    "polar": billing.polar_split,
+    "resend": _single(resend.split),
+    "postmark": _single(postmark.split),
+    "mailgun": _single(mailgun.split),
+    "paystack": _single(billing.paystack_split),
+    "polar": _single(billing.polar_split),
 }
 DELIVERY: Final[dict[str, Callable[[Any], DeliveryEvent]]] = {
     "sendgrid": sendgrid.interpret,
@@ -50,6 +62,15 @@ BILLING_ACCOUNT: Final = ""  # the journal's account for platform billing events
 NO_JOB: Final = "no job of this tenant matches the event"
 # An entry stored but not settled this long ago is taken as abandoned by reprocess.
 STALE_AFTER: Final = timedelta(seconds=60)
+RATE_WINDOW_SECONDS: Final = 60
+
+
+@dataclass(frozen=True, slots=True)
+class InboundLimits:
+    """What one body, and one provider account per minute, may bring in events."""
+
+    max_events_per_body: int = 5_000
+    events_per_minute: int = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,23 +106,55 @@ class Receiver:
         delivery: DeliveryStore,
         alerts: InboundAlerts,
         prices: Prices,
+        limiter: RateLimiter,
+        limits: InboundLimits,
     ) -> None:
         self._journal = journal
         self._delivery = delivery
         self._alerts = alerts
         self._prices = prices
+        self._limiter = limiter
+        self._limits = limits
 
     async def receive(self, scope: Scope, body: bytes, headers: Mapping[str, str]) -> Summary:
-        """Journal and apply every event of a verified body."""
+        """Journal and apply every event of a verified body; PayloadTooLarge or
+        RateLimited (nothing journaled) when the body brings too many events."""
+        limit = self._limits.max_events_per_body
+        raws = SPLITTERS[scope.source](body, headers, limit)
+        if len(raws) > limit:
+            raise too_many_events(len(raws), limit)
+        await self._admit(scope, len(raws))
+        journaled = await self._journal.journal_many(
+            scope.source, scope.account_id, scope.tenant_id, raws
+        )
         summary = Summary()
-        for raw in SPLITTERS[scope.source](body, headers):
-            summary.count(await self._one(scope, raw))
+        for raw, entry in zip(raws, journaled, strict=True):
+            summary.count(await self._one(scope, raw, entry))
         return summary
 
-    async def _one(self, scope: Scope, raw: RawEvent) -> str:
-        journaled = await self._journal.journal(
-            scope.source, scope.account_id, scope.tenant_id, raw
+    async def _admit(self, scope: Scope, events: int) -> None:
+        """Take the body's events from its account's window, all of them or none."""
+        if scope.account_id == BILLING_ACCOUNT:
+            return  # the platform's own billing vendors, verified by its own secrets
+        limit = self._limits.events_per_minute
+        # A body larger than the whole window counts as the whole window, not as never.
+        cost = min(events, limit)
+        decision = await self._limiter.hit(
+            f"inbound:{scope.account_id}", limit, RATE_WINDOW_SECONDS, cost
         )
+        if decision.allowed:
+            return
+        if decision.degraded:
+            raise RateLimitUnavailable()
+        retry_after = decision.reset_in()
+        raise RateLimited(
+            f"more than {limit} events in {RATE_WINDOW_SECONDS} seconds for this account; "
+            f"retry in {retry_after} s",
+            {"limit": limit, "window_seconds": RATE_WINDOW_SECONDS, "retry_after": retry_after},
+            retry_after=retry_after,
+        )
+
+    async def _one(self, scope: Scope, raw: RawEvent, journaled: Journaled) -> str:
         if journaled.outcome == "conflict":
             self._alerts.conflict(scope.source, scope.account_id, raw.event_id)
             return "conflicts"
@@ -138,11 +191,11 @@ class Receiver:
             await self._journal.settle(entry_id, EntryStatus.IGNORED, **event_values(event))
             return EntryStatus.IGNORED
         assert scope.tenant_id is not None
-        job_id = await self._delivery.apply(entry_id, scope.source, scope.tenant_id, event)
+        job_id = await self._delivery.apply(
+            entry_id, scope.source, scope.tenant_id, event, unmatched=NO_JOB
+        )
         if job_id is None:
-            values = event_values(event)
-            await self._journal.settle(entry_id, EntryStatus.QUARANTINED, **values, error=NO_JOB)
-            return EntryStatus.QUARANTINED
+            return EntryStatus.QUARANTINED  # settled so by apply, in its transaction
         if event.type is EventType.FAILED:
             self._alerts.provider_failed(scope.source, job_id, event.vendor_type)
         return EntryStatus.APPLIED

@@ -23,7 +23,7 @@ import orjson
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask
 from homing.errors import InvalidRequest, NotFound
-from homing.inbound.verify import mailgun, postmark, resend, sendgrid
+from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
 
@@ -34,7 +34,7 @@ KINDS: Final = {
     "mailgun": "signing_secret",
     "postmark": "basic_auth",
 }
-Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], None]
+Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], Nonce | None]
 VERIFIERS: Final[dict[str, Verifier]] = {
     "sendgrid": lambda s, body, h, now: sendgrid.verify(s["verification_key"], body, h, now=now),
     "resend": lambda s, body, h, now: resend.verify(s["signing_secret"], body, h),
@@ -66,9 +66,10 @@ class InboundTarget:
     provider: str
     secret: dict[str, Any] = field(repr=False)
 
-    def verify(self, body: bytes, headers: Mapping[str, str], now: float) -> None:
-        """Raise VerificationFailed unless the request is this account's provider's."""
-        VERIFIERS[self.provider](self.secret, body, headers, now)
+    def verify(self, body: bytes, headers: Mapping[str, str], now: float) -> Nonce | None:
+        """Raise VerificationFailed unless the request is this account's provider's; the
+        signature's one-time value where the scheme has one (Mailgun's token)."""
+        return VERIFIERS[self.provider](self.secret, body, headers, now)
 
 
 def inbound_path(provider: str, account_id: str) -> str:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Final
 
 import httpx
 
@@ -12,17 +14,24 @@ from homing.crypto import Sealer
 from homing.domains import Domains
 from homing.inbound.alerts import InboundAlerts
 from homing.inbound.billing import parse_prices
-from homing.inbound.receiver import Receiver
+from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
-from homing.inbound.secrets import InboundSecrets
+from homing.inbound.secrets import InboundSecrets, InboundTarget
+from homing.inbound.verify import VerificationFailed
+from homing.ratelimit import RateLimiter
 from homing.settings import Settings
 from homing.store.database import Database
 from homing.store.delivery import DeliveryStore
 from homing.store.domains import DomainStore
 from homing.store.inbound import Entry, InboundStore
+from homing.store.inbound_nonces import NonceStore
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import ProviderStore
 from homing.store.suppressions import SuppressionStore
+
+# A nonce is kept this much past its signature's tolerance: the processes that check it
+# may not share one clock to the second.
+NONCE_MARGIN: Final = timedelta(seconds=60)
 
 
 @dataclass
@@ -34,6 +43,21 @@ class Inbound:
     domains: Domains
     alerts: InboundAlerts
     clock: Clock
+    nonces: NonceStore
+
+    async def verify(self, target: InboundTarget, body: bytes, headers: Mapping[str, str]) -> None:
+        """Raise VerificationFailed unless the request is the account's provider's, and
+        its signature's one-time value (Mailgun's token) was not accepted before."""
+        now = self.clock.now()
+        nonce = target.verify(body, headers, now)
+        if nonce is None:
+            return
+        expires_at = datetime.fromtimestamp(nonce.until, UTC) + NONCE_MARGIN
+        claimed = await self.nonces.claim(
+            target.provider_account_id, nonce.value, expires_at, as_datetime(now)
+        )
+        if not claimed:
+            raise VerificationFailed()
 
     async def history(self, tenant_id: str, job_id: str) -> list[Entry]:
         """The provider events applied to one of the tenant's jobs, oldest first."""
@@ -56,11 +80,21 @@ def build_inbound(
     clock: Clock,
     http: httpx.AsyncClient,
     providers: ProviderStore,
+    limiter: RateLimiter,
 ) -> Inbound:
     journal = InboundStore(db, clock)
     alerts = InboundAlerts(http, settings.alert_slack_webhook_url)
+    limits = InboundLimits(
+        max_events_per_body=settings.inbound_max_events_per_body,
+        events_per_minute=settings.inbound_events_per_minute,
+    )
     receiver = Receiver(
-        journal, DeliveryStore(db, clock), alerts, parse_prices(settings.billing_prices)
+        journal,
+        DeliveryStore(db, clock),
+        alerts,
+        parse_prices(settings.billing_prices),
+        limiter,
+        limits,
     )
     return Inbound(
         journal=journal,
@@ -70,4 +104,5 @@ def build_inbound(
         domains=Domains(DomainStore(db), providers, sealer, http, clock),
         alerts=alerts,
         clock=clock,
+        nonces=NonceStore(db),
     )

@@ -49,17 +49,19 @@ class DeliveryStore:
         self._clock = clock
 
     async def apply(
-        self, entry_id: str, source: str, tenant_id: str, event: DeliveryEvent
+        self, entry_id: str, source: str, tenant_id: str, event: DeliveryEvent, unmatched: str
     ) -> str | None:
         """Attach the event to its job (and suppress on a hard bounce or complaint).
 
-        Returns the job id, or None when no job of this tenant matches: then nothing
-        is written and the caller quarantines the entry.
+        Returns the job id, or None when no job of this tenant matches: then the entry
+        is quarantined with ``unmatched`` as its error, in the same transaction.
         """
         now = as_datetime(self._clock.now())
         async with self._db.transaction() as conn:
             job = await _find_job(conn, tenant_id, event)
             if job is None:
+                values = {**event_values(event), "error": unmatched}
+                await settle(conn, entry_id, EntryStatus.QUARANTINED, None, values)
                 return None
             values = {**event_values(event), "job_id": job.id, "tenant_id": tenant_id}
             await settle(conn, entry_id, EntryStatus.APPLIED, now, {**values, "error": None})

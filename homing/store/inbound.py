@@ -1,8 +1,9 @@
 """The inbound event journal: store first, then apply, settle or quarantine.
 
-``journal`` runs in its own transaction, so every verified event is on disk before
-anything acts on it. Applying an event (its job's history, a suppression, a plan
-change) and settling its entry commit together.
+``journal_many`` stores a body's events (in a few transactions of their own) before
+anything acts on any of them, so every verified event is on disk first. Applying an
+event (its job's history, a suppression, a plan change) and settling its entry commit
+together.
 """
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.errors import StoreError
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventType, RawEvent
 from homing.models import new_id
 from homing.store.database import Database
 from homing.store.inbound_schema import inbound_conflicts, inbound_events
 
 MAX_EVENT_ID = 255
+# Events journaled per transaction: a body's events go in few transactions, yet no
+# transaction holds SQLite's one writer for long.
+JOURNAL_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,15 +121,37 @@ class InboundStore:
     async def journal(
         self, source: str, account_id: str, tenant_id: str | None, raw: RawEvent
     ) -> Journaled:
-        """Store an event once per (source, account, event id).
+        """Store one event once per (source, account, event id) (see ``journal_many``)."""
+        return (await self.journal_many(source, account_id, tenant_id, [raw]))[0]
+
+    async def journal_many(
+        self, source: str, account_id: str, tenant_id: str | None, raws: Sequence[RawEvent]
+    ) -> list[Journaled]:
+        """Store a body's events, each once per (source, account, event id), up to
+        JOURNAL_BATCH to a transaction and a statement; one answer per event, in order.
 
         A repeat with the same body hash is a duplicate; with another hash it is kept
-        in ``inbound_conflicts`` and never applied.
+        in ``inbound_conflicts`` and never applied. A repeat of an event stored by this
+        same call is a plain duplicate: it is applied once, by its first occurrence.
         """
-        event_id = stored_event_id(raw.event_id, raw.body_hash)
-        key = {"source": source, "provider_account_id": account_id, "event_id": event_id}
-        values = {
-            **key,
+        created: set[str] = set()
+        answers: list[Journaled] = []
+        for start in range(0, len(raws), JOURNAL_BATCH):
+            rows = [
+                self._row(source, account_id, tenant_id, raw)
+                for raw in raws[start : start + JOURNAL_BATCH]
+            ]
+            async with self._db.transaction() as conn:
+                answers += await self._journal(conn, rows, created)
+        return answers
+
+    def _row(
+        self, source: str, account_id: str, tenant_id: str | None, raw: RawEvent
+    ) -> dict[str, Any]:
+        return {
+            "source": source,
+            "provider_account_id": account_id,
+            "event_id": stored_event_id(raw.event_id, raw.body_hash),
             "id": new_id(),
             "tenant_id": tenant_id,
             "body_hash": raw.body_hash,
@@ -134,25 +161,42 @@ class InboundStore:
             "error": raw.error,
             "received_at": self.now(),
         }
-        async with self._db.transaction() as conn:
-            statement = _insert(conn)(inbound_events).values(**values).on_conflict_do_nothing()
-            if (await conn.execute(statement.returning(inbound_events.c.id))).first():
-                return Journaled("new", values["id"])
-            c = inbound_events.c
-            prior = (
-                await conn.execute(
-                    select(c.id, c.body_hash, c.status).where(*(c[k] == v for k, v in key.items()))
-                )
-            ).one()
-            if prior.body_hash == raw.body_hash:
-                unsettled = prior.status == EntryStatus.RECEIVED.value
-                return Journaled("duplicate", prior.id, unsettled)
-            conflict = {
-                k: v for k, v in values.items() if k not in ("status", "error", "body_hash")
-            }
-            conflict.update(original_hash=prior.body_hash, body_hash=raw.body_hash)
-            await conn.execute(inbound_conflicts.insert().values(**conflict))
-        return Journaled("conflict", values["id"])
+
+    async def _journal(
+        self, conn: AsyncConnection, rows: list[dict[str, Any]], created: set[str]
+    ) -> list[Journaled]:
+        """Insert the rows that are new (one statement), then sort out the others."""
+        c = inbound_events.c
+        statement = _insert(conn)(inbound_events).values(rows).on_conflict_do_nothing()
+        inserted = set((await conn.execute(statement.returning(c.id))).scalars())
+        created |= inserted
+        repeated = {row["event_id"] for row in rows if row["id"] not in inserted}
+        priors: dict[str, Any] = {}
+        if repeated:
+            first = rows[0]
+            query = select(c.id, c.event_id, c.body_hash, c.status).where(
+                c.source == first["source"],
+                c.provider_account_id == first["provider_account_id"],
+                c.event_id.in_(sorted(repeated)),
+            )
+            priors = {prior.event_id: prior for prior in (await conn.execute(query)).all()}
+        answers, conflicts = [], []
+        for row in rows:
+            prior = priors.get(row["event_id"])
+            if row["id"] in inserted:
+                answers.append(Journaled("new", row["id"]))
+            elif prior is None:  # entries are never deleted: the conflict was with one
+                raise StoreError("a journal entry could be neither stored nor found")
+            elif prior.body_hash == row["body_hash"]:
+                unsettled = prior.status == EntryStatus.RECEIVED.value and prior.id not in created
+                answers.append(Journaled("duplicate", prior.id, unsettled))
+            else:
+                conflict = {k: v for k, v in row.items() if k not in ("status", "error")}
+                conflicts.append({**conflict, "original_hash": prior.body_hash})
+                answers.append(Journaled("conflict", row["id"]))
+        if conflicts:
+            await conn.execute(inbound_conflicts.insert().values(conflicts))
+        return answers
 
     async def settle(self, entry_id: str, status: EntryStatus, **values: Any) -> None:
         """Record how an entry ended: applied, ignored, or quarantined with its error."""

@@ -109,3 +109,15 @@ sending_domains = Table(
     ),
     Index("ix_sending_domains_tenant_domain", "tenant_id", "domain"),
 )
+
+# One-time values of signatures that do not cover the body (Mailgun's token), per
+# provider account, kept until the signature would be stale anyway (migration 0008).
+# ``nonce`` is the SHA-256 hex of the value, so its size is bounded whatever was sent.
+inbound_nonces = Table(
+    "inbound_nonces",
+    metadata,
+    Column("provider_account_id", ID, primary_key=True),
+    Column("nonce", String(64), primary_key=True),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Index("ix_inbound_nonces_expires_at", "expires_at"),
+)

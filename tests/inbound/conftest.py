@@ -6,6 +6,7 @@ import base64
 import hashlib
 import hmac
 import json
+import secrets
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -101,7 +102,8 @@ class Vendor:
 
 
 def mailgun_body(event_data: dict[str, Any], key: str = MAILGUN_KEY) -> bytes:
-    stamp, token = str(int(time.time())), "k" * 50
+    # A fresh random token per signature, as Mailgun does (a token is accepted once).
+    stamp, token = str(int(time.time())), secrets.token_hex(25)
     digest = hmac.new(key.encode(), (stamp + token).encode(), hashlib.sha256).hexdigest()
     signature = {"timestamp": stamp, "token": token, "signature": digest}
     return json.dumps({"signature": signature, "event-data": event_data}).encode()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from homing.crypto import MasterKey, Sealer, generate_master_key
 from homing.dispatch.senders import open_credentials, seal_credentials
@@ -104,3 +104,43 @@ async def test_rotation_reseals_everything_and_the_old_key_can_go(
     )
     target = await inbound.target("resend", account_id)
     assert target is not None and target.secret["signing_secret"].startswith("whsec_")
+
+
+async def test_values_changed_between_read_and_write_are_skipped_not_revived(
+    services: Services,
+) -> None:
+    _, _, job_id = await _seed(services)
+    old_keys = [MasterKey.from_b64(services.settings.secret_key.get_secret_value())]  # type: ignore[union-attr]
+    rotating = Sealer(MasterKey.from_b64(generate_master_key()), old_keys)
+    # Pages are written in this order: provider credentials, webhook signing secrets,
+    # inbound secrets, job headers. Change the second and the fourth under the rotation.
+    changes = {
+        2: webhook_secrets.delete(),
+        4: update(jobs).where(jobs.c.id == job_id).values(payload={"replaced": True}),
+    }
+    writes = 0
+
+    async def meanwhile() -> None:
+        nonlocal writes
+        writes += 1
+        if writes in changes:
+            async with services.db.transaction() as conn:
+                await conn.execute(changes[writes])
+
+    report = await KeyRotation(services.db, rotating, before_write=meanwhile).run()
+
+    assert writes == 4
+    assert report.resealed == {
+        "provider credentials": 1,
+        "webhook signing secrets": 0,
+        "inbound verification secrets": 1,
+        "webhook job headers": 0,
+        "dead-letter copies": 0,
+    }
+    assert report.skipped == 2
+    async with services.db.transaction() as conn:
+        payload = (
+            await conn.execute(select(jobs.c.payload).where(jobs.c.id == job_id))
+        ).scalar_one()
+        assert (await conn.execute(select(webhook_secrets))).first() is None
+    assert payload == {"replaced": True}

@@ -2,8 +2,9 @@
 
 An unknown provider account (or one without an inbound secret) is 404, a body over
 HOMING_INBOUND_MAX_BODY_BYTES is 413 before it is read whole, and a request that does
-not verify is 401 with the same words whatever was wrong with it. A verified body is
-answered 200 with what became of its events, repeats included.
+not verify is 401 with the same words whatever was wrong with it (a replayed Mailgun
+signature included). A verified body is answered 200 with what became of its events,
+repeats included.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ async def provider_events(
         return _too_large(limit)
     headers = dict(request.headers)
     try:
-        target.verify(body, headers, services.clock.now())
+        await services.inbound.verify(target, body, headers)
     except VerificationFailed:
         return _unverified()
     scope = Scope(provider, target.provider_account_id, target.tenant_id)

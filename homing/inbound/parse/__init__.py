@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from homing.errors import PayloadTooLarge
 from homing.inbound.events import EventError, RawEvent, body_digest
 
 MAX_RAW_CHARS = 65_536
@@ -36,6 +37,14 @@ def load_json(body: bytes) -> Any:
     except TypeError:
         raise EventError("the body is JSON too deep or with too large a number") from None
     return document
+
+
+def too_many_events(count: int, limit: int) -> PayloadTooLarge:
+    """The refusal of a body holding ``count`` events when at most ``limit`` are accepted."""
+    return PayloadTooLarge(
+        f"the body holds {count} events; at most {limit} are accepted",
+        {"events": count, "max_events": limit},
+    )
 
 
 def unreadable(body: bytes, error: str) -> RawEvent:

@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent, payload_hash
-from homing.inbound.parse import brief, epoch, load_json, mapping, text, unreadable
+from homing.inbound.parse import (
+    brief,
+    epoch,
+    load_json,
+    mapping,
+    text,
+    too_many_events,
+    unreadable,
+)
 
 _TYPES: Final = {
     "delivered": EventType.DELIVERED,
@@ -22,14 +30,20 @@ _TYPES: Final = {
 _HARD_DROP_REASONS: Final = ("bounced address", "invalid")
 
 
-def split(body: bytes, headers: Mapping[str, str]) -> list[RawEvent]:
-    """One entry per array element, deduplicated on ``sg_event_id``."""
+def split(body: bytes, headers: Mapping[str, str], max_events: int | None = None) -> list[RawEvent]:
+    """One entry per array element, deduplicated on ``sg_event_id``.
+
+    An array of more than ``max_events`` is PayloadTooLarge, found before any element
+    is hashed: a small body can hold hundreds of thousands of tiny elements.
+    """
     try:
         document = load_json(body)
     except EventError as exc:
         return [unreadable(body, str(exc))]
     if not isinstance(document, list):
         return [unreadable(body, "the body is not a JSON array")]
+    if max_events is not None and len(document) > max_events:
+        raise too_many_events(len(document), max_events)
     entries = []
     for item in document:
         event_id = text(item.get("sg_event_id")) if isinstance(item, dict) else None

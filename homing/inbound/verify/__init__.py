@@ -1,7 +1,8 @@
 """Proving that an inbound request came from its provider: one verifier per vendor.
 
 Each verifier is a pure function of the secret, the raw body and the headers (and the
-time, where the scheme carries a timestamp). It returns nothing or raises
+time, where the scheme carries a timestamp). It returns nothing (or, where the scheme
+does not sign the body, the ``Nonce`` that must not be accepted twice) or raises
 ``VerificationFailed``, which deliberately says nothing a forger could use: every
 failure is answered with the same 401.
 
@@ -18,13 +19,33 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["TOLERANCE_SECONDS", "VerificationFailed", "fresh", "lowered", "strict_b64decode"]
+__all__ = [
+    "TOLERANCE_SECONDS",
+    "Nonce",
+    "VerificationFailed",
+    "fresh",
+    "lowered",
+    "strict_b64decode",
+]
 
 # Where a scheme signs a timestamp, a request older or newer than this is refused. The
 # Svix and Standard Webhooks libraries apply the same five minutes themselves.
 TOLERANCE_SECONDS: Final = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Nonce:
+    """A one-time value a signature covers (Mailgun's token), to be accepted only once.
+
+    ``until`` (epoch seconds): after it the signature no longer verifies anyway (its
+    timestamp is stale), so the value need not be remembered longer.
+    """
+
+    value: str
+    until: float
 
 
 class VerificationFailed(Exception):

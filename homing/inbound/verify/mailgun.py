@@ -2,6 +2,8 @@
 
 The signature is hex HMAC-SHA256 of ``timestamp + token`` keyed with the account's
 webhook signing key. The body must be parsed to find it; nothing else in it is read.
+The body itself is not signed, so a captured signature block would verify any body:
+``verify`` returns the token as a ``Nonce`` that the caller accepts only once.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import hmac
 import json
 from typing import Any
 
-from homing.inbound.verify import VerificationFailed, fresh
+from homing.inbound.verify import TOLERANCE_SECONDS, Nonce, VerificationFailed, fresh
 
 
 def _signature_block(body: bytes) -> tuple[str, str, str]:
@@ -28,10 +30,12 @@ def _signature_block(body: bytes) -> tuple[str, str, str]:
     return timestamp, token, signature
 
 
-def verify(signing_key: str, body: bytes, *, now: float) -> None:
-    """Raise VerificationFailed unless the body's signature block is valid and recent."""
+def verify(signing_key: str, body: bytes, *, now: float) -> Nonce:
+    """The signature's token, unless the body's signature block is invalid or stale
+    (VerificationFailed). The caller must refuse a token it has seen before."""
     timestamp, token, signature = _signature_block(body)
-    fresh(timestamp, now)
+    signed_at = fresh(timestamp, now)
     expected = hmac.new(signing_key.encode(), (timestamp + token).encode(), hashlib.sha256)
     if not hmac.compare_digest(expected.hexdigest().encode(), signature.encode()):
         raise VerificationFailed()
+    return Nonce(token, signed_at + TOLERANCE_SECONDS)
