@@ -1,7 +1,7 @@
 """Inbound signature nonces: Mailgun tokens remembered for the tolerance window.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from alembic import op
 from homing.store.schema import UTCDateTime
 
 revision = "0008"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
