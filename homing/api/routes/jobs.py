@@ -54,7 +54,9 @@ async def list_jobs(
 
 @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Queued)
 async def retry_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> Queued:
-    """Re-queue a FAILED job with fresh attempts; 409 in any other status."""
-    job = await services.jobs.retry(principal.tenant.id, job_id)
+    """Re-queue a FAILED job with fresh attempts; 409 in any other status. Counted like
+    a new accept: in the sending rate (admission middleware) and one unit of the
+    channel's quota (403 ``quota_exceeded`` when over, and the job stays FAILED)."""
+    job = await services.admission.retry(principal, job_id)
     services.wakeup.notify()
     return Queued(id=job.id, status=job.status.value)
