@@ -55,14 +55,16 @@ class JobStore:
         """
         return await self._groups.accept(new, quotas, check)
 
-    async def get(self, tenant_id: str, job_id: str) -> tuple[Job, list[Attempt]]:
-        """The job with its attempts, oldest first; another tenant's job is NotFound."""
+    async def get(
+        self, tenant_id: str, job_id: str, *, test_only: bool = False
+    ) -> tuple[Job, list[Attempt]]:
+        """The job with its attempts, oldest first; another tenant's job is NotFound, and
+        so is a live job when ``test_only`` (a test key reads only test jobs)."""
+        query = select(jobs).where(jobs.c.id == job_id, jobs.c.tenant_id == tenant_id)
+        if test_only:
+            query = query.where(jobs.c.test.is_(True))
         async with self._db.transaction() as conn:
-            row = (
-                await conn.execute(
-                    select(jobs).where(jobs.c.id == job_id, jobs.c.tenant_id == tenant_id)
-                )
-            ).first()
+            row = (await conn.execute(query)).first()
             if row is None:
                 raise NotFound("job not found")
             attempt_rows = (
@@ -81,9 +83,13 @@ class JobStore:
         status: JobStatus | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        test_only: bool = False,
     ) -> JobPage:
-        """Newest first; ``cursor`` is the id of the last job of the previous page."""
+        """Newest first; ``cursor`` is the id of the last job of the previous page;
+        ``test_only`` (a test key) leaves live jobs out."""
         query = select(jobs).where(jobs.c.tenant_id == tenant_id)
+        if test_only:
+            query = query.where(jobs.c.test.is_(True))
         if status is not None:
             query = query.where(jobs.c.status == status.value)
         if cursor is not None:
