@@ -6,9 +6,10 @@ sending-domain rule, pacing, every email adapter and the SMTP envelope) goes thr
 mailbox, ``local@domain`` or ``Display Name <local@domain>``, and nothing else:
 
 - bounded first (``MAX_MAILBOX`` characters), then checked in one linear pass: no
-  control character (CR, LF, NUL, …), no RFC 2047 encoded word (``=?…?=``: the API
-  takes Unicode as it is), no comment, group, list or route syntax (``(``, ``)``,
-  ``,``, ``;``, ``:``), no domain literal, no quoted local part;
+  control, separator or format character (CR, LF, NUL, U+2028, U+202E, …), no RFC
+  2047 encoded word (``=?…?=``: the API takes Unicode as it is), no comment, group,
+  list or route syntax (``(``, ``)``, ``,``, ``;``, ``:``), no domain literal, no
+  quoted local part;
 - the display name is a plain phrase or one quoted string, at most ``MAX_NAME``
   characters; an unquoted name holding ``@`` or ``<`` (``decoy@x.com <s@y.com>``) is
   refused rather than guessed at;
@@ -25,6 +26,7 @@ safe error is to suppress too much, never too little.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from email.errors import HeaderParseError, MessageError
 from email.headerregistry import Address, HeaderRegistry
@@ -44,6 +46,9 @@ _ATEXT: Final = frozenset(
 # Outside a quoted string these end or nest a mailbox: never one mailbox's business.
 _NEVER_OUTSIDE_QUOTES: Final = frozenset("(),;:[]\\")
 _REGISTRY: Final = HeaderRegistry()
+# Control characters (CR, LF, NUL, NEL, …), line and paragraph separators, and format
+# characters (bidirectional overrides, zero-width joiners): nothing a name needs to show.
+_NEVER: Final = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
 class InvalidAddress(ValueError):
@@ -77,8 +82,10 @@ def parse_mailbox(value: str) -> Mailbox:
     """The one mailbox ``value`` names, or InvalidAddress (a ValueError)."""
     if len(value) > MAX_MAILBOX:
         raise InvalidAddress(f"an address is at most {MAX_MAILBOX} characters")
-    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
-        raise InvalidAddress("an address must not contain line breaks or control characters")
+    if any(unicodedata.category(ch) in _NEVER for ch in value):
+        raise InvalidAddress(
+            "an address must not contain line breaks, control or invisible format characters"
+        )
     if "=?" in value:
         raise InvalidAddress("an address must not contain encoded words (=?…?=)")
     name, spec = _split(value.strip())

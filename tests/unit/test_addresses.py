@@ -18,6 +18,7 @@ from homing.addresses import InvalidAddress, address_key, canonical, parse_mailb
         ("John Q. Public <j@example.com>", '"John Q. Public" <j@example.com>'),
         ("ada@bücher.de", "ada@xn--bcher-kva.de"),
         ("  ada+tag@example.co.uk ", "ada+tag@example.co.uk"),
+        ("Ada\u00a0 Lovelace <ada@example.com>", "Ada Lovelace <ada@example.com>"),
     ],
 )
 def test_one_mailbox_has_one_canonical_form(given: str, expected: str) -> None:
@@ -40,6 +41,9 @@ def test_one_mailbox_has_one_canonical_form(given: str, expected: str) -> None:
         "a@-x.com",
         "a@1.2.3.4",
         "x" * 401,
+        "Ada\u202e <a@x.com>",
+        "Ada\u2028 <a@x.com>",
+        "a@x.com\x85",
     ],
 )
 def test_anything_but_one_mailbox_is_refused(given: str) -> None:
