@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -147,7 +148,7 @@ class JobStore:
             await self._requeue(conn, row._mapping, epoch, now)
         return job_from_row(row)
 
-    async def _requeue(self, conn: AsyncConnection, row: Any, epoch: float, now: Any) -> None:
+    async def _requeue(self, conn: AsyncConnection, row: Any, epoch: float, now: datetime) -> None:
         job_id = row["id"]
         await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == job_id))
         entry = entry_row(row, epoch)
