@@ -8,7 +8,8 @@
   window, in the shared ``RateLimiter`` (Redis, or memory for one process).
 - This: ``accept`` applies the plan to a job (forced priority, the test-key flag) and
   hands the store the tenant's quotas for the job's channel, which it counts in the
-  transaction that accepts the job (``homing.store.usage``).
+  transaction that accepts the job (``homing.store.usage``); ``retry`` counts a
+  re-queued job the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from homing.crypto import hash_api_key
 from homing.errors import RateLimited, RateLimitUnavailable
-from homing.models import Plan, Tenant
+from homing.models import Job, Plan, Tenant
 from homing.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
 from homing.ratelimit import RateDecision, RateLimiter
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
@@ -134,6 +135,15 @@ class Admission:
         limits = self.limits(principal.tenant)
         admitted = [_admitted(n, principal, limits) for n in news]
         return await self._batches.accept_many(admitted, _quotas(news[0], limits))
+
+    async def retry(self, principal: Principal, job_id: str) -> Job:
+        """Re-queue a FAILED job under the tenant's plan: it uses one unit of its
+        channel's quota like a new accept (QuotaExceeded when over); a test key may
+        retry only its test jobs (Forbidden for a live one)."""
+        limits = self.limits(principal.tenant)
+        return await self._jobs.retry(
+            principal.tenant.id, job_id, limits.quotas_for, test_only=principal.test_key
+        )
 
     async def hit(self, tenant: Tenant) -> RateDecision:
         """Take one request from the tenant's sending rate."""

@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from email.utils import parseaddr
 from typing import Final, TypeVar
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.dispatch.senders import open_credentials
@@ -54,7 +54,13 @@ def domain_name(value: str) -> str:
 
 
 def sender_domain(sender: str) -> str:
-    return parseaddr(sender)[1].rpartition("@")[2].lower()
+    """The domain of the one mailbox ``sender`` names (``homing.addresses``); for a
+    value that does not parse, what follows its last ``@``, which matches no domain
+    name (``decoy@x.com <s@y.com>`` gives ``y.com>``)."""
+    try:
+        return parse_mailbox(sender).domain
+    except InvalidAddress:
+        return sender.rpartition("@")[2].strip().lower()
 
 
 async def _asked(provider: str, call: Awaitable[_T]) -> _T:

@@ -3,8 +3,10 @@
 An ASGI middleware, so nothing else (body parsing included) happens for a caller
 without the token. While ``HOMING_ADMIN_TOKEN`` is unset the admin API does not exist:
 every ``/admin/…`` request is 404 ``not_found``. A missing or wrong token is 401
-``unauthenticated``. The comparison is constant-time over SHA-256 digests, so neither
-the token's content nor its length leaks through timing.
+``unauthenticated``. The path checked is the routed one (``homing.api.paths``), so
+mounting the app under a prefix does not open the gate. The comparison is
+constant-time over SHA-256 digests, so neither the token's content nor its length
+leaks through timing.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from homing.api.errors import envelope, error_response
+from homing.api.paths import routed_path
 from homing.crypto import constant_time_equals
 from homing.errors import Unauthenticated
 
@@ -33,7 +36,7 @@ class AdminGuard:
         return f"AdminGuard(enabled={self._digest is not None})"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not str(scope["path"]).startswith(ADMIN_PREFIX):
+        if scope["type"] != "http" or not routed_path(scope).startswith(ADMIN_PREFIX):
             await self.app(scope, receive, send)
             return
         if self._digest is None:

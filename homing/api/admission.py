@@ -1,4 +1,5 @@
-"""Admission on the sending endpoints: every ``POST /v1/notifications/…``.
+"""Admission on the sending endpoints: every ``POST /v1/notifications/…`` and
+``POST /v1/jobs/{id}/retry`` (a retry sends again, so it counts like a new accept).
 
 An ASGI middleware, so it runs before FastAPI reads the body and before anything else
 touches the database for the request: authenticate (through the admission cache),
@@ -15,12 +16,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing.admission import Admission
 from homing.api.errors import error_response
+from homing.api.paths import routed_path
 from homing.errors import HomingError, TenantSuspended, Unauthenticated
 from homing.plans import RATE_WINDOW_SECONDS
 from homing.ratelimit import RateDecision
 from homing.store.tenants import Principal
 
 SENDING_PREFIX = "/v1/notifications/"
+JOBS_PREFIX = "/v1/jobs/"
+RETRY_SUFFIX = "/retry"
 PRINCIPAL_STATE = "principal"
 
 
@@ -83,11 +87,19 @@ class SendingAdmission:
 
 
 def _is_sending(scope: Scope) -> bool:
-    return (
-        scope["type"] == "http"
-        and scope["method"] == "POST"
-        and str(scope["path"]).startswith(SENDING_PREFIX)
-    )
+    if scope["type"] != "http" or scope["method"] != "POST":
+        return False
+    # The routed path: under a root path the raw one would skip admission.
+    path = routed_path(scope)
+    return path.startswith(SENDING_PREFIX) or _is_retry(path)
+
+
+def _is_retry(path: str) -> bool:
+    """``/v1/jobs/{id}/retry``, as the jobs router matches it (one segment for the id)."""
+    if not (path.startswith(JOBS_PREFIX) and path.endswith(RETRY_SUFFIX)):
+        return False
+    job_id = path[len(JOBS_PREFIX) : -len(RETRY_SUFFIX)]
+    return bool(job_id) and "/" not in job_id
 
 
 def _authorization(scope: Scope) -> str | None:

@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from homing.api.admission import PRINCIPAL_STATE, principal_for
+from homing.api.key_scope import check_key_scope
 from homing.errors import Forbidden
 from homing.services import Services
 from homing.store.tenants import Principal
@@ -30,21 +31,25 @@ async def get_principal(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
     """The caller, authenticated once per request (the sending endpoints' admission
-    middleware may have done it already); a suspended tenant is 403."""
-    admitted: Principal | None = getattr(request.state, PRINCIPAL_STATE, None)
-    if admitted is not None:
-        return admitted
-    header = f"Bearer {credentials.credentials}" if credentials is not None else None
-    return await principal_for(services.admission, header)
+    middleware may have done it already); a suspended tenant is 403, and so is a test
+    key on a route it may not use (``homing.api.key_scope``)."""
+    principal: Principal | None = getattr(request.state, PRINCIPAL_STATE, None)
+    if principal is None:
+        header = f"Bearer {credentials.credentials}" if credentials is not None else None
+        principal = await principal_for(services.admission, header)
+    check_key_scope(principal, request)
+    return principal
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 
 
 async def get_live_principal(principal: PrincipalDep) -> Principal:
-    """The caller, when it used a live key: a test key cannot manage keys."""
+    """The caller, when it used a live key: a test key cannot manage keys. (Redundant
+    with ``check_key_scope``, which refuses a test key off its list; kept so that the
+    key routes say so in their signatures.)"""
     if principal.test_key:
-        raise Forbidden("a test API key cannot do this; use a live key")
+        raise Forbidden("a test API key touches test state only; this needs a live API key")
     return principal
 
 
@@ -57,6 +62,7 @@ def sending(request: Request) -> tuple[Principal, Services]:
     this rather than depend on PrincipalDep: solving a dependency tree is a measurable
     share of an accept."""
     principal: Principal = getattr(request.state, PRINCIPAL_STATE)
+    check_key_scope(principal, request)
     return principal, request.app.state.services
 
 

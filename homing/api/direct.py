@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing.api.admission import PRINCIPAL_STATE
 from homing.api.errors import error_response
+from homing.api.paths import routed_path
 from homing.api.routes.notifications import accept_email
 from homing.api.schemas import EmailCreate
 from homing.errors import HomingError
@@ -36,7 +37,9 @@ class DirectEmail:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not (
-            scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == EMAIL_PATH
+            scope["type"] == "http"
+            and scope["method"] == "POST"
+            and routed_path(scope) == EMAIL_PATH
         ):
             await self.app(scope, receive, send)
             return

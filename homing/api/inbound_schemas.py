@@ -8,12 +8,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from homing.addresses import parse_mailbox
 from homing.inbound.events import delivery_status
 from homing.inbound.report import ReportRow
 from homing.inbound.secrets import InboundSecretInfo
 from homing.store.domains import SendingDomain
 from homing.store.inbound import Entry
-from homing.store.suppressions import Suppression, normalize_address
+from homing.store.suppressions import Suppression
 
 Secret = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 Credential = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -91,11 +92,8 @@ class SuppressionCreate(_Strict):
     @field_validator("address")
     @classmethod
     def _one_address(cls, value: str) -> str:
-        address = normalize_address(value)
-        local, at, domain = address.rpartition("@")
-        if not (local and at and "." in domain) or any(c.isspace() for c in address):
-            raise ValueError("must be one email address")
-        return address
+        # Strict, as a send's ``to`` (an InvalidAddress is a ValueError: 422).
+        return parse_mailbox(value).key
 
 
 class SuppressionPublic(BaseModel):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -16,24 +15,13 @@ from pydantic import (
     model_validator,
 )
 
+from homing.addresses import canonical
 from homing.api.inbound_schemas import DeliveryEventPublic
 from homing.models import Attempt, Job, ProviderAccount
 from homing.queue.pacing import RATE_RULES, RateRule
 
 ProviderName = Literal["sendgrid", "resend", "postmark", "mailgun", "smtp"]
 PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
-
-# One address, no display-name tricks and never a CR or LF (header injection).
-_ADDRESS = re.compile(r"^[^\s@<>,;:\"\\]+@[^\s@<>,;:\"\\]+\.[^\s@<>,;:\"\\]+$")
-_NAMED_ADDRESS = re.compile(r"^[^\r\n<>\"]{0,200}<([^\s<>]+)>$")
-
-
-def _check_address(value: str) -> str:
-    named = _NAMED_ADDRESS.match(value)
-    address = named.group(1) if named else value
-    if not _ADDRESS.match(address) or len(address) > 320:
-        raise ValueError("must be one email address, e.g. a@example.com or Name <a@example.com>")
-    return value
 
 
 def _no_line_breaks(value: str) -> str:
@@ -129,8 +117,9 @@ class EmailCreate(Strict):
 
     @model_validator(mode="after")
     def _valid(self) -> EmailCreate:
-        _check_address(_no_line_breaks(self.to))
-        _check_address(_no_line_breaks(self.from_))
+        # Exactly one mailbox each, stored (and sent) in canonical form: homing.addresses.
+        self.to = canonical(_no_line_breaks(self.to))
+        self.from_ = canonical(_no_line_breaks(self.from_))
         _no_line_breaks(self.subject)
         if self.text is None and self.html is None:
             raise ValueError("give 'text', 'html' or both")

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Protocol
 
 import httpx
 
+from homing.addresses import InvalidAddress, Mailbox, parse_mailbox
 from homing.models import EmailContent, FailureClass
 
 
@@ -23,6 +24,19 @@ class OutgoingEmail:
     job_id: str
     content: EmailContent
     idempotency_key: str | None = None
+
+
+def mailboxes(content: EmailContent, provider: str) -> tuple[Mailbox, Mailbox]:
+    """(to, from) of ``content``, each the one mailbox ``homing.addresses`` reads, so
+    every adapter sends the canonical form (and SMTP the bare address in its envelope).
+    ProviderFailure (message_permanent) when either is not exactly one mailbox: a job
+    stored before the API parsed addresses is refused, never sent as it came."""
+    try:
+        return parse_mailbox(content.to), parse_mailbox(content.from_)
+    except InvalidAddress:
+        raise ProviderFailure(
+            FailureClass.MESSAGE_PERMANENT, f"{provider}: to or from is not one email address"
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)

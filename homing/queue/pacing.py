@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from homing.addresses import address_key
 from homing.models import Job, ProviderAccount
 from homing.ratelimit import RateLimiter
 
@@ -55,9 +56,14 @@ class Paced:
 
 
 def recipient_of(job: Job) -> str | None:
-    """Who a job is addressed to, for ``recipient`` rules (emails compare caselessly)."""
-    to = job.payload.get("to") or job.payload.get("url")
-    return str(to).strip().lower() if to else None
+    """Who a job is addressed to, for ``recipient`` rules: an email's mailbox by its key
+    (``homing.addresses``: a display name or the case of the domain changes nothing),
+    a webhook's URL."""
+    to = job.payload.get("to")
+    if isinstance(to, str) and to:
+        return address_key(to)
+    url = job.payload.get("url")
+    return str(url).strip().lower() if url else None
 
 
 class Pacer:

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
-from homing.errors import Conflict, NotFound
-from homing.models import Attempt, Job, JobStatus
-from homing.plans import Quota
+from homing.errors import Conflict, Forbidden, NotFound
+from homing.models import Attempt, Channel, Job, JobStatus
+from homing.plans import Quota, month_of
 from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, entry_row
 from homing.store.database import Database
 from homing.store.ordering import place
 from homing.store.rows import attempt_from_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
+from homing.store.usage import charge
+
+# The quotas that apply to a job of a channel (``Limits.quotas_for``).
+QuotasFor = Callable[[Channel], Sequence[Quota]]
+
+
+def _no_quotas(channel: Channel) -> Sequence[Quota]:
+    return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +56,16 @@ class JobStore:
         """
         return await self._groups.accept(new, quotas, check)
 
-    async def get(self, tenant_id: str, job_id: str) -> tuple[Job, list[Attempt]]:
-        """The job with its attempts, oldest first; another tenant's job is NotFound."""
+    async def get(
+        self, tenant_id: str, job_id: str, *, test_only: bool = False
+    ) -> tuple[Job, list[Attempt]]:
+        """The job with its attempts, oldest first; another tenant's job is NotFound, and
+        so is a live job when ``test_only`` (a test key reads only test jobs)."""
+        query = select(jobs).where(jobs.c.id == job_id, jobs.c.tenant_id == tenant_id)
+        if test_only:
+            query = query.where(jobs.c.test.is_(True))
         async with self._db.transaction() as conn:
-            row = (
-                await conn.execute(
-                    select(jobs).where(jobs.c.id == job_id, jobs.c.tenant_id == tenant_id)
-                )
-            ).first()
+            row = (await conn.execute(query)).first()
             if row is None:
                 raise NotFound("job not found")
             attempt_rows = (
@@ -72,9 +84,13 @@ class JobStore:
         status: JobStatus | None = None,
         limit: int = 50,
         cursor: str | None = None,
+        test_only: bool = False,
     ) -> JobPage:
-        """Newest first; ``cursor`` is the id of the last job of the previous page."""
+        """Newest first; ``cursor`` is the id of the last job of the previous page;
+        ``test_only`` (a test key) leaves live jobs out."""
         query = select(jobs).where(jobs.c.tenant_id == tenant_id)
+        if test_only:
+            query = query.where(jobs.c.test.is_(True))
         if status is not None:
             query = query.where(jobs.c.status == status.value)
         if cursor is not None:
@@ -86,22 +102,33 @@ class JobStore:
         next_cursor = page[-1].id if len(rows) > limit else None
         return JobPage(jobs=page, next_cursor=next_cursor)
 
-    async def retry(self, tenant_id: str, job_id: str) -> Job:
+    async def retry(
+        self,
+        tenant_id: str,
+        job_id: str,
+        quotas: QuotasFor = _no_quotas,
+        *,
+        test_only: bool = False,
+    ) -> Job:
         """Put a FAILED job back on its queue with fresh attempts.
 
         The status change is conditional (``WHERE status = 'FAILED'``), so of two
-        concurrent retries exactly one re-queues the job; the other gets Conflict.
+        concurrent retries exactly one re-queues the job; the other gets Conflict. A
+        retry sends again, so it is counted in the month's usage like a new accept, in
+        the same transaction: over one of ``quotas(channel)`` it raises QuotaExceeded
+        and the job stays FAILED. ``test_only`` (a test key) re-queues only a test job;
+        a live one is Forbidden.
         """
         epoch = self._clock.now()
         now = as_datetime(epoch)
+        c = jobs.c
+        conditions = [c.id == job_id, c.tenant_id == tenant_id, c.status == JobStatus.FAILED.value]
+        if test_only:
+            conditions.append(c.test.is_(True))
         async with self._db.transaction() as conn:
             result = await conn.execute(
                 update(jobs)
-                .where(
-                    jobs.c.id == job_id,
-                    jobs.c.tenant_id == tenant_id,
-                    jobs.c.status == JobStatus.FAILED.value,
-                )
+                .where(*conditions)
                 .values(
                     status=JobStatus.PENDING.value,
                     attempts_made=0,
@@ -115,25 +142,36 @@ class JobStore:
             )
             row = result.first()
             if row is None:
-                raise await self._missing_or_conflict(conn, tenant_id, job_id)
-            await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == job_id))
-            entry = entry_row(row._mapping, epoch)
-            await place(conn, not self._db.is_sqlite, entry)
-            await conn.execute(queue_entries.insert().values(**entry))
-            await conn.execute(
-                update(dead_letters)
-                .where(dead_letters.c.job_id == job_id, dead_letters.c.redriven_at.is_(None))
-                .values(redriven_at=now)
-            )
+                raise await self._not_retried(conn, tenant_id, job_id, test_only)
+            channel = Channel(row.channel)
+            await charge(conn, tenant_id, channel, 1, quotas(channel), month_of(epoch))
+            await self._requeue(conn, row._mapping, epoch, now)
         return job_from_row(row)
 
-    async def _missing_or_conflict(
-        self, conn: AsyncConnection, tenant_id: str, job_id: str
-    ) -> NotFound | Conflict:
-        query = select(jobs.c.status).where(jobs.c.id == job_id, jobs.c.tenant_id == tenant_id)
-        status = (await conn.execute(query)).scalar()
-        if status is None:
+    async def _requeue(self, conn: AsyncConnection, row: Any, epoch: float, now: datetime) -> None:
+        job_id = row["id"]
+        await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == job_id))
+        entry = entry_row(row, epoch)
+        await place(conn, not self._db.is_sqlite, entry)
+        await conn.execute(queue_entries.insert().values(**entry))
+        await conn.execute(
+            update(dead_letters)
+            .where(dead_letters.c.job_id == job_id, dead_letters.c.redriven_at.is_(None))
+            .values(redriven_at=now)
+        )
+
+    async def _not_retried(
+        self, conn: AsyncConnection, tenant_id: str, job_id: str, test_only: bool
+    ) -> NotFound | Conflict | Forbidden:
+        query = select(jobs.c.status, jobs.c.test).where(
+            jobs.c.id == job_id, jobs.c.tenant_id == tenant_id
+        )
+        found = (await conn.execute(query)).first()
+        if found is None:
             return NotFound("job not found")
+        status, test = found
+        if test_only and not test:
+            return Forbidden("this job was sent with a live key; retrying it needs a live API key")
         return Conflict(
             f"only FAILED jobs can be retried; this job is {status}", {"status": status}
         )

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from email.utils import parseaddr
 from typing import Any
 
 from sqlalchemy import delete, select, tuple_, update
@@ -18,6 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.addresses import address_key
 from homing.clock import Clock, as_datetime
 from homing.errors import NotFound
 from homing.models import Channel, ClaimedJob, JobStatus
@@ -47,8 +47,9 @@ class SuppressionPage:
 
 
 def normalize_address(value: str) -> str:
-    """``"Ada <Ada@Example.com>"`` → ``ada@example.com``."""
-    return (parseaddr(value)[1] or value).strip().lower()
+    """``"Ada <Ada@Example.com>"`` → ``ada@example.com``: the key of
+    ``homing.addresses``, which the API, pacing and the sender rule share."""
+    return address_key(value)
 
 
 def recipient_of(channel: Channel | str, payload: dict[str, Any]) -> str | None:

@@ -16,8 +16,11 @@ router = APIRouter(tags=["jobs"])
 
 @router.get("/v1/jobs/{job_id}", response_model=JobPublic)
 async def get_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> JobPublic:
-    """One job and every provider call made for it. Another tenant's job is 404."""
-    job, attempts = await services.jobs.get(principal.tenant.id, job_id)
+    """One job and every provider call made for it. Another tenant's job is 404, and so
+    is a live job to a test key."""
+    job, attempts = await services.jobs.get(
+        principal.tenant.id, job_id, test_only=principal.test_key
+    )
     public = JobPublic.of(job, attempts)
     # What the provider reported afterwards (inbound events), forward-only.
     entries = await services.inbound.history(principal.tenant.id, job_id)
@@ -33,8 +36,14 @@ async def list_jobs(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=36)] = None,
 ) -> JobList:
-    """The tenant's jobs, newest first, paged with ``cursor``."""
-    page = await services.jobs.page(principal.tenant.id, status=status, limit=limit, cursor=cursor)
+    """The tenant's jobs, newest first, paged with ``cursor`` (a test key's: test jobs)."""
+    page = await services.jobs.page(
+        principal.tenant.id,
+        status=status,
+        limit=limit,
+        cursor=cursor,
+        test_only=principal.test_key,
+    )
     return JobList(
         data=[
             JobSummary(
@@ -54,7 +63,9 @@ async def list_jobs(
 
 @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Queued)
 async def retry_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> Queued:
-    """Re-queue a FAILED job with fresh attempts; 409 in any other status."""
-    job = await services.jobs.retry(principal.tenant.id, job_id)
+    """Re-queue a FAILED job with fresh attempts; 409 in any other status. Counted like
+    a new accept: in the sending rate (admission middleware) and one unit of the
+    channel's quota (403 ``quota_exceeded`` when over, and the job stays FAILED)."""
+    job = await services.admission.retry(principal, job_id)
     services.wakeup.notify()
     return Queued(id=job.id, status=job.status.value)

@@ -9,7 +9,7 @@ import httpx
 
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
 from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
@@ -134,7 +134,8 @@ class MailgunProvider:
     def build_form(email: OutgoingEmail) -> dict[str, str]:
         """The ``POST /v3/{domain}/messages`` form fields for ``email``."""
         content = email.content
-        form = {"from": content.from_, "to": content.to, "subject": content.subject}
+        to, sender = mailboxes(content, "mailgun")
+        form = {"from": str(sender), "to": str(to), "subject": content.subject}
         if content.text is not None:
             form["text"] = content.text
         if content.html is not None:

@@ -9,7 +9,7 @@ import httpx
 
 from homing.errors import InvalidCredentials, InvalidRequest
 from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
 from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
@@ -122,9 +122,10 @@ class PostmarkProvider:
     def build_payload(self, email: OutgoingEmail) -> dict[str, Any]:
         """The ``POST /email`` JSON body for ``email``."""
         content = email.content
+        to, sender = mailboxes(content, "postmark")
         payload: dict[str, Any] = {
-            "From": content.from_,
-            "To": content.to,
+            "From": str(sender),
+            "To": str(to),
             "Subject": content.subject,
             "Metadata": {"hjid": email.job_id},
             "MessageStream": self._stream,

@@ -9,7 +9,7 @@ import httpx
 
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
 from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
@@ -136,9 +136,10 @@ class ResendProvider:
     def build_payload(email: OutgoingEmail) -> dict[str, Any]:
         """The ``POST /emails`` JSON body for ``email``."""
         content = email.content
+        to, sender = mailboxes(content, "resend")
         payload: dict[str, Any] = {
-            "from": content.from_,
-            "to": [content.to],
+            "from": str(sender),
+            "to": [str(to)],
             "subject": content.subject,
             "tags": [{"name": "hjid", "value": email.job_id}],
         }

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from email.utils import parseaddr
 from typing import Any, ClassVar, Final
 
 import httpx
 
+from homing.addresses import Mailbox
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
 from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
 from homing.providers.http import (
     USER_AGENT,
@@ -51,9 +51,10 @@ BASE_URLS: Final[Mapping[str, str]] = {
 }
 
 
-def _address(value: str) -> dict[str, str]:
-    name, email = parseaddr(value)
-    return {"email": email, "name": name} if name else {"email": email or value}
+def _address(mailbox: Mailbox) -> dict[str, str]:
+    if mailbox.display_name:
+        return {"email": mailbox.address, "name": mailbox.display_name}
+    return {"email": mailbox.address}
 
 
 def _error_fields(response: httpx.Response) -> set[str]:
@@ -127,14 +128,15 @@ class SendGridProvider:
     def build_payload(email: OutgoingEmail) -> dict[str, Any]:
         """The Mail Send JSON body for ``email`` (text/plain must precede text/html)."""
         content = email.content
+        to, sender = mailboxes(content, "sendgrid")
         parts = [
             {"type": kind, "value": value}
             for kind, value in (("text/plain", content.text), ("text/html", content.html))
             if value is not None
         ]
         return {
-            "personalizations": [{"to": [_address(content.to)]}],
-            "from": _address(content.from_),
+            "personalizations": [{"to": [_address(to)]}],
+            "from": _address(sender),
             "subject": content.subject,
             "content": parts,
             "custom_args": {"hjid": email.job_id},

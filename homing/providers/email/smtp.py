@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Mapping
 from email.message import EmailMessage
 from email.policy import SMTP as SMTP_POLICY
-from email.utils import formatdate, parseaddr
+from email.utils import formatdate
 from typing import Any, ClassVar, Final
 
 import aiosmtplib
@@ -20,7 +20,7 @@ import httpx
 
 from homing.errors import InvalidCredentials, InvalidRequest
 from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
 from homing.providers.http import MAX_DETAIL, redact
 
 TRANSIENT = FailureClass.TRANSIENT
@@ -89,13 +89,13 @@ def build_message(email: OutgoingEmail) -> tuple[EmailMessage, str]:
             "job id": email.job_id,
         }
     )
-    domain = parseaddr(content.from_)[1].rpartition("@")[2] or "localhost"
-    message_id = f"<{uuid.uuid4()}@{domain}>"
+    to, sender = mailboxes(content, "smtp")
+    message_id = f"<{uuid.uuid4()}@{sender.domain}>"
     # 7bit keeps non-ASCII bodies quoted-printable or base64, so no 8BITMIME is needed.
     message = EmailMessage(policy=SMTP_POLICY.clone(cte_type="7bit"))
     message["Date"] = formatdate(usegmt=True)
-    message["From"] = content.from_
-    message["To"] = content.to
+    message["From"] = str(sender)
+    message["To"] = str(to)
     message["Subject"] = content.subject
     message["Message-ID"] = message_id
     message["X-Homing-Job-Id"] = email.job_id
@@ -158,8 +158,9 @@ class SmtpProvider:
     async def send(self, email: OutgoingEmail) -> SendResult:
         """Submit ``email`` in one SMTP session and return the Message-ID it was given."""
         message, message_id = build_message(email)
-        sender = parseaddr(email.content.from_)[1]
-        recipient = parseaddr(email.content.to)[1]
+        # The envelope carries the bare addresses of the one mailbox each header names.
+        to, from_ = mailboxes(email.content, "smtp")
+        sender, recipient = from_.address, to.address
         client = self._client()
         phase = _PHASE_BEFORE_DATA
         try:
