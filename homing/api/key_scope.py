@@ -47,6 +47,7 @@ TEST_KEY_ROUTES: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/v1/providers/{provider_id}/inbound"),
         ("GET", "/v1/webhook-secret"),
         ("GET", "/v1/webhook-endpoints/gone"),
+        ("GET", "/v1/settings"),
     }
 )
 

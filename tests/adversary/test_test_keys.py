@@ -33,6 +33,7 @@ TEST_KEY_ROUTES = {
     ("GET", "/v1/providers/{provider_id}/inbound"),
     ("GET", "/v1/webhook-secret"),
     ("GET", "/v1/webhook-endpoints/gone"),
+    ("GET", "/v1/settings"),
 }
 # What needs a live key: configuration, secrets, API keys.
 LIVE_KEY_ROUTES = {
@@ -53,6 +54,7 @@ LIVE_KEY_ROUTES = {
     ("POST", "/v1/webhook-secret/rotate"),
     ("DELETE", "/v1/webhook-secret"),
     ("POST", "/v1/webhook-endpoints/enable"),
+    ("PATCH", "/v1/settings"),
 }
 SOME_ID = "0194d1c0-0000-7000-8000-000000000000"
 
