@@ -47,6 +47,7 @@ OFFICIAL_HOSTS: Final[Mapping[str, frozenset[str]]] = {
 _ALL_OFFICIAL: Final = frozenset().union(*OFFICIAL_HOSTS.values())
 _HTTPS_PORT: Final = 443
 _MAX_HOST_LENGTH: Final = 253
+_MAX_PASSED: Final = 4096
 _EVERYWHERE = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 # What an operator-named sandbox server may resolve to: anything, it was named exactly.
 ANY_ADDRESS: Final = AddressPolicy(_EVERYWHERE)
@@ -137,6 +138,9 @@ class EndpointPolicy:
     def __init__(self, allowed_networks: tuple[IPNetwork, ...], sandbox: SandboxGuard) -> None:
         self.allowed_networks = allowed_networks
         self._sandbox = sandbox
+        # URLs that passed: every send checks its URL, and an account's URLs repeat.
+        # Only passes are kept, and allowances only grow, so a hit is never stale.
+        self._passed: dict[tuple[str, str | None], Target] = {}
 
     def __repr__(self) -> str:
         return f"EndpointPolicy({len(self.allowed_networks)} allowed networks)"
@@ -144,11 +148,18 @@ class EndpointPolicy:
     def check_url(self, url: str, provider: str | None = None) -> Target:
         """Refuse ``url`` unless it is an official host (of ``provider`` when given), a
         sandbox server, or may resolve inside the allowed networks; return its target."""
+        key = (url, provider)
+        passed = self._passed.get(key)
+        if passed is not None:
+            return passed
         target = parse_target(url)
         if target.official:
             self._check_official(target, provider)
         elif not self._sandbox.serves(target.scheme, target.host, target.port):
             self._check_allowed(target, provider)
+        if len(self._passed) >= _MAX_PASSED:
+            self._passed.clear()
+        self._passed[key] = target
         return target
 
     def _check_official(self, target: Target, provider: str | None) -> None:
