@@ -219,7 +219,7 @@ class EndpointPolicy:
             self.check_smtp(host, port)
             return
         base_url = config.get("base_url") if isinstance(config, Mapping) else None
-        if base_url is None:
+        if not base_url:
             return  # the adapter's default: the vendor's own API
         self.check_url(base_url, provider)
         if "?" in base_url or "#" in base_url:

@@ -39,6 +39,7 @@ STUB_DNS = {
 REFUSED_BASE_URLS = [
     "http://10.0.0.1/",
     "http://169.254.169.254/latest/meta-data",
+    "http://10.0.0.1:6379/",  # an odd port inside
     "http://internal.example:8080/",  # resolves to 10.0.0.1
     "http://metadata.example/",  # resolves to 169.254.169.254
     "https://v6-internal.example/",  # resolves to fd00::1
@@ -131,6 +132,7 @@ async def test_a_redirect_from_an_allowed_endpoint_is_not_followed(
     assert response.json()["error"]["code"] == "endpoint_refused", response.text
     assert allowed.connections == 1
     assert elsewhere.connections == 0, "the redirect was followed"
+    assert "127.0.0.1" in net.connects  # the recorder sees Homing's connections
     assert net.outside == []
 
 
