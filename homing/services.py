@@ -78,7 +78,13 @@ class Services:
     def inbound(self) -> Inbound:
         """Inbound provider events, suppressions and sending domains."""
         return build_inbound(
-            self.settings, self.db, self.sealer, self.clock, self.http, self.providers
+            self.settings,
+            self.db,
+            self.sealer,
+            self.clock,
+            self.http,
+            self.providers,
+            alert_http=self.alert_http,
         )
 
     def retry_policy(self) -> RetryPolicy:

@@ -56,9 +56,12 @@ def build_inbound(
     clock: Clock,
     http: httpx.AsyncClient,
     providers: ProviderStore,
+    alert_http: httpx.AsyncClient | None = None,
 ) -> Inbound:
+    """The inbound parts. ``http`` reaches providers (domain APIs); ``alert_http``, the
+    operator's Slack URL, which is no provider endpoint (``http`` when not given)."""
     journal = InboundStore(db, clock)
-    alerts = InboundAlerts(http, settings.alert_slack_webhook_url)
+    alerts = InboundAlerts(alert_http or http, settings.alert_slack_webhook_url)
     receiver = Receiver(
         journal, DeliveryStore(db, clock), alerts, parse_prices(settings.billing_prices)
     )

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import httpx
 import yarl
 
-from homing.dispatch.sandbox import SandboxGuard
 from homing.errors import EndpointRefused, UrlRefused
 from homing.providers.webhook.ssrf import (
     MAX_URL_LENGTH,
@@ -35,7 +34,7 @@ from homing.providers.webhook.ssrf import (
     literal_address,
 )
 
-__all__ = ["ANY_ADDRESS", "OFFICIAL_HOSTS", "EndpointPolicy", "Target"]
+__all__ = ["ANY_ADDRESS", "OFFICIAL_HOSTS", "EndpointPolicy", "SandboxServers", "Target"]
 
 # PROVIDERS.md §0: each vendor's API host and its documented regional hosts.
 OFFICIAL_HOSTS: Final[Mapping[str, frozenset[str]]] = {
@@ -62,6 +61,13 @@ _SHAPES: Final = {
     "credentials": "the endpoint URL may not carry a user name or password",
     "host": "the endpoint's host is not a valid host name or IP address",
 }
+
+
+class SandboxServers(Protocol):
+    """Which servers the sandbox URLs name (``homing.dispatch.sandbox.SandboxGuard``:
+    its matcher serves test keys and this policy alike)."""
+
+    def serves(self, scheme: str | None, host: str, port: int | None) -> bool: ...
 
 
 def refuse(reason: str, message: str) -> EndpointRefused:
@@ -135,7 +141,7 @@ class EndpointPolicy:
     """The operator's allowances: ``allowed_networks`` and the sandbox URLs (read live,
     since ``homing run --demo`` adds its sandbox after start)."""
 
-    def __init__(self, allowed_networks: tuple[IPNetwork, ...], sandbox: SandboxGuard) -> None:
+    def __init__(self, allowed_networks: tuple[IPNetwork, ...], sandbox: SandboxServers) -> None:
         self.allowed_networks = allowed_networks
         self._sandbox = sandbox
         # URLs that passed: every send checks its URL, and an account's URLs repeat.
