@@ -163,3 +163,18 @@ async def test_a_guarded_client_refuses_a_redirect_and_what_the_policy_refuses()
             await http.post("http://10.0.0.1/send", json={})
         with pytest.raises(httpx.ConnectError):  # the name does not resolve: transient
             await http.post("http://nowhere.internal/send", json={})
+
+
+async def test_smtp_connects_only_to_the_address_it_checked() -> None:
+    server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    stub = StubResolver({"mail.example": "10.0.0.1", "relay.example": "127.0.0.1"})
+    async with server:
+        strict = EndpointGuard(_policy(), stub)
+        with pytest.raises(EndpointRefused):
+            await strict.open_smtp("mail.example", port, 2)
+        with pytest.raises(EndpointRefused):
+            await strict.open_smtp("relay.example", port, 2)
+        allowed = EndpointGuard(_policy("127.0.0.0/8"), stub)
+        with await allowed.open_smtp("relay.example", port, 2) as sock:
+            assert sock.getpeername() == ("127.0.0.1", port)
