@@ -116,9 +116,11 @@ def parse_target(url: str) -> Target:
         raise refuse(reason, _SHAPES.get(reason, "the endpoint URL cannot be used")) from None
     except (ValueError, TypeError, httpx.InvalidURL):
         raise refuse("malformed", "the endpoint URL cannot be parsed") from None
+    if parsed.user is not None or parsed.password is not None:
+        raise refuse("credentials", _SHAPES["credentials"])
     host, port = parsed.raw_host or "", parsed.port
-    if port is None:
-        raise refuse("malformed", "the endpoint URL names no port")
+    if parsed.scheme not in ("http", "https") or port is None:
+        raise refuse("malformed", "the endpoint URL cannot be parsed")
     other_port = other.port or (443 if other.scheme == "https" else 80)
     if not _same_host(host, other.raw_host.decode("ascii")) or other_port != port:
         raise refuse("malformed", "the endpoint URL names its host ambiguously")
