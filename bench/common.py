@@ -122,6 +122,7 @@ async def services_for(
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=url,
+        provider_allowed_networks="127.0.0.0/8,::1/128",
         data_dir=workdir,
         secret_key=SecretStr(secret_key or generate_master_key()),
         **overrides,  # type: ignore[arg-type]
@@ -145,6 +146,7 @@ def homing_process(
     environ = {k: v for k, v in os.environ.items() if not k.startswith("HOMING_")}
     environ |= {
         "HOMING_DATABASE_URL": url,
+        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "HOMING_SECRET_KEY": secret_key,
         "HOMING_DATA_DIR": str(workdir),
         "HOMING_LOG_LEVEL": "warning",

@@ -86,6 +86,7 @@ def _env(settings: Settings, secret_key: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOMING_")}
     env.update(
         HOMING_DATABASE_URL=settings.resolved_database_url,
+        HOMING_PROVIDER_ALLOWED_NETWORKS="127.0.0.0/8,::1/128",
         HOMING_DATA_DIR=str(settings.data_dir),
         HOMING_SECRET_KEY=secret_key,
         HOMING_LOG_LEVEL="warning",
@@ -185,6 +186,7 @@ async def run_backend(backend: str, args: argparse.Namespace) -> str:
         settings = Settings(
             _env_file=None,  # type: ignore[call-arg]
             database_url=url,
+            provider_allowed_networks="127.0.0.0/8,::1/128",
             data_dir=workdir,
             secret_key=secret_key,
             redis_url=redis,

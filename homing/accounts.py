@@ -17,6 +17,7 @@ from homing.dispatch.senders import seal_credentials
 from homing.errors import InvalidRequest
 from homing.models import Channel, ProviderAccount, new_id
 from homing.providers.base import ProviderFailure
+from homing.providers.guard import EndpointGuard
 from homing.providers.registry import (
     CREDENTIAL_FIELDS,
     SECRET_CREDENTIAL_FIELDS,
@@ -47,24 +48,37 @@ def credentials_preview(credentials: dict[str, Any]) -> str:
 
 
 class ProviderAccounts:
-    def __init__(self, store: ProviderStore, sealer: Sealer, http: httpx.AsyncClient) -> None:
+    def __init__(
+        self,
+        store: ProviderStore,
+        sealer: Sealer,
+        http: httpx.AsyncClient,
+        endpoints: EndpointGuard | None = None,
+    ) -> None:
         self._store = store
         self._sealer = sealer
         self._http = http
+        self._endpoints = endpoints
 
     async def register(self, new: NewProvider) -> ProviderAccount:
         """Check the credentials against the provider, then store them sealed.
 
-        Raises InvalidCredentials when the provider rejects them, InvalidRequest when
-        required fields are missing or the provider cannot be reached.
+        Raises InvalidCredentials when the provider rejects them, EndpointRefused when
+        its endpoint is one Homing may not call, InvalidRequest when required fields are
+        missing or the provider cannot be reached. No message quotes what the endpoint
+        answered beyond its status: the endpoint is the tenant's choice.
         """
         _require_fields(new.provider, new.credentials)
-        adapter = email_provider(new.provider, new.credentials, new.config, self._http)
+        adapter = email_provider(
+            new.provider, new.credentials, new.config, self._http, endpoints=self._endpoints
+        )
+        if self._endpoints is not None:
+            self._endpoints.policy.check_account(new.provider, new.credentials, new.config)
         try:
             await adapter.check_credentials()
         except ProviderFailure as exc:
             raise InvalidRequest(
-                f"could not check the credentials with {new.provider}: {exc.detail}",
+                f"could not check the credentials with {new.provider}: {_summary(exc)}",
                 {"failure_class": exc.failure_class.value},
             ) from None
         account_id = new_id()
@@ -81,6 +95,13 @@ class ProviderAccounts:
             created_at=datetime.now(UTC),
         )
         return await self._store.add(account)
+
+
+def _summary(failure: ProviderFailure) -> str:
+    # A transport failure's detail is Homing's own words; an answer's is the status only.
+    if failure.status_code is None:
+        return failure.detail
+    return f"{failure.failure_class.value}, status {failure.status_code}"
 
 
 def _require_fields(provider: str, credentials: dict[str, Any]) -> None:

@@ -14,6 +14,8 @@
     │   ├── InvalidCredentials    the provider rejected the credentials
     │   ├── UnknownProvider       a pinned provider the tenant does not have
     │   ├── UrlRefused            a webhook URL Homing will not call (SSRF guard)
+    │   ├── EndpointRefused       a provider endpoint Homing will not call (not the
+    │   │                         vendor's API, nor allowed by the operator)
     │   └── PayloadTooLarge       a payload over its configured size limit
     ├── Unauthenticated           no usable API key
     ├── Forbidden                 authenticated, but not allowed to do this
@@ -112,6 +114,12 @@ class UrlRefused(InvalidRequest):
     """Homing will not deliver to this URL."""
 
     code = "url_refused"
+
+
+class EndpointRefused(InvalidRequest):
+    """Homing will not call this provider endpoint."""
+
+    code = "endpoint_refused"
 
 
 class PayloadTooLarge(InvalidRequest):

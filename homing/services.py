@@ -23,7 +23,11 @@ from homing.errors import ConfigError
 from homing.inbound.service import Inbound, build_inbound
 from homing.models import Channel, Queue
 from homing.plans import load_plans
+from homing.providers.endpoints import EndpointPolicy
+from homing.providers.guard import EndpointGuard
 from homing.providers.transport import build_client
+from homing.providers.webhook.ssrf import parse_networks
+from homing.providers.webhook.transport import Resolver
 from homing.queue.pacing import Pacer
 from homing.queue.wakeup import PostgresWakeups, Wakeup, asyncpg_dsn
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
@@ -52,6 +56,7 @@ class Services:
     sealer: Sealer
     clock: Clock
     http: httpx.AsyncClient
+    endpoints: EndpointGuard
     tenants: TenantStore
     providers: ProviderStore
     accounts: ProviderAccounts
@@ -66,6 +71,8 @@ class Services:
     batches: BatchStore
     tenant_admin: TenantAdmin
     sandbox: SandboxGuard
+    # The operator's Slack URL is not a provider endpoint: its own client, unguarded.
+    alert_http: httpx.AsyncClient | None = None
     wakeup: Wakeup = field(default_factory=Wakeup)
     pg_wakeups: PostgresWakeups | None = None
 
@@ -80,6 +87,7 @@ class Services:
             self.http,
             self.providers,
             self.limiter,
+            alert_http=self.alert_http,
         )
 
     @cached_property
@@ -110,7 +118,7 @@ class Services:
         """A worker for these channels, sharing this process's pools and wake-ups."""
         s = self.settings
         runner = PassRunner(
-            EmailSender(self.sealer, self.http),
+            EmailSender(self.sealer, self.http, self.endpoints),
             self.clock,
             {Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock)},
             guard=self.sandbox,
@@ -148,6 +156,8 @@ class Services:
         await self.webhooks.aclose()
         await self.inbound.aclose()
         await self.http.aclose()
+        if self.alert_http is not None:
+            await self.alert_http.aclose()
         await self.db.dispose()
 
 
@@ -176,8 +186,11 @@ async def build(
     *,
     clock: Clock | None = None,
     run_migrations: bool = True,
+    provider_resolver: Resolver | None = None,
 ) -> Services:
-    """Open the database (migrating it), the HTTP pool and every store."""
+    """Open the database (migrating it), the HTTP pool and every store.
+
+    ``provider_resolver`` replaces the system's DNS for provider endpoints (tests)."""
     if settings.is_sqlite:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     sealer = build_sealer(settings)
@@ -185,10 +198,17 @@ async def build(
     db = Database(settings.resolved_database_url, pool_size=settings.database_pool_size)
     if run_migrations:
         await migrate(db)
+    sandbox = SandboxGuard(settings.sandbox_url_list)
+    endpoints = EndpointGuard(
+        EndpointPolicy(parse_networks(settings.provider_allowed_network_list), sandbox),
+        provider_resolver,
+    )
     http = build_client(
         settings.provider_timeout_seconds,
         max_connections=max(100, settings.worker_concurrency),
+        guard=endpoints,
     )
+    alert_http = build_client(settings.provider_timeout_seconds, max_connections=10)
     providers = ProviderStore(db)
     tenants = TenantStore(db)
     limiter = build_limiter(settings)
@@ -214,12 +234,13 @@ async def build(
         sealer=sealer,
         clock=clock,
         http=http,
+        endpoints=endpoints,
         tenants=tenants,
         providers=providers,
-        accounts=ProviderAccounts(providers, sealer, http),
+        accounts=ProviderAccounts(providers, sealer, http, endpoints),
         jobs=jobs,
         queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight),
-        alerter=Alerter(http, settings.alert_slack_webhook_url, settings.alert_batch_seconds),
+        alerter=Alerter(alert_http, settings.alert_slack_webhook_url, settings.alert_batch_seconds),
         webhooks=build_webhooks(settings, db, sealer, clock),
         limiter=limiter,
         admission=admission,
@@ -227,7 +248,8 @@ async def build(
         usage=usage,
         batches=batches,
         tenant_admin=TenantAdmin(tenants, usage, admission, clock),
-        sandbox=SandboxGuard(settings.sandbox_url_list),
+        sandbox=sandbox,
+        alert_http=alert_http,
         wakeup=wakeup,
         pg_wakeups=pg_wakeups,
     )

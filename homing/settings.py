@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     # Revocation and suspension must reach every API process within one second.
     auth_cache_seconds: float = Field(default=0.5, ge=0, le=0.9)
     sandbox_urls: str = ""
+    # Provider endpoints (README "Provider endpoints"): ranges a provider's base_url or
+    # SMTP host may reach besides the vendors' official API hosts.
+    provider_allowed_networks: str = Field(default="", max_length=4096)
 
     # Outbound webhooks (README "Webhooks").
     webhook_require_https: bool = True
@@ -95,7 +98,7 @@ class Settings(BaseSettings):
         parse_prices(value)
         return value
 
-    @field_validator("webhook_allowed_networks")
+    @field_validator("webhook_allowed_networks", "provider_allowed_networks")
     @classmethod
     def _cidr_list(cls, value: str) -> str:
         for item in value.split(","):
@@ -107,6 +110,11 @@ class Settings(BaseSettings):
     def webhook_allowed_network_list(self) -> list[str]:
         """HOMING_WEBHOOK_ALLOWED_NETWORKS, comma-separated CIDRs."""
         return [n.strip() for n in self.webhook_allowed_networks.split(",") if n.strip()]
+
+    @property
+    def provider_allowed_network_list(self) -> list[str]:
+        """HOMING_PROVIDER_ALLOWED_NETWORKS, comma-separated CIDRs."""
+        return [n.strip() for n in self.provider_allowed_networks.split(",") if n.strip()]
 
     @field_validator("database_url", "redis_url", "alert_slack_webhook_url", mode="before")
     @classmethod

@@ -47,6 +47,7 @@ def admission_settings(
         "poll_interval_seconds": 0.05,
         "admin_token": ADMIN_TOKEN,
         "redis_key_prefix": unique_prefix(),
+        "provider_allowed_networks": "127.0.0.0/8,::1/128",
     }
     if database_url.startswith("postgresql"):
         values["redis_url"] = REDIS_URL

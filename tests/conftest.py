@@ -102,6 +102,7 @@ def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
     return Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=database_url,
+        provider_allowed_networks="127.0.0.0/8,::1/128",
         data_dir=tmp_path / "data",
         secret_key=secret_key,
         retry_base_seconds=10,

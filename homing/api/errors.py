@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from homing.errors import (
     Conflict,
+    EndpointRefused,
     Forbidden,
     HomingError,
     IdempotencyConflict,
@@ -27,6 +28,7 @@ _STATUS: list[tuple[type[HomingError], int]] = [
     (NotFound, 404),
     (Conflict, 409),
     (PayloadTooLarge, 413),
+    (EndpointRefused, 422),
     (InvalidRequest, 422),
     (Unauthenticated, 401),
     (Forbidden, 403),

@@ -30,13 +30,13 @@ class _Place:
     port: int | None
     path: str
 
+    def serves(self, scheme: str | None, host: str, port: int | None) -> bool:
+        """Same server: host and port, and the scheme unless ``scheme`` is None."""
+        same_scheme = scheme is None or scheme == self.scheme
+        return same_scheme and (self.host, self.port) == (host, port)
+
     def covers(self, other: _Place) -> bool:
-        same_server = (self.scheme, self.host, self.port) == (
-            other.scheme,
-            other.host,
-            other.port,
-        )
-        return same_server and (
+        return self.serves(other.scheme, other.host, other.port) and (
             other.path == self.path or other.path.startswith(self.path.rstrip("/") + "/")
         )
 
@@ -79,6 +79,14 @@ class SandboxGuard:
     def allows(self, destination: str | None) -> bool:
         place = _place(destination) if destination else None
         return place is not None and any(p.covers(place) for p in self._places)
+
+    def serves(self, scheme: str | None, host: str, port: int | None) -> bool:
+        """Whether a sandbox URL names this server (scheme, host and port), whatever the
+        path. ``scheme`` None matches any scheme: a connection's address check knows only
+        the host and port (the provider endpoint guard, ``homing.providers.endpoints``)."""
+        host = host.lower()
+        port = port if port is not None or scheme is None else _DEFAULT_PORTS.get(scheme)
+        return any(p.serves(scheme, host, port) for p in self._places)
 
     def check(self, job: Job, provider: str, destination: str | None) -> None:
         """Raise ProviderFailure when ``job`` is a test job and ``destination`` no sandbox."""

@@ -13,8 +13,10 @@ import httpx
 import orjson
 
 from homing.crypto import Sealer
-from homing.models import EmailContent, Job, ProviderAccount
-from homing.providers.base import OutgoingEmail, SendResult
+from homing.errors import EndpointRefused
+from homing.models import EmailContent, FailureClass, Job, ProviderAccount
+from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.providers.guard import EndpointGuard
 from homing.providers.registry import email_provider
 from homing.store.providers import CREDENTIALS_FIELD
 
@@ -51,9 +53,12 @@ class Sender(Protocol):
 class EmailSender:
     """Sends an email job through one of the tenant's email provider accounts."""
 
-    def __init__(self, sealer: Sealer, http: httpx.AsyncClient) -> None:
+    def __init__(
+        self, sealer: Sealer, http: httpx.AsyncClient, endpoints: EndpointGuard | None = None
+    ) -> None:
         self._sealer = sealer
         self._http = http
+        self._endpoints = endpoints
 
     def supports_idempotency(self, account: ProviderAccount) -> bool:
         from homing.providers.registry import EMAIL_PROVIDERS
@@ -74,8 +79,22 @@ class EmailSender:
         return str(base_url) if base_url else None
 
     async def send(self, account: ProviderAccount, job: Job) -> SendResult:
+        """Send ``job`` through ``account``; an endpoint the guard refuses (checked again
+        here, and at connect time) is ``provider_permanent``: skip this provider."""
+        try:
+            return await self._send(account, job)
+        except EndpointRefused as exc:
+            raise ProviderFailure(
+                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: not sent, {exc.message}"
+            ) from None
+
+    async def _send(self, account: ProviderAccount, job: Job) -> SendResult:
         credentials = open_credentials(self._sealer, account)
-        adapter = email_provider(account.provider, credentials, account.config, self._http)
+        if self._endpoints is not None:
+            self._endpoints.policy.check_account(account.provider, credentials, account.config)
+        adapter = email_provider(
+            account.provider, credentials, account.config, self._http, endpoints=self._endpoints
+        )
         payload = job.payload
         email = OutgoingEmail(
             job_id=job.id,

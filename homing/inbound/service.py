@@ -81,9 +81,12 @@ def build_inbound(
     http: httpx.AsyncClient,
     providers: ProviderStore,
     limiter: RateLimiter,
+    alert_http: httpx.AsyncClient | None = None,
 ) -> Inbound:
+    """The inbound parts. ``http`` reaches providers (domain APIs); ``alert_http``, the
+    operator's Slack URL, which is no provider endpoint (``http`` when not given)."""
     journal = InboundStore(db, clock)
-    alerts = InboundAlerts(http, settings.alert_slack_webhook_url)
+    alerts = InboundAlerts(alert_http or http, settings.alert_slack_webhook_url)
     limits = InboundLimits(
         max_events_per_body=settings.inbound_max_events_per_body,
         events_per_minute=settings.inbound_events_per_minute,

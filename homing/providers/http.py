@@ -36,6 +36,7 @@ __all__ = [
     "seconds_until_epoch",
     "seconds_until_next_utc_midnight",
     "send_request",
+    "status_detail",
     "transport_failure",
 ]
 
@@ -154,6 +155,30 @@ def response_detail(response: httpx.Response, *, secrets: Iterable[str] = ()) ->
     message = " ".join(message.split())
     detail = f"HTTP {response.status_code}" + (f": {message}" if message else "")
     return redact(detail, secrets)[:MAX_DETAIL]
+
+
+_CODE_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_MAX_CODE: Final = 64
+
+
+def _vendor_code(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return None
+    code = body.get("ErrorCode", body.get("name"))
+    if isinstance(code, bool) or not isinstance(code, int | str):
+        return None
+    text = str(code)
+    if not 0 < len(text) <= _MAX_CODE or not set(text) <= _CODE_CHARS:
+        return None
+    return text
+
+
+def status_detail(response: httpx.Response) -> str:
+    """The status and the vendor's error code (Resend's ``name``, Postmark's
+    ``ErrorCode``) and nothing else of the body: what a credential check may show, since
+    the tenant chose the endpoint and its words must not come back through Homing."""
+    code = _vendor_code(json_body(response))
+    return f"HTTP {response.status_code}" + (f", {code}" if code else "")
 
 
 def require_credential(credentials: Mapping[str, Any], key: str, provider: str) -> str:

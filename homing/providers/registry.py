@@ -6,7 +6,7 @@ The API validates and masks tenant input with ``CREDENTIAL_FIELDS`` and
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
@@ -17,6 +17,9 @@ from homing.providers.email.postmark import PostmarkProvider
 from homing.providers.email.resend import ResendProvider
 from homing.providers.email.sendgrid import SendGridProvider
 from homing.providers.email.smtp import SmtpProvider
+
+if TYPE_CHECKING:
+    from homing.providers.guard import EndpointGuard
 
 __all__ = [
     "CREDENTIAL_FIELDS",
@@ -60,15 +63,23 @@ class UnknownEmailProvider(UnknownProvider, KeyError):
 
 
 def email_provider(
-    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+    name: str,
+    credentials: dict[str, Any],
+    config: dict[str, Any],
+    http: httpx.AsyncClient,
+    *,
+    endpoints: EndpointGuard | None = None,
 ) -> EmailProvider:
     """Build the email adapter called ``name``.
 
-    An unknown name raises ``UnknownEmailProvider``, which is both a
-    ``homing.errors.UnknownProvider`` and a ``KeyError``.
+    The HTTP adapters meet ``endpoints`` in ``http``; SMTP gets its socket from it, so it
+    connects only to a checked address. An unknown name raises ``UnknownEmailProvider``,
+    which is both a ``homing.errors.UnknownProvider`` and a ``KeyError``.
     """
     try:
         factory = EMAIL_PROVIDERS[name]
     except KeyError:
         raise UnknownEmailProvider(f"unknown email provider {name!r}") from None
+    if factory is SmtpProvider and endpoints is not None:
+        return SmtpProvider(credentials, config, http, opener=endpoints.open_smtp)
     return factory(credentials, config, http)

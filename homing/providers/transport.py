@@ -13,6 +13,14 @@ because the dispatcher acts on it (DESIGN §3): a failure before the request lef
 ``httpx.ConnectTimeout`` — safe to send elsewhere; a failure after it may have
 reached the provider (read timeout, disconnect, reset) is ``httpx.ReadTimeout``,
 ``httpx.RemoteProtocolError`` or ``httpx.ReadError`` — uncertain.
+
+Two bounds hold for every call through it. A response body is read up to
+``MAX_RESPONSE_BYTES`` and the connection closed after: a provider error fits in far
+less, and an endless answer must not fill the process's memory (what is cut off is
+judged by the status and the part that fits). With an ``EndpointGuard`` (every client
+``homing.services`` builds for providers) each URL passes the endpoint policy before
+the request, each connection goes only to addresses it allows, and a redirect is
+refused as ``EndpointRefused`` rather than returned (DESIGN §6).
 """
 
 from __future__ import annotations
@@ -21,10 +29,18 @@ import asyncio
 import json as json_module
 from collections.abc import Callable, Mapping
 from http.cookiejar import CookieJar
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 import aiohttp
 import httpx
+
+from homing.providers.endpoints import refuse
+
+if TYPE_CHECKING:
+    from homing.providers.guard import EndpointGuard
+
+MAX_RESPONSE_BYTES: Final = 64 * 1024
+_REDIRECTS: Final = range(300, 400)
 
 _BEFORE_SENDING: list[tuple[type[BaseException], type[httpx.TransportError]]] = [
     (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),
@@ -63,9 +79,16 @@ def _timeout(spec: dict[str, float | None]) -> aiohttp.ClientTimeout:
 class AiohttpTransport(httpx.AsyncBaseTransport):
     """One pooled aiohttp session, created on first use inside the running loop."""
 
-    def __init__(self, *, max_connections: int = 100, keepalive_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        *,
+        max_connections: int = 100,
+        keepalive_seconds: float = 5.0,
+        guard: EndpointGuard | None = None,
+    ) -> None:
         self._max_connections = max_connections
         self._keepalive = keepalive_seconds
+        self._guard = guard
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -74,12 +97,14 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 limit=self._max_connections,
                 keepalive_timeout=self._keepalive,
                 ttl_dns_cache=60,
+                resolver=self._guard.resolver() if self._guard is not None else None,
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 auto_decompress=False,
                 skip_auto_headers=("User-Agent",),
                 cookie_jar=aiohttp.DummyCookieJar(),  # see NoCookies
+                trust_env=False,  # no proxy or .netrc from the environment
             )
         return self._session
 
@@ -101,9 +126,12 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         timeout: aiohttp.ClientTimeout,
         request: Callable[[], httpx.Request],
     ) -> tuple[int, list[tuple[str, str]], bytes]:
-        """One request and its whole response: status, headers, body. A failure is
-        raised as the httpx error ``translate`` gives for it (``request`` makes the
-        httpx request it names, only then)."""
+        """One request and its response: status, headers, body (at most
+        ``MAX_RESPONSE_BYTES``). A failure is raised as the httpx error ``translate``
+        gives for it (``request`` makes the httpx request it names, only then); an
+        endpoint the guard refuses, or a redirect under a guard, as ``EndpointRefused``."""
+        if self._guard is not None:
+            self._guard.policy.check_url(url)
         try:
             async with self._client().request(
                 method,
@@ -113,8 +141,15 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 allow_redirects=False,
                 timeout=timeout,
             ) as response:
-                content = await response.read()
-                answer = [(k.decode(), v.decode()) for k, v in response.raw_headers]
+                if self._guard is not None and response.status in _REDIRECTS:
+                    response.close()
+                    raise refuse("redirect", _REDIRECTED.format(response.status))
+                content = await read_capped(response, MAX_RESPONSE_BYTES)
+                answer = [
+                    (k.decode(), v.decode())
+                    for k, v in response.raw_headers
+                    if k.lower() != b"content-encoding"  # the body is kept as it came
+                ]
                 return response.status, answer, content
         except Exception as exc:
             translated = translate(exc, request())
@@ -125,6 +160,28 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
+
+
+_REDIRECTED: Final = (
+    "the provider endpoint answered a redirect (HTTP {}), which Homing does not follow: "
+    "base_url must name the API itself"
+)
+
+
+async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
+    """At most ``cap`` bytes of the body; past that the connection is closed, so the
+    rest is never downloaded (nor kept for reuse)."""
+    parts: list[bytes] = []
+    size = 0
+    while size < cap:
+        chunk = await response.content.read(cap - size)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        size += len(chunk)
+    if not response.content.at_eof():
+        response.close()
+    return b"".join(parts)
 
 
 class NoCookies(CookieJar):
@@ -147,11 +204,13 @@ class ProviderClient(httpx.AsyncClient):
     same httpx error, before or after sending (``translate``)."""
 
     def __init__(self, transport: AiohttpTransport, timeout: httpx.Timeout, **kw: Any) -> None:
+        kw.setdefault("headers", {"Accept-Encoding": "identity"})
         super().__init__(
             transport=transport,
             timeout=timeout,
             follow_redirects=False,
             cookies=NoCookies(),
+            trust_env=False,
             **kw,
         )
         self._aiohttp = transport
@@ -196,10 +255,17 @@ class ProviderClient(httpx.AsyncClient):
         return httpx.Response(status, headers=answer, content=content)
 
 
-def build_client(timeout: float, *, max_connections: int, **kw: Any) -> httpx.AsyncClient:
-    """The pooled client the adapters share: aiohttp underneath, no redirects, no cookies."""
+def build_client(
+    timeout: float,
+    *,
+    max_connections: int,
+    guard: EndpointGuard | None = None,
+    **kw: Any,
+) -> httpx.AsyncClient:
+    """The pooled client the adapters share: aiohttp underneath, no redirects, no cookies,
+    bodies capped; with ``guard``, only endpoints it allows."""
     return ProviderClient(
-        AiohttpTransport(max_connections=max_connections),
+        AiohttpTransport(max_connections=max_connections, guard=guard),
         httpx.Timeout(timeout, connect=min(5.0, timeout)),
         **kw,
     )

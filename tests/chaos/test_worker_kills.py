@@ -182,6 +182,7 @@ async def test_killed_workers_lose_nothing_and_duplicate_only_after_a_kill(
     settings = Settings(
         _env_file=None,
         database_url=postgres_url,  # type: ignore[call-arg]
+        provider_allowed_networks="127.0.0.0/8,::1/128",
         secret_key=key,
         data_dir=tmp_path / "data",
     )
@@ -189,6 +190,7 @@ async def test_killed_workers_lose_nothing_and_duplicate_only_after_a_kill(
     await _truncate(services)
     env = {
         "HOMING_DATABASE_URL": postgres_url,
+        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "HOMING_SECRET_KEY": key,
         "HOMING_DATA_DIR": str(tmp_path / "data"),
         "HOMING_LEASE_SECONDS": "3",

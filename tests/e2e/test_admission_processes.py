@@ -38,6 +38,7 @@ def _env(settings: Settings, secret_key: str) -> dict[str, str]:
     assert settings.admin_token is not None and settings.redis_url is not None
     return {
         "HOMING_DATABASE_URL": settings.resolved_database_url,
+        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "HOMING_DATA_DIR": str(settings.data_dir),
         "HOMING_SECRET_KEY": secret_key,
         "HOMING_REDIS_URL": settings.redis_url,

@@ -25,6 +25,7 @@ from tests.processes import HomingProcess, eventually, free_port, homing_workers
 def _env(settings: Settings, secret_key: str, **extra: str) -> dict[str, str]:
     return {
         "HOMING_DATABASE_URL": settings.resolved_database_url,
+        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "HOMING_DATA_DIR": str(settings.data_dir),
         "HOMING_SECRET_KEY": secret_key,
         "HOMING_POLL_INTERVAL_SECONDS": "0.05",
@@ -71,7 +72,11 @@ async def test_homing_run_accepts_and_delivers_on_the_embedded_default(
     sandbox: SandboxServer, sb: Sandbox, tmp_path: Path
 ) -> None:
     data_dir = tmp_path / "embedded"
-    env = {"HOMING_DATA_DIR": str(data_dir), "HOMING_POLL_INTERVAL_SECONDS": "0.05"}
+    env = {
+        "HOMING_DATA_DIR": str(data_dir),
+        "HOMING_POLL_INTERVAL_SECONDS": "0.05",
+        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
+    }
     created = subprocess.run(
         [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
         env={**HomingProcess([], env, tmp_path / "x").env},

@@ -85,6 +85,7 @@ async def _setup(cluster: PostgresCluster, key: str, sandbox: SandboxServer, tmp
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=cluster.url,
+        provider_allowed_networks="127.0.0.0/8,::1/128",
         secret_key=key,
         data_dir=tmp / "data",
     )
@@ -108,6 +109,7 @@ async def _setup(cluster: PostgresCluster, key: str, sandbox: SandboxServer, tmp
 def _env(cluster: PostgresCluster, key: str, tmp: Path) -> dict[str, str]:
     return {
         "HOMING_DATABASE_URL": cluster.url,
+        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "HOMING_SECRET_KEY": key,
         "HOMING_DATA_DIR": str(tmp / "data"),
         "HOMING_LEASE_SECONDS": "5",

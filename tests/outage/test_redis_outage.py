@@ -45,6 +45,7 @@ async def _outage_services(
     settings = Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'homing.db'}",
+        provider_allowed_networks="127.0.0.0/8,::1/128",
         data_dir=tmp_path / "data",
         secret_key=secret_key,
         redis_url=redis.url,

@@ -43,6 +43,7 @@ def _settings(tmp_path: Path, secret_key: str, silence: float) -> Settings:
     return Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'homing.db'}",
+        provider_allowed_networks="127.0.0.0/8,::1/128",
         data_dir=tmp_path / "data",
         secret_key=secret_key,
         max_attempts=MAX_ATTEMPTS,

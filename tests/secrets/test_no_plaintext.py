@@ -96,6 +96,7 @@ def settings(
     return Settings(
         _env_file=None,  # type: ignore[call-arg]
         database_url=database_url,
+        provider_allowed_networks="127.0.0.0/8,::1/128",
         data_dir=tmp_path / "data",
         secret_key=master_key,
         admin_token=ADMIN_TOKEN,

@@ -40,6 +40,7 @@ async def _check(ops: list[tuple[object, ...]]) -> None:
             Settings(
                 _env_file=None,  # type: ignore[call-arg]
                 database_url=f"sqlite+aiosqlite:///{Path(tmp) / 'h.db'}",
+                provider_allowed_networks="127.0.0.0/8,::1/128",
                 data_dir=Path(tmp),
                 secret_key=generate_master_key(),  # type: ignore[arg-type]
             ),

@@ -21,6 +21,7 @@ from homing.providers.http import (
     response_detail,
     seconds_until_date_in_text,
     send_request,
+    status_detail,
 )
 
 TRANSIENT = FailureClass.TRANSIENT
@@ -177,8 +178,7 @@ class MailgunProvider:
         if response.is_success:
             return
         if response.status_code == 401:
-            detail = response_detail(response, secrets=[self._api_key])
-            raise InvalidCredentials(f"Mailgun rejected the API key ({detail})")
+            raise InvalidCredentials(f"Mailgun rejected the API key ({status_detail(response)})")
         raise self._failure(response)
 
     async def create_domain(self, domain: str) -> DomainInfo:

@@ -19,6 +19,7 @@ from homing.providers.http import (
     require_credential,
     response_detail,
     send_request,
+    status_detail,
 )
 
 TRANSIENT = FailureClass.TRANSIENT
@@ -160,7 +161,7 @@ class PostmarkProvider:
         if response.is_success:
             return
         if response.status_code == 401 or _error_code(response) == BAD_TOKEN:
-            detail = response_detail(response, secrets=[self._api_key])
+            detail = status_detail(response)
             raise InvalidCredentials(f"Postmark rejected the server token ({detail})")
         raise self._failure(response)
 

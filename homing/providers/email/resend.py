@@ -21,6 +21,7 @@ from homing.providers.http import (
     response_detail,
     seconds_until_next_utc_midnight,
     send_request,
+    status_detail,
 )
 
 TRANSIENT = FailureClass.TRANSIENT
@@ -180,7 +181,7 @@ class ResendProvider:
             return
         failure = self._failure(response)
         if failure.failure_class is PROVIDER_PERMANENT and response.status_code in (400, 401, 403):
-            raise InvalidCredentials(f"Resend rejected the API key ({failure.detail})")
+            raise InvalidCredentials(f"Resend rejected the API key ({status_detail(response)})")
         raise failure
 
     async def create_domain(self, domain: str) -> DomainInfo:

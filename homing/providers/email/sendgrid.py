@@ -21,6 +21,7 @@ from homing.providers.http import (
     response_detail,
     seconds_until_epoch,
     send_request,
+    status_detail,
 )
 
 TRANSIENT = FailureClass.TRANSIENT
@@ -162,8 +163,7 @@ class SendGridProvider:
             self._http, self.name, "GET", f"{self._base_url}/v3/scopes", headers=self._headers()
         )
         if response.status_code in (401, 403):
-            detail = response_detail(response, secrets=[self._api_key])
-            raise InvalidCredentials(f"SendGrid rejected the API key ({detail})")
+            raise InvalidCredentials(f"SendGrid rejected the API key ({status_detail(response)})")
         if not response.is_success:
             raise self._failure(response)
         body = json_body(response)

@@ -7,9 +7,10 @@ a drop is transient; during DATA the server may already have queued the message.
 
 from __future__ import annotations
 
+import socket
 import ssl
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from email.message import EmailMessage
 from email.policy import SMTP as SMTP_POLICY
 from email.utils import formatdate
@@ -48,6 +49,10 @@ DEFAULT_TIMEOUT: Final = 30.0
 # cannot be placed before or after the content: count it as possibly accepted.
 _PHASE_BEFORE_DATA: Final = "before DATA"
 _PHASE_DATA: Final = "during DATA"
+
+# Opens the TCP connection to a checked address of (host, port), within a timeout
+# (``homing.providers.guard.EndpointGuard.open_smtp``).
+SocketOpener = Callable[[str, int, float | None], Awaitable[socket.socket]]
 
 
 def classify_reply(code: int, message: str) -> FailureClass:
@@ -115,9 +120,15 @@ class SmtpProvider:
     supports_idempotency: ClassVar[bool] = False
 
     def __init__(
-        self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+        self,
+        credentials: dict[str, Any],
+        config: dict[str, Any],
+        http: httpx.AsyncClient,
+        *,
+        opener: SocketOpener | None = None,
     ) -> None:
         del http  # SMTP needs no HTTP client; accepted to keep one factory signature
+        self._opener = opener
         self._host = str(credentials.get("host") or "")
         if not self._host:
             raise InvalidCredentials("SMTP credentials need a non-empty 'host'")
@@ -142,10 +153,22 @@ class SmtpProvider:
     def __repr__(self) -> str:
         return f"SmtpProvider(host={self._host!r}, port={self._port!r})"
 
-    def _client(self) -> aiosmtplib.SMTP:
+    async def _client(self) -> aiosmtplib.SMTP:
+        """A client for the server; with an opener, on the socket it connected (TLS
+        still verifies the host name)."""
+        if self._opener is None:
+            return self._smtp(port=self._port)
+        sock = await self._opener(self._host, self._port, self._timeout)
+        try:
+            return self._smtp(sock=sock)
+        except ValueError:
+            sock.close()
+            raise
+
+    def _smtp(self, **where: Any) -> aiosmtplib.SMTP:
         return aiosmtplib.SMTP(
             hostname=self._host,
-            port=self._port,
+            **where,
             username=self._username,
             password=self._password if self._username else None,
             local_hostname=self._local_hostname,
@@ -161,8 +184,11 @@ class SmtpProvider:
         # The envelope carries the bare addresses of the one mailbox each header names.
         to, from_ = mailboxes(email.content, "smtp")
         sender, recipient = from_.address, to.address
-        client = self._client()
         phase = _PHASE_BEFORE_DATA
+        try:
+            client = await self._client()
+        except OSError as exc:
+            raise self._failure(exc, phase) from exc
         try:
             await client.connect()
             await client.mail(sender)
@@ -176,20 +202,23 @@ class SmtpProvider:
         return SendResult(message_id, reply.code)
 
     async def check_credentials(self) -> None:
-        """Connect, EHLO, STARTTLS when configured, AUTH when a username is set, then QUIT."""
-        client = self._client()
+        """Connect, EHLO, STARTTLS when configured, AUTH when a username is set, then QUIT.
+
+        A refusal names the reply code only, never the server's text."""
+        try:
+            client = await self._client()
+        except OSError as exc:
+            raise self._failure(exc, _PHASE_BEFORE_DATA) from exc
         try:
             await client.connect()
             if client.is_ehlo_or_helo_needed:
                 await client.ehlo()
         except aiosmtplib.SMTPAuthenticationError as exc:
-            raise InvalidCredentials(
-                f"SMTP server rejected the login ({self._detail(exc)})"
-            ) from exc
+            raise InvalidCredentials(f"SMTP server rejected the login (reply {exc.code})") from exc
         except (aiosmtplib.SMTPException, OSError) as exc:
             failure = self._failure(exc, _PHASE_BEFORE_DATA)
             if failure.failure_class is PROVIDER_PERMANENT:
-                raise InvalidCredentials(f"SMTP server refused ({failure.detail})") from exc
+                raise InvalidCredentials(f"SMTP server refused ({_code(exc)})") from exc
             raise failure from exc
         finally:
             await _close(client)
@@ -218,6 +247,12 @@ class SmtpProvider:
             return ProviderFailure(TRANSIENT, detail)
         # Other SMTPException: e.g. no AUTH offered on this connection — configuration.
         return ProviderFailure(PROVIDER_PERMANENT, detail)
+
+
+def _code(exc: BaseException) -> str:
+    if isinstance(exc, aiosmtplib.SMTPResponseException):
+        return f"reply {exc.code}"
+    return type(exc).__name__
 
 
 async def _close(client: aiosmtplib.SMTP) -> None:

@@ -18,7 +18,7 @@ from homing.models import FailureClass, Job, ProviderAccount
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.http import parse_retry_after
 from homing.providers.webhook.ssrf import UrlPolicy, check_url
-from homing.providers.webhook.transport import AddressRefused, WebhookClients
+from homing.providers.webhook.transport import AddressRefused, WebhookClients, read_capped
 from homing.store.webhooks import WebhookStore
 from homing.webhooks.message import EVENT_TYPE_HEADER, RESERVED_HEADERS, WebhookMessage
 from homing.webhooks.message import read_message as read_webhook_message
@@ -167,23 +167,11 @@ class WebhookSender:
                 FailureClass.TRANSIENT, f"connection failed ({type(exc).__name__})"
             ) from None
         try:
-            raw = await self._read_capped(response)
+            raw = await read_capped(response, self._excerpt_bytes)
         finally:
             await response.aclose()
         retry_after = parse_retry_after(response.headers.get("Retry-After"), now=self._clock.now())
         return response.status_code, _excerpt(raw, self._excerpt_bytes), retry_after
-
-    async def _read_capped(self, response: httpx.Response) -> bytes:
-        """At most the excerpt's size of the body; a huge answer is not downloaded."""
-        raw = b""
-        try:
-            async for chunk in response.aiter_raw():
-                raw += chunk
-                if len(raw) >= self._excerpt_bytes:
-                    break
-        except httpx.HTTPError:
-            pass  # the status already says what happened; the excerpt is best effort
-        return raw
 
 
 def _status_detail(status: int) -> str:

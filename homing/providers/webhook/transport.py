@@ -25,15 +25,39 @@ from homing.providers.transport import NoCookies
 from homing.providers.webhook.ssrf import AddressPolicy, IPAddress, Refusal
 
 __all__ = [
+    "MAX_RESPONSE_BYTES",
     "AddressRefused",
     "GuardedBackend",
     "GuardedTransport",
     "Resolver",
     "SystemResolver",
     "guarded_client",
+    "read_capped",
 ]
 
 USER_AGENT = f"homing-webhooks/{__version__}"
+# The most of a receiver's body ever read: what is kept is an excerpt, and an endless
+# answer must not fill the worker's memory (issue 12, item 4).
+MAX_RESPONSE_BYTES = 64 * 1024
+
+
+async def read_capped(response: httpx.Response, cap: int = MAX_RESPONSE_BYTES) -> bytes:
+    """At most ``cap`` bytes of a streamed response's body (never more than
+    ``MAX_RESPONSE_BYTES``); the caller closes the response, which drops a connection
+    whose body was not read to the end. A body that breaks off is kept as far as it
+    came: the status already says what happened."""
+    cap = max(0, min(cap, MAX_RESPONSE_BYTES))
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_raw():
+            if size >= cap:
+                break
+            parts.append(chunk[: cap - size])
+            size += len(parts[-1])
+    except httpx.HTTPError:
+        pass
+    return b"".join(parts)
 
 
 class AddressRefused(Exception):
