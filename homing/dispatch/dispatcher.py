@@ -6,7 +6,15 @@ from collections.abc import Mapping, Sequence
 
 from homing.clock import Clock
 from homing.dispatch.passes import PassResult, PassRunner, candidates
-from homing.dispatch.policy import Decision, Defer, GiveUp, Retry, RetryPolicy, decide
+from homing.dispatch.policy import (
+    CALL_LIMIT,
+    Decision,
+    Defer,
+    GiveUp,
+    Retry,
+    RetryPolicy,
+    decide,
+)
 from homing.models import ClaimedJob, FailureClass, ProviderAccount, Queue
 from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
@@ -47,6 +55,17 @@ class Dispatcher:
                 "worker_lost",
                 job.skipped_providers,
             )
+        if claimed.provider_calls >= policy.max_provider_calls:
+            # Reached before this claim (the limit was lowered since): no more calls.
+            return Failed(
+                job.id,
+                claimed.claim_token,
+                (),
+                number,
+                f"gave up after {claimed.provider_calls} provider calls, the most one job may make",
+                CALL_LIMIT,
+                job.skipped_providers,
+            )
         usable = candidates(job, accounts)
         result = await self._runner.run(job, number, usable)
         if result.accepted_by is not None:
@@ -69,6 +88,7 @@ class Dispatcher:
                 result.failures,
                 providers_left=left,
                 deferred_so_far=claimed.deferred_seconds,
+                calls_so_far=claimed.provider_calls + result.calls,
             )
         return self._outcome(claimed, result, decision, skipped)
 
@@ -114,6 +134,7 @@ class Dispatcher:
                 skipped,
                 refund=True,
                 deferred_seconds=decision.delay,
+                provider_calls=result.calls,
             )
         assert isinstance(decision, Retry)
         return Rescheduled(
@@ -125,6 +146,7 @@ class Dispatcher:
             decision.error,
             decision.error_class,
             skipped,
+            provider_calls=result.calls,
         )
 
 
