@@ -43,29 +43,9 @@ class Dispatcher:
         job = claimed.job
         number = claimed.attempt_number
         policy = self._policies.get(job.queue, self._default)
-        if number > policy.max_attempts:
-            # The attempt counter moves at claim time: a job whose workers keep
-            # dying before they record anything still ends in the dead-letter queue.
-            return Failed(
-                job.id,
-                claimed.claim_token,
-                (),
-                policy.max_attempts,
-                "lease expired on every attempt (worker lost)",
-                "worker_lost",
-                job.skipped_providers,
-            )
-        if claimed.provider_calls >= policy.max_provider_calls:
-            # Reached before this claim (the limit was lowered since): no more calls.
-            return Failed(
-                job.id,
-                claimed.claim_token,
-                (),
-                number,
-                f"gave up after {claimed.provider_calls} provider calls, the most one job may make",
-                CALL_LIMIT,
-                job.skipped_providers,
-            )
+        spent = _spent(claimed, policy)
+        if spent is not None:
+            return spent
         usable = candidates(job, accounts)
         result = await self._runner.run(job, number, usable)
         if result.accepted_by is not None:
@@ -148,6 +128,35 @@ class Dispatcher:
             skipped,
             provider_calls=result.calls,
         )
+
+
+def _spent(claimed: ClaimedJob, policy: RetryPolicy) -> Failed | None:
+    """The job's end, without a pass, when it has nothing left to spend."""
+    job = claimed.job
+    if claimed.attempt_number > policy.max_attempts:
+        # The attempt counter moves at claim time: a job whose workers keep
+        # dying before they record anything still ends in the dead-letter queue.
+        return Failed(
+            job.id,
+            claimed.claim_token,
+            (),
+            policy.max_attempts,
+            "lease expired on every attempt (worker lost)",
+            "worker_lost",
+            job.skipped_providers,
+        )
+    if claimed.provider_calls >= policy.max_provider_calls:
+        # Reached before this claim (the limit was lowered since): no more calls.
+        return Failed(
+            job.id,
+            claimed.claim_token,
+            (),
+            claimed.attempt_number,
+            f"gave up after {claimed.provider_calls} provider calls, the most one job may make",
+            CALL_LIMIT,
+            job.skipped_providers,
+        )
+    return None
 
 
 def _skipped_after(
