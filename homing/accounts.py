@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from homing.crypto import Sealer, mask
+from homing.crypto import Sealer, mask, mask_password
 from homing.dispatch.senders import seal_credentials
 from homing.errors import InvalidRequest
 from homing.models import Channel, ProviderAccount, new_id
@@ -37,12 +37,22 @@ class NewProvider:
     enabled: bool = True
 
 
+# Chosen by a human, so no part of them is shown (``mask_password``).
+PASSWORD_FIELDS = frozenset({"password"})
+
+
 def credentials_preview(credentials: dict[str, Any]) -> str:
-    """Non-secret fields in clear, secret ones masked: ``api_key=re_…9f2c``."""
+    """Non-secret fields in clear, secret ones masked: ``api_key=re_…9f2c``,
+    ``password=********``."""
     parts = []
     for key in sorted(credentials):
-        value = credentials[key]
-        shown = mask(str(value)) if key in SECRET_CREDENTIAL_FIELDS else str(value)
+        value = str(credentials[key])
+        if key in PASSWORD_FIELDS:
+            shown = mask_password(value)
+        elif key in SECRET_CREDENTIAL_FIELDS:
+            shown = mask(value)
+        else:
+            shown = value
         parts.append(f"{key}={shown}")
     return ", ".join(parts)
 

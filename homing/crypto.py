@@ -3,7 +3,11 @@
 - ``Sealer``: AES-256-GCM with a key id; the associated data binds each ciphertext
   to its table, row and field, so a ciphertext copied elsewhere does not open.
 - API keys: high-entropy ``hk_…`` tokens stored as SHA-256, compared in constant time.
-- ``mask``: the only place a plaintext secret is shown again, as ``sk_…9f2c``.
+- ``Sealer.request_hash``: the fingerprint an idempotent request is stored with, an
+  HMAC-SHA256 under a subkey HKDF derives from the master key (never the AES key
+  itself), so a database reader cannot test guesses of a tenant's headers or body.
+- ``mask``: the only place a plaintext secret is shown again, as ``sk_…9f2c`` for a
+  vendor-issued key; ``mask_password`` for anything a human chose, which shows nothing.
 """
 
 from __future__ import annotations
@@ -18,13 +22,34 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from homing.errors import ConfigError, DecryptionError
 
 _FORMAT = "v1"
 API_KEY_PREFIX = "hk_"
 TEST_API_KEY_PREFIX = "hk_test_"
+# "h2:<key id>:<base64url HMAC>" (59 characters). Hashes stored before it are the bare
+# hex SHA-256 of the same canonical bytes; they still match (``RequestHash.accepted``).
+REQUEST_HASH_VERSION = "h2"
+_REQUEST_HASH_INFO = b"homing:request-hash:v2"
+
+
+def derive_subkey(key: bytes, info: bytes) -> bytes:
+    """A 32-byte key for one purpose (``info``), derived from a master key with HKDF."""
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(key)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestHash:
+    """An idempotent request's fingerprint: ``stored`` goes with a new job; a stored
+    job whose hash is any of ``accepted`` was the same request (under the current
+    key, a previous master key, or the unkeyed SHA-256 stored before the HMAC)."""
+
+    stored: str
+    accepted: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +102,10 @@ class Sealer:
         self._keys = {current.key_id: current}
         for key in previous:
             self._keys.setdefault(key.key_id, key)
+        # Current key first; derived once, as a request is hashed under each.
+        self._request_keys = {
+            key_id: derive_subkey(key.key, _REQUEST_HASH_INFO) for key_id, key in self._keys.items()
+        }
 
     def __repr__(self) -> str:
         return f"Sealer(current={self._current.key_id!r}, keys={len(self._keys)})"
@@ -109,6 +138,20 @@ class Sealer:
     def key_id_of(self, sealed: str) -> str:
         return sealed.split(":")[1]
 
+    def request_hash(self, canonical: bytes) -> RequestHash:
+        """The fingerprint of one request's canonical bytes (see ``RequestHash``).
+
+        After a rotation, jobs hashed under a previous key still match while that key
+        is in ``HOMING_PREVIOUS_SECRET_KEYS``; once it is removed they answer as a
+        conflict rather than a replay (nothing is sent twice either way).
+        """
+        forms = [
+            f"{REQUEST_HASH_VERSION}:{key_id}:{_b64(hmac.digest(key, canonical, 'sha256'))}"
+            for key_id, key in self._request_keys.items()
+        ]
+        legacy = hashlib.sha256(canonical).hexdigest()
+        return RequestHash(forms[0], frozenset([*forms, legacy]))
+
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
@@ -139,9 +182,27 @@ def constant_time_equals(a: str | bytes, b: str | bytes) -> bool:
     return hmac.compare_digest(left, right)
 
 
+# Prefixes vendors put on the keys they issue: safe to show, and they say whose key it is.
+# Anything else (a prefix a human typed, "Acme_…") is not shown.
+VENDOR_KEY_PREFIXES = ("whsec_", "hk_test_", "hk_", "sk_", "pk_", "re_", "SG.", "key-")
+PASSWORD_MASK = "********"
+
+
 def mask(secret: str) -> str:
-    """``sk_live_abcdef9f2c`` → ``sk_…9f2c``; short secrets show nothing of themselves."""
+    """An issued key as its vendor prefix and last 4: ``sk_live_abcdef9f2c`` →
+    ``sk_…9f2c``, ``Acme_Winter2024`` → ``…2024``; short secrets show nothing.
+
+    Use ``mask_password`` for anything a human chose: its end is no safer than its start.
+    """
     if len(secret) < 12:
         return "…" + "*" * 4
-    head = secret.split("_", 1)[0] + "_" if "_" in secret[:8] else secret[:2]
+    head = next((p for p in VENDOR_KEY_PREFIXES if secret.startswith(p)), "")
+    if head == "hk_test_":
+        head = "hk_"
     return f"{head}…{secret[-4:]}"
+
+
+def mask_password(_secret: str) -> str:
+    """A human-chosen secret (an SMTP or basic-auth password) is shown as a fixed mask:
+    nothing of its length, its start or its end."""
+    return PASSWORD_MASK

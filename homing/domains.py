@@ -9,7 +9,6 @@ sender then fails as ``message_permanent``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Final, TypeVar
@@ -30,7 +29,9 @@ from homing.store.domains import DomainStore, SendingDomain
 from homing.store.providers import ProviderStore
 
 _T = TypeVar("_T")
-_NAME: Final = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
+_MAX_NAME: Final = 253
+_LABEL: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+_LETTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz")
 
 
 class DomainNotVerified(InvalidRequest):
@@ -47,10 +48,27 @@ class ProviderRefused(InvalidRequest):
 
 def domain_name(value: str) -> str:
     """A lower-case DNS name without a trailing dot; InvalidRequest otherwise."""
-    name = value.strip().lower().rstrip(".")
-    if not _NAME.match(name):
-        raise InvalidRequest("not a domain name", {"domain": value})
+    name = value[: _MAX_NAME + 2].strip().lower().rstrip(".")
+    if len(value) > _MAX_NAME + 2 or not _is_domain_name(name):
+        raise InvalidRequest("not a domain name", {"domain": value[:_MAX_NAME]})
     return name
+
+
+def _is_domain_name(name: str) -> bool:
+    """Two or more labels of 1-63 letters, digits or inner ``-``, the last 2-63 letters;
+    253 characters at most. Checked label by label, linear in the length."""
+    labels = name.split(".")
+    if not 0 < len(name) <= _MAX_NAME or len(labels) < 2:
+        return False
+    last = labels[-1]
+    return (
+        all(
+            0 < len(x) <= 63 and x[0] != "-" and x[-1] != "-" and _LABEL.issuperset(x)
+            for x in labels
+        )
+        and len(last) >= 2
+        and _LETTERS.issuperset(last)
+    )
 
 
 def sender_domain(sender: str) -> str:

@@ -214,3 +214,4 @@ class ClaimedJob:
     claim_token: str
     attempt_number: int
     deferred_seconds: float
+    provider_calls: int = 0

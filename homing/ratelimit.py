@@ -26,9 +26,9 @@ import logging
 import math
 import os
 import time
-from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 import redis.asyncio as aioredis
@@ -211,18 +211,39 @@ def _decision(window: _Window, cost: int, limit: int, per_seconds: int) -> RateD
     return RateDecision(allowed, limit, remaining, reset_at)
 
 
-class _MemoryWindows:
-    """Each key's requests in a deque of monotonic times, oldest first."""
+# In-memory windows kept at most (least recently used evicted first), and how many
+# takes pass between sweeps of the windows whose every request has left them.
+MAX_MEMORY_WINDOWS = 100_000
+SWEEP_EVERY = 10_000
 
-    def __init__(self) -> None:
-        self._windows: dict[str, deque[float]] = {}
+
+@dataclass(slots=True)
+class _Held:
+    """One key's requests (monotonic times, oldest first) and its longest span."""
+
+    span: float
+    hits: deque[float] = field(default_factory=deque)
+
+
+class _MemoryWindows:
+    """Each key's requests in a deque, kept while any of them is inside the longest
+    window the key was used with (a rule may span a day), for at most ``max_keys``
+    keys: past that, the least recently used key is dropped, so memory is bounded."""
+
+    def __init__(
+        self, *, max_keys: int = MAX_MEMORY_WINDOWS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._windows: OrderedDict[str, _Held] = OrderedDict()
+        self._max_keys = max_keys
+        self._clock = clock
         self._takes = 0
 
     async def take(
         self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
     ) -> list[_Window]:
-        now = time.monotonic()
-        hits = self._windows.setdefault(key, deque())
+        now = self._clock()
+        held = self._held(key, per_seconds)
+        hits = held.hits
         while hits and hits[0] <= now - per_seconds:
             hits.popleft()
         windows = []
@@ -232,13 +253,24 @@ class _MemoryWindows:
                 hits.extend([now] * cost)
             windows.append(_Window(allowed, len(hits), hits[0] if hits else None, now))
         self._takes += 1
-        if self._takes % 10_000 == 0:
+        if self._takes % SWEEP_EVERY == 0:
             self._forget_idle(now)
         return windows
 
+    def _held(self, key: str, per_seconds: int) -> _Held:
+        held = self._windows.get(key)
+        if held is None:
+            held = self._windows[key] = _Held(float(per_seconds))
+            while len(self._windows) > self._max_keys:
+                self._windows.popitem(last=False)
+        else:
+            self._windows.move_to_end(key)
+            held.span = max(held.span, per_seconds)
+        return held
+
     def _forget_idle(self, now: float) -> None:
-        """Drop keys with no request in the last hour (no window is that long)."""
-        idle = [k for k, hits in self._windows.items() if not hits or hits[-1] < now - 3600]
+        """Drop keys none of whose requests is still inside its longest window."""
+        idle = [k for k, h in self._windows.items() if not h.hits or h.hits[-1] <= now - h.span]
         for key in idle:
             del self._windows[key]
 
@@ -305,9 +337,12 @@ class _RedisWindows:
         await self._client.aclose()
 
 
-def memory_limiter() -> RateLimiter:
-    """Windows in this process's memory: right for one process."""
-    return RateLimiter(_MemoryWindows())
+def memory_limiter(
+    *, max_keys: int = MAX_MEMORY_WINDOWS, clock: Callable[[], float] = time.monotonic
+) -> RateLimiter:
+    """Windows in this process's memory: right for one process. At most ``max_keys``
+    windows are kept; ``clock`` (monotonic seconds) is for tests."""
+    return RateLimiter(_MemoryWindows(max_keys=max_keys, clock=clock))
 
 
 def redis_limiter(

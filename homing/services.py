@@ -102,6 +102,7 @@ class Services:
             base_seconds=s.retry_base_seconds,
             max_seconds=s.retry_max_seconds,
             max_deferral_seconds=s.max_deferral_seconds,
+            max_provider_calls=s.max_provider_calls_per_job,
         )
 
     def platform_retry_policy(self) -> RetryPolicy:
@@ -112,6 +113,7 @@ class Services:
             base_seconds=s.platform_retry_base_seconds,
             max_seconds=s.platform_retry_max_seconds,
             max_deferral_seconds=s.max_deferral_seconds,
+            max_provider_calls=s.max_provider_calls_per_job,
         )
 
     def worker(self, channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK)) -> Worker:

@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     platform_retry_max_seconds: float = Field(default=60.0, gt=0)
     lease_seconds: float = Field(default=60.0, gt=0)
     max_deferral_seconds: float = Field(default=86400.0, gt=0)
+    # What one job may cost, whatever providers answer (README "Delivery rules").
+    max_provider_calls_per_job: int = Field(default=50, ge=1, le=10_000)
 
     worker_concurrency: int = Field(default=512, ge=1, le=10000)
     claim_batch_size: int = Field(default=50, ge=1, le=1000)

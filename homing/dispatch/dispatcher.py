@@ -6,7 +6,15 @@ from collections.abc import Mapping, Sequence
 
 from homing.clock import Clock
 from homing.dispatch.passes import PassResult, PassRunner, candidates
-from homing.dispatch.policy import Decision, Defer, GiveUp, Retry, RetryPolicy, decide
+from homing.dispatch.policy import (
+    CALL_LIMIT,
+    Decision,
+    Defer,
+    GiveUp,
+    Retry,
+    RetryPolicy,
+    decide,
+)
 from homing.models import ClaimedJob, FailureClass, ProviderAccount, Queue
 from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
@@ -35,18 +43,9 @@ class Dispatcher:
         job = claimed.job
         number = claimed.attempt_number
         policy = self._policies.get(job.queue, self._default)
-        if number > policy.max_attempts:
-            # The attempt counter moves at claim time: a job whose workers keep
-            # dying before they record anything still ends in the dead-letter queue.
-            return Failed(
-                job.id,
-                claimed.claim_token,
-                (),
-                policy.max_attempts,
-                "lease expired on every attempt (worker lost)",
-                "worker_lost",
-                job.skipped_providers,
-            )
+        spent = _spent(claimed, policy)
+        if spent is not None:
+            return spent
         usable = candidates(job, accounts)
         result = await self._runner.run(job, number, usable)
         if result.accepted_by is not None:
@@ -69,6 +68,7 @@ class Dispatcher:
                 result.failures,
                 providers_left=left,
                 deferred_so_far=claimed.deferred_seconds,
+                calls_so_far=claimed.provider_calls + result.calls,
             )
         return self._outcome(claimed, result, decision, skipped)
 
@@ -114,6 +114,7 @@ class Dispatcher:
                 skipped,
                 refund=True,
                 deferred_seconds=decision.delay,
+                provider_calls=result.calls,
             )
         assert isinstance(decision, Retry)
         return Rescheduled(
@@ -125,7 +126,37 @@ class Dispatcher:
             decision.error,
             decision.error_class,
             skipped,
+            provider_calls=result.calls,
         )
+
+
+def _spent(claimed: ClaimedJob, policy: RetryPolicy) -> Failed | None:
+    """The job's end, without a pass, when it has nothing left to spend."""
+    job = claimed.job
+    if claimed.attempt_number > policy.max_attempts:
+        # The attempt counter moves at claim time: a job whose workers keep
+        # dying before they record anything still ends in the dead-letter queue.
+        return Failed(
+            job.id,
+            claimed.claim_token,
+            (),
+            policy.max_attempts,
+            "lease expired on every attempt (worker lost)",
+            "worker_lost",
+            job.skipped_providers,
+        )
+    if claimed.provider_calls >= policy.max_provider_calls:
+        # Reached before this claim (the limit was lowered since): no more calls.
+        return Failed(
+            job.id,
+            claimed.claim_token,
+            (),
+            claimed.attempt_number,
+            f"gave up after {claimed.provider_calls} provider calls, the most one job may make",
+            CALL_LIMIT,
+            job.skipped_providers,
+        )
+    return None
 
 
 def _skipped_after(

@@ -77,6 +77,7 @@ class PassResult:
     skip: list[str] = field(default_factory=list)
     only: str | None = None
     uncertain_give_up: bool = False
+    calls: int = 0  # sends attempted (a paced or refused provider is not called)
 
 
 class PassRunner:
@@ -121,6 +122,7 @@ class PassRunner:
                 if job.test:
                     self._guard.check(job, account.provider, destination(sender, account, job))
                 await self._pace(account, job)
+                outcome.calls += 1
                 result = await sender.send(account, job)
             except ProviderFailure as exc:
                 failure = exc

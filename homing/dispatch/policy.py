@@ -1,4 +1,10 @@
-"""The retry policy, as pure functions: what happens to a job after one pass."""
+"""The retry policy, as pure functions: what happens to a job after one pass.
+
+Two bounds hold whatever a provider answers: every deferral waits at least
+``MIN_DEFERRAL_SECONDS`` (a ``Retry-After: 0`` or a date in the past cannot make a job
+loop at the poll interval), and a job that has cost ``max_provider_calls`` calls is
+given up (``CALL_LIMIT``) instead of deferred or retried again.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,9 @@ from dataclasses import dataclass
 
 from homing.models import FailureClass
 
+MIN_DEFERRAL_SECONDS = 1.0
+CALL_LIMIT = "call_limit"
+
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
@@ -16,6 +25,7 @@ class RetryPolicy:
     max_seconds: float
     max_deferral_seconds: float
     default_throttle_seconds: float = 1.0
+    max_provider_calls: int = 50
 
 
 def backoff(
@@ -71,13 +81,41 @@ def decide(
     *,
     providers_left: int,
     deferred_so_far: float,
+    calls_so_far: int = 0,
     rand: Callable[[], float] = random.random,
 ) -> Decision:
     """Next step for a job whose pass ``attempt`` found no provider that accepted it.
 
     ``providers_left`` counts the candidates that remain usable for later passes
-    (those not skipped as provider_permanent).
+    (those not skipped as provider_permanent); ``calls_so_far`` the provider calls the
+    job has made, this pass's included.
     """
+    decision = _next_step(policy, attempt, failures, providers_left, deferred_so_far, rand)
+    if not isinstance(decision, GiveUp) and calls_so_far >= policy.max_provider_calls:
+        return GiveUp(
+            f"gave up after {calls_so_far} provider calls, the most one job may make: "
+            f"{decision.error}",
+            CALL_LIMIT,
+        )
+    return decision
+
+
+def deferral(waits: Sequence[float], default: float) -> float:
+    """How long to defer for these ``Retry-After`` waits: the earliest, at least
+    ``MIN_DEFERRAL_SECONDS`` (also for NaN or a negative wait)."""
+    # "w >= floor" is False for NaN too, so NaN floors rather than poisoning min().
+    floored = [w if w >= MIN_DEFERRAL_SECONDS else MIN_DEFERRAL_SECONDS for w in waits]
+    return min(floored) if floored else max(default, MIN_DEFERRAL_SECONDS)
+
+
+def _next_step(
+    policy: RetryPolicy,
+    attempt: int,
+    failures: Sequence[PassFailure],
+    providers_left: int,
+    deferred_so_far: float,
+    rand: Callable[[], float],
+) -> Decision:
     if not failures:
         return GiveUp("no enabled provider for this channel", "no_provider")
     last = failures[-1]
@@ -88,7 +126,7 @@ def decide(
         return GiveUp(last.detail, last.failure_class.value)
     if all(f.failure_class is FailureClass.THROTTLED for f in failures):
         waits = [f.retry_after for f in failures if f.retry_after is not None]
-        delay = max(0.0, min(waits)) if waits else policy.default_throttle_seconds
+        delay = deferral(waits, policy.default_throttle_seconds)
         if deferred_so_far + delay > policy.max_deferral_seconds:
             return GiveUp(f"throttled beyond the maximum deferral: {last.detail}", "throttled")
         return Defer(delay, last.detail)

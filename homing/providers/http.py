@@ -8,7 +8,6 @@ accepted the message.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -51,7 +50,12 @@ _NEVER_SENT: Final = (
     httpx.ProxyError,
     httpx.LocalProtocolError,
 )
-_TRY_AGAIN_AFTER: Final = re.compile(r"try again after\s+(.+?)\s*$", re.IGNORECASE)
+_TRY_AGAIN_AFTER: Final = "try again after"
+# A provider's message is attacker text as far as we know: only this much of it is
+# searched for a retry hint, and a date longer than any RFC 2822 date is not parsed.
+MAX_HINT_TEXT: Final = 2048
+_MAX_DATE_TEXT: Final = 64
+_ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def transport_failure(provider: str, exc: httpx.TransportError) -> ProviderFailure:
@@ -222,9 +226,26 @@ def seconds_until_epoch(value: str | None, *, now: float | None = None) -> float
 
 
 def seconds_until_date_in_text(text: str, *, now: float | None = None) -> float | None:
-    """Seconds until the RFC 2822 date in "… try again after <date>" (Mailgun's 429 text)."""
-    match = _TRY_AGAIN_AFTER.search(text.strip())
-    return _seconds_until(match.group(1).rstrip("."), now) if match else None
+    """Seconds until the RFC 2822 date in "… try again after <date>" (Mailgun's 429 text).
+
+    Linear in the text, of which at most ``MAX_HINT_TEXT`` characters are read.
+    """
+    date = _date_after_phrase(text[:MAX_HINT_TEXT])
+    if date is None or len(date) > _MAX_DATE_TEXT:
+        return None
+    return _seconds_until(date, now)
+
+
+def _date_after_phrase(text: str) -> str | None:
+    """What follows the first "try again after" + whitespace (any letter case), stripped."""
+    lowered = text.translate(_ASCII_LOWER)  # ASCII only, so indices stay aligned
+    start = lowered.find(_TRY_AGAIN_AFTER)
+    while start != -1:
+        end = start + len(_TRY_AGAIN_AFTER)
+        if text[end : end + 1].isspace():
+            return text[end:].strip().rstrip(".") or None
+        start = lowered.find(_TRY_AGAIN_AFTER, end)
+    return None
 
 
 def seconds_until_next_utc_midnight(*, now: float | None = None) -> float:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -81,6 +81,8 @@ class NewJob:
     request_hash: str | None = None
     test: bool = False
     ordering_key: str | None = None
+    # Stored hashes that also mean this request (previous keys, the pre-HMAC form).
+    request_aliases: frozenset[str] = field(default=frozenset(), repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,6 +385,7 @@ def entry_row(job_row: Any, epoch: float) -> dict[str, Any]:
         "available_at": epoch,
         "attempts": 0,
         "deferred_seconds": 0.0,
+        "provider_calls": 0,
         "claim_token": None,
         "created_at": epoch,
         "ordering_key": job_row.get("ordering_key"),
@@ -392,7 +395,8 @@ def entry_row(job_row: Any, epoch: float) -> dict[str, Any]:
 
 def replay(prior: Any, new: NewJob) -> Accepted:
     """The prior job for a repeated Idempotency-Key, or IdempotencyConflict."""
-    if prior.request_hash != new.request_hash:
+    same = prior.request_hash == new.request_hash or prior.request_hash in new.request_aliases
+    if not same:
         raise IdempotencyConflict(
             "this Idempotency-Key was already used with a different request",
             {"job_id": prior.id},

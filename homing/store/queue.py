@@ -49,6 +49,7 @@ class Rescheduled:
     skipped_providers: Sequence[str] = ()
     refund: bool = False
     deferred_seconds: float = 0.0
+    provider_calls: int = 0  # made by this pass; added to the entry's count
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,7 @@ class QueueStore:
                 queue_entries.c.job_id,
                 queue_entries.c.attempts,
                 queue_entries.c.deferred_seconds,
+                queue_entries.c.provider_calls,
             )
         )
         claimed = {row.job_id: row for row in (await conn.execute(claim)).all()}
@@ -126,6 +128,7 @@ class QueueStore:
                 claim_token=token,
                 attempt_number=claimed[row.id].attempts,
                 deferred_seconds=claimed[row.id].deferred_seconds,
+                provider_calls=claimed[row.id].provider_calls,
             )
             for row in sorted(rows, key=lambda r: (r.priority, r.id))
         ]
@@ -231,6 +234,7 @@ async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> 
         "available_at": outcome.available_at,
         "claim_token": None,
         "deferred_seconds": queue_entries.c.deferred_seconds + outcome.deferred_seconds,
+        "provider_calls": queue_entries.c.provider_calls + outcome.provider_calls,
     }
     if outcome.refund:
         values["attempts"] = queue_entries.c.attempts - 1

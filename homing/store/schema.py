@@ -140,6 +140,8 @@ queue_entries = Table(
     Column("available_at", Float, nullable=False),
     Column("attempts", Integer, nullable=False, default=0),
     Column("deferred_seconds", Float, nullable=False, default=0.0),
+    # Provider calls made for this entry so far (HOMING_MAX_PROVIDER_CALLS_PER_JOB).
+    Column("provider_calls", Integer, nullable=False, default=0, server_default=text("0")),
     Column("claim_token", String(36)),
     Column("created_at", Float, nullable=False),
     # Jobs sharing an ordering key wait behind their head (``available_at`` = BLOCKED)

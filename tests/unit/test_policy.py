@@ -6,6 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from homing.dispatch.policy import (
+    CALL_LIMIT,
+    MIN_DEFERRAL_SECONDS,
     Defer,
     GiveUp,
     PassFailure,
@@ -78,3 +80,26 @@ def test_no_usable_provider_left_gives_up() -> None:
     assert decide(POLICY, 1, [], providers_left=0, deferred_so_far=0) == GiveUp(
         "no enabled provider for this channel", "no_provider"
     )
+
+
+@given(wait=st.one_of(st.floats(allow_nan=True), st.none()))
+def test_every_deferral_waits_at_least_a_second(wait: float | None) -> None:
+    decision = decide(POLICY, 1, [_f(F.THROTTLED, wait)], providers_left=1, deferred_so_far=0)
+    if isinstance(decision, Defer):
+        assert decision.delay >= MIN_DEFERRAL_SECONDS
+    else:  # only a wait beyond the deferral limit gives up
+        assert isinstance(decision, GiveUp) and wait is not None and wait > 600
+
+
+def test_the_pass_that_reaches_the_call_limit_gives_up() -> None:
+    capped = RetryPolicy(3, 5, 3600, 600, max_provider_calls=4)
+    throttled = [_f(F.THROTTLED, 1)]
+    assert isinstance(
+        decide(capped, 1, throttled, providers_left=1, deferred_so_far=0, calls_so_far=3), Defer
+    )
+    decision = decide(capped, 1, throttled, providers_left=1, deferred_so_far=0, calls_so_far=4)
+    assert isinstance(decision, GiveUp) and decision.error_class == CALL_LIMIT
+    transient = decide(
+        capped, 1, [_f(F.TRANSIENT)], providers_left=1, deferred_so_far=0, calls_so_far=9
+    )
+    assert isinstance(transient, GiveUp) and transient.error_class == CALL_LIMIT

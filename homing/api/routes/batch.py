@@ -105,7 +105,7 @@ async def send_email_batch(
         accounts = await services.providers.all(tenant.id, Channel.EMAIL, enabled_only=True)
         parsed = _pinned_ok(parsed, accounts, results)
     parsed = _sender_ok(parsed, await services.inbound.domains.sender_check(tenant.id), results)
-    news = [email_job(tenant.id, item, item.idempotency_key) for _, item in parsed]
+    news = [email_job(services.sealer, tenant.id, item, item.idempotency_key) for _, item in parsed]
     outcomes = await services.admission.accept_many(principal, news)
     for (index, _), outcome in zip(parsed, outcomes, strict=True):
         if isinstance(outcome, Accepted):

@@ -6,7 +6,6 @@ Admission (authentication, suspension, the rate limit) has already run in the
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -15,6 +14,7 @@ from fastapi import APIRouter, Header, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, sending
 from homing.api.schemas import EmailCreate, Queued
+from homing.crypto import RequestHash, Sealer
 from homing.errors import UnknownProvider
 from homing.models import (
     QUEUE_FOR_CHANNEL,
@@ -39,8 +39,10 @@ IdempotencyKey = Annotated[
 ]
 
 
-def request_hash(body: dict[str, object]) -> str:
-    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+def request_hash(sealer: Sealer, canonical: bytes) -> RequestHash:
+    """The Idempotency-Key fingerprint of one request (email and webhook alike): an
+    HMAC under a server key, so stored hashes reveal nothing of the request."""
+    return sealer.request_hash(canonical)
 
 
 def requested_priority(requested: str | None) -> Priority:
@@ -63,8 +65,12 @@ def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
             raise UnknownProvider(f"no enabled email provider matches {pin!r}", {"provider": pin})
 
 
-def email_job(tenant_id: str, body: EmailCreate, idempotency_key: str | None) -> NewJob:
+def email_job(
+    sealer: Sealer, tenant_id: str, body: EmailCreate, idempotency_key: str | None
+) -> NewJob:
     """The job for one validated email; the plan may still change its priority."""
+    fields = body.model_dump(by_alias=True, include=_EMAIL_FIELDS)
+    fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
     payload = {
         "to": body.to,
         "from": body.from_,
@@ -83,7 +89,8 @@ def email_job(tenant_id: str, body: EmailCreate, idempotency_key: str | None) ->
         fallback_pin=body.fallback,
         ordering_key=body.ordering_key,
         idempotency_key=idempotency_key,
-        request_hash=request_hash(body.model_dump(by_alias=True, include=_EMAIL_FIELDS)),
+        request_hash=fingerprint.stored,
+        request_aliases=fingerprint.accepted,
     )
 
 
@@ -121,5 +128,5 @@ async def accept_email(
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
     sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
-    job = email_job(tenant.id, body, idempotency_key)
+    job = email_job(services.sealer, tenant.id, body, idempotency_key)
     return queued(services, await services.admission.accept(principal, job, sender_rule))

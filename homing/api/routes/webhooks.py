@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 from fastapi import APIRouter, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
-from homing.api.routes.notifications import IdempotencyKey, queued, requested_priority
+from homing.api.routes.notifications import (
+    IdempotencyKey,
+    queued,
+    request_hash,
+    requested_priority,
+)
 from homing.api.schemas import Queued
 from homing.api.webhook_schemas import (
     EndpointUrl,
@@ -46,10 +50,9 @@ def _body(payload: object, limit: int) -> bytes:
     return body
 
 
-def _request_hash(body: WebhookCreate) -> str:
+def _canonical(body: WebhookCreate) -> bytes:
     # The stdlib encoder, as for the body: orjson refuses integers beyond 64 bits.
-    canonical = json.dumps(body.model_dump(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return json.dumps(body.model_dump(), sort_keys=True, separators=(",", ":")).encode()
 
 
 @router.post(
@@ -72,6 +75,7 @@ async def send_webhook(
     url = check_url(body.url, webhooks.policy)
     raw = _body(body.payload, webhooks.max_payload_bytes)
     payload = write_message(services.sealer, tenant.id, url, raw, body.headers, body.event_type)
+    fingerprint = request_hash(services.sealer, _canonical(body))
     accepted = await services.admission.accept(
         principal,
         NewJob(
@@ -82,7 +86,8 @@ async def send_webhook(
             payload=payload,
             ordering_key=body.ordering_key,
             idempotency_key=idempotency_key,
-            request_hash=_request_hash(body),
+            request_hash=fingerprint.stored,
+            request_aliases=fingerprint.accepted,
         ),
     )
     return queued(services, accepted)

@@ -5,6 +5,14 @@ RFC 1918, carrier-grade NAT, link-local (cloud metadata lives there), unique-loc
 IPv4-mapped and -compatible IPv6, multicast, unspecified and reserved ranges — unless
 an operator opened its range with ``HOMING_WEBHOOK_ALLOWED_NETWORKS``. IPv6 forms that
 carry an IPv4 address on to a gateway (NAT64, 6to4) are judged by that IPv4 address.
+The rule is "``ipaddress``'s ``is_global`` and not in the deny list": the deny list
+names what ``is_global`` gets wrong on some Python versions (IANA's special-purpose
+registries: the whole of ``192.0.0.0/24``, local-use NAT64 ``64:ff9b:1::/48``,
+multicast, ``2001::/23``, SRv6 and documentation prefixes) and gives the common
+refusals their names.
+
+Host names are checked label by label, in linear time: a tenant's URL is attacker
+text, and a backtracking pattern over it froze the event loop.
 
 ``check_url`` runs when a webhook is accepted, on the URL alone (no DNS). The
 authoritative check runs at connect time on the resolved addresses
@@ -35,12 +43,15 @@ __all__ = [
     "literal_address",
     "normalise_url",
     "parse_networks",
+    "valid_hostname",
 ]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 MAX_URL_LENGTH = 2048
+MAX_HOSTNAME_LENGTH = 253
+MAX_LABEL_LENGTH = 63
 
 
 class Refusal(enum.StrEnum):
@@ -84,6 +95,16 @@ _RANGES: tuple[tuple[IPNetwork, Refusal], ...] = (
     (_N("ff00::/8"), Refusal.MULTICAST),
     (_N("240.0.0.0/4"), Refusal.RESERVED),
     (_N("192.88.99.0/24"), Refusal.RESERVED),
+    # IETF protocol assignments (DS-Lite, the IPv4 dummy 192.0.0.8, NAT64 discovery…):
+    # none is a webhook receiver, though is_global passes some of them.
+    (_N("192.0.0.0/24"), Refusal.RESERVED),
+    (_N("198.18.0.0/15"), Refusal.RESERVED),
+    (_N("64:ff9b:1::/48"), Refusal.RESERVED),  # local-use NAT64: translates to anything
+    (_N("2001::/23"), Refusal.RESERVED),  # IETF protocol assignments, Teredo included
+    (_N("2001:db8::/32"), Refusal.RESERVED),
+    (_N("3fff::/20"), Refusal.RESERVED),
+    (_N("5f00::/16"), Refusal.RESERVED),  # SRv6 SIDs
+    (_N("100::/64"), Refusal.RESERVED),  # discard-only
 )
 _NAT64 = _N("64:ff9b::/96")
 _SIX_TO_FOUR = _N("2002::/16")
@@ -107,7 +128,11 @@ def classify(address: IPAddress) -> Refusal | None:
         embedded = _embedded_ipv4(address)
         if embedded is not None:
             return classify(embedded)
-    return None if address.is_global else Refusal.RESERVED
+    if address.is_multicast:
+        return Refusal.MULTICAST
+    if address.is_reserved or not address.is_global:
+        return Refusal.RESERVED
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,14 +158,36 @@ def parse_networks(values: Iterable[str]) -> tuple[IPNetwork, ...]:
 
 
 _LEGACY_IPV4 = re.compile(r"[0-9a-fA-FxX.]+")
-_HOSTNAME = re.compile(
-    r"(?=.{1,253}\.?$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?\.?)+", re.IGNORECASE
-)
+_LABEL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+def valid_hostname(host: str) -> bool:
+    """Whether ``host`` is a DNS name: at most 253 characters (a trailing dot aside),
+    labels of 1-63 letters, digits, ``-`` or ``_``, none starting or ending with ``-``.
+
+    One pass over the text (no regex), so its cost is linear in the length, which is
+    checked first. IDNA names arrive here already encoded (``xn--…``).
+    """
+    name = host[:-1] if host.endswith(".") else host
+    if not 0 < len(name) <= MAX_HOSTNAME_LENGTH:
+        return False
+    return all(_valid_label(label) for label in name.split("."))
+
+
+def _valid_label(label: str) -> bool:
+    return (
+        0 < len(label) <= MAX_LABEL_LENGTH
+        and label[0] != "-"
+        and label[-1] != "-"
+        and _LABEL_CHARACTERS.issuperset(label)
+    )
 
 
 def literal_address(host: str) -> IPAddress | None:
     """The address a host names without DNS: an IP literal in any spelling the system
     resolver accepts (``127.1``, ``0x7f.0.0.1``, ``2130706433``), or ``localhost``."""
+    if len(host) > MAX_HOSTNAME_LENGTH + 2:  # "[" IPv6 "]" is shorter still
+        return None
     try:
         return ipaddress.ip_address(host)
     except ValueError:
@@ -203,7 +250,7 @@ def check_url(url: str, policy: UrlPolicy) -> str:
     parsed = _parse(url)
     host = parsed.raw_host.decode("ascii")
     address = literal_address(host)
-    if address is None and not _HOSTNAME.fullmatch(host):
+    if address is None and not valid_hostname(host):
         raise _refuse("host", "the URL's host is not a valid host name or IP address")
     rules = policy.for_scheme(parsed.scheme)
     if address is not None:
