@@ -14,6 +14,7 @@
     │   ├── InvalidCredentials    the provider rejected the credentials
     │   ├── UnknownProvider       a pinned provider the tenant does not have
     │   ├── UrlRefused            a webhook URL Homing will not call (SSRF guard)
+    │   ├── ProviderTimeout       a provider call did not finish within its deadline
     │   └── PayloadTooLarge       a payload over its configured size limit
     ├── Unauthenticated           no usable API key
     ├── Forbidden                 authenticated, but not allowed to do this
@@ -112,6 +113,12 @@ class UrlRefused(InvalidRequest):
     """Homing will not deliver to this URL."""
 
     code = "url_refused"
+
+
+class ProviderTimeout(InvalidRequest):
+    """The provider did not answer within the call deadline."""
+
+    code = "provider_timeout"
 
 
 class PayloadTooLarge(InvalidRequest):

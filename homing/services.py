@@ -102,6 +102,7 @@ class Services:
             {Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock)},
             guard=self.sandbox,
             pacer=Pacer(self.limiter),
+            deadline_seconds=s.provider_deadline_seconds,
         )
         config = WorkerConfig(
             queues=queues_for(channels),
@@ -203,7 +204,9 @@ async def build(
         http=http,
         tenants=tenants,
         providers=providers,
-        accounts=ProviderAccounts(providers, sealer, http),
+        accounts=ProviderAccounts(
+            providers, sealer, http, deadline_seconds=settings.provider_deadline_seconds
+        ),
         jobs=jobs,
         queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight),
         alerter=Alerter(http, settings.alert_slack_webhook_url, settings.alert_batch_seconds),

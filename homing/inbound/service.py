@@ -67,7 +67,14 @@ def build_inbound(
         receiver=receiver,
         secrets=InboundSecrets(InboundSecretStore(db), providers, sealer, clock),
         suppressions=SuppressionStore(db, clock),
-        domains=Domains(DomainStore(db), providers, sealer, http, clock),
+        domains=Domains(
+            DomainStore(db),
+            providers,
+            sealer,
+            http,
+            clock,
+            deadline_seconds=settings.provider_deadline_seconds,
+        ),
         alerts=alerts,
         clock=clock,
     )
