@@ -153,8 +153,10 @@ async def _trickle_until_gone(reader: asyncio.StreamReader, writer: asyncio.Stre
 
 @dataclass
 class SilentSmtp:
-    """A TCP server on loopback that accepts connections and never sends a greeting."""
+    """A TCP server on loopback that accepts connections and never sends a greeting
+    (or, with ``greeting``, sends that and then never answers again)."""
 
+    greeting: bytes = b""
     port: int = 0
     connections: int = 0
     open_now: int = 0
@@ -180,6 +182,7 @@ class SilentSmtp:
         self.connections += 1
         self.open_now += 1
         try:
+            writer.write(self.greeting)
             while await reader.read(1024):
                 pass  # whatever the client says, no answer ever comes
         except OSError:

@@ -1,4 +1,5 @@
-"""An SMTP host that never greets cannot hold ``POST /v1/providers`` open.
+"""An SMTP host that never greets (or greets, then stalls) cannot hold
+``POST /v1/providers`` open.
 
 Real process over real TCP: ``homing run`` checks a tenant's SMTP credentials
 against a loopback server that accepts the connection and says nothing, ever. The
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.adversary._deadline_helpers import SilentSmtp, create_tenant, homing_run
 from tests.processes import eventually
@@ -46,8 +48,14 @@ async def _answers_quickly(api: httpx.AsyncClient, path: str, headers: dict[str,
     assert time.monotonic() - started < 2.0
 
 
-async def test_a_silent_smtp_server_gets_a_422_at_the_deadline(tmp_path: Path) -> None:
-    async with SilentSmtp() as server, homing_run(tmp_path, _env()) as api:
+@pytest.mark.parametrize(
+    "greeting",
+    [pytest.param(b"", id="no-greeting"), pytest.param(b"220 stall ESMTP\r\n", id="stall-after")],
+)
+async def test_a_silent_smtp_server_gets_a_422_at_the_deadline(
+    tmp_path: Path, greeting: bytes
+) -> None:
+    async with SilentSmtp(greeting) as server, homing_run(tmp_path, _env()) as api:
         hostile = await create_tenant(api, "silent")
         other = await create_tenant(api, "bystander")
         started = time.monotonic()
