@@ -115,7 +115,10 @@ class Worker:
         send the same job while this one still is."""
         while True:
             await asyncio.sleep(self._config.lease_seconds / 3)
-            await self._renew()
+            try:
+                await self._renew()
+            except Exception:  # the heartbeat must outlive any one failed tick
+                log.exception("renewing leases failed unexpectedly")
 
     async def _renew(self) -> None:
         """One UPDATE for every held lease; a call whose claim is gone is stopped."""
