@@ -70,8 +70,9 @@ class Call:
 
 @dataclass
 class SlowReceiver:
-    """An HTTP server on loopback that reads a webhook, then answers one byte a second
-    for ever, until the client goes away. It counts, per job, the requests open at once."""
+    """An HTTP server on loopback that reads a webhook (or an email sent to it as a
+    provider), then answers one byte a second for ever, until the client goes away.
+    It counts, per job, the requests open at once."""
 
     calls: list[Call] = field(default_factory=list)
     open_now: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -101,7 +102,12 @@ class SlowReceiver:
         assert task is not None
         self._tasks.add(task)
         try:
-            job_id = await _read_request(reader)
+            method, job_id = await _read_request(reader)
+            if method == "GET":
+                # A provider's credential check (SendGrid's scopes) is answered at once.
+                writer.write(SCOPES_ANSWER)
+                await writer.drain()
+                return
             call = Call(job_id, time.monotonic())
             self.calls.append(call)
             self.open_now[job_id] += 1
@@ -121,14 +127,24 @@ class SlowReceiver:
         return {c.job_id for c in self.calls if c.closed is not None}
 
 
-async def _read_request(reader: asyncio.StreamReader) -> str:
+SCOPES_ANSWER = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 25\r\n"
+    b"Connection: close\r\n\r\n"
+    b'{"scopes": ["mail.send"]}'
+)
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str]:
+    """The request's method and the job it is for (a webhook's ``webhook-id``; any
+    other request counts as the one email job of its test)."""
     head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
     headers = {}
-    for line in head.decode("latin-1").split("\r\n")[1:]:
+    for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     await reader.readexactly(int(headers.get("content-length", "0")))
-    return headers.get("webhook-id", "?").removeprefix("msg_")
+    return lines[0].partition(" ")[0], headers.get("webhook-id", "email").removeprefix("msg_")
 
 
 async def _trickle_until_gone(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

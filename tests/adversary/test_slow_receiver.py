@@ -5,13 +5,15 @@ Real processes over real HTTP: one ``homing run`` with a 2 s lease, 4 worker slo
 a second for ever; tenant B sends one email through the sandbox. B's email must be
 delivered within seconds, each of A's calls must be cut at the call deadline, and
 no job may be sent again while an earlier call of it is still open (a lease that
-ran out under a live call would let a second worker send the same job).
+ran out under a live call would let a second worker send the same job). An
+``at_most_once`` email to a provider that trickles is sent exactly once.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -131,3 +133,59 @@ async def test_a_trickling_receiver_holds_no_slot_and_gets_no_job_twice(tmp_path
         for call in receiver.calls:
             if call.closed is not None:
                 assert call.closed - call.opened < DEADLINE_SECONDS + CUT_SLACK_SECONDS
+
+
+async def test_an_at_most_once_email_to_a_trickling_provider_is_sent_once(
+    tmp_path: Path,
+) -> None:
+    async with (
+        SandboxServer(port=0, smtp_port=None) as sandbox,
+        SlowReceiver() as provider,
+        homing_run(tmp_path, _env(provider, sandbox)) as api,
+    ):
+        tenant = await create_tenant(api, "careful")
+        # SendGrid (no idempotency keys) at an address that trickles every send.
+        response = await api.post(
+            "/v1/providers",
+            json={
+                "channel": "email",
+                "provider": "sendgrid",
+                "credentials": {"api_key": "SG.trickle"},
+                "config": {"base_url": f"http://127.0.0.1:{provider.port}"},
+            },
+            headers=tenant,
+        )
+        assert response.status_code == 201, response.text
+        response = await api.post(
+            "/v1/notifications/email",
+            json={
+                "to": "ada@example.com",
+                "from": "a@a.example",
+                "subject": "once",
+                "text": "t",
+                "delivery": "at_most_once",
+            },
+            headers=tenant,
+        )
+        assert response.status_code == 202, response.text
+        email = response.json()["id"]
+
+        async def given_up() -> dict[str, Any] | None:
+            _no_job_open_twice(provider)
+            body: dict[str, Any] = (await api.get(f"/v1/jobs/{email}", headers=tenant)).json()
+            return body if body["status"] == "FAILED" else None
+
+        job = await eventually(given_up, timeout=DEADLINE_SECONDS + 15, what="the job to end")
+        assert job["error_class"] == "uncertain"
+        # Sent once, cut at the deadline, never sent again: not by a retry, not by a
+        # second worker after the lease.
+        assert len(provider.calls) == 1
+        call = provider.calls[0]
+
+        async def cut() -> bool:
+            return call.closed is not None
+
+        await eventually(cut, timeout=5, what="the call to be closed")
+        assert call.closed is not None
+        assert call.closed - call.opened < DEADLINE_SECONDS + CUT_SLACK_SECONDS
+        assert len(provider.calls) == 1
