@@ -6,6 +6,7 @@ here, not in the API layer, so routes stay HTTP in → store.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -14,9 +15,10 @@ import httpx
 
 from homing.crypto import Sealer, mask, mask_password
 from homing.dispatch.senders import seal_credentials
-from homing.errors import InvalidRequest
+from homing.errors import InvalidRequest, ProviderTimeout
 from homing.models import Channel, ProviderAccount, new_id
 from homing.providers.base import ProviderFailure
+from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.guard import EndpointGuard
 from homing.providers.registry import (
     CREDENTIAL_FIELDS,
@@ -64,11 +66,16 @@ class ProviderAccounts:
         sealer: Sealer,
         http: httpx.AsyncClient,
         endpoints: EndpointGuard | None = None,
+        *,
+        deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
     ) -> None:
+        """``deadline_seconds`` bounds the credential check as a whole, and every
+        timeout the tenant sets in ``config``."""
         self._store = store
         self._sealer = sealer
         self._http = http
         self._endpoints = endpoints
+        self._deadline = deadline_seconds
 
     async def register(self, new: NewProvider) -> ProviderAccount:
         """Check the credentials against the provider, then store them sealed.
@@ -79,13 +86,19 @@ class ProviderAccounts:
         answered beyond its status: the endpoint is the tenant's choice.
         """
         _require_fields(new.provider, new.credentials)
+        check_timeout(new.config, self._deadline)
         adapter = email_provider(
             new.provider, new.credentials, new.config, self._http, endpoints=self._endpoints
         )
         if self._endpoints is not None:
             self._endpoints.policy.check_account(new.provider, new.credentials, new.config)
         try:
-            await adapter.check_credentials()
+            await within(self._deadline, adapter.check_credentials())
+        except DeadlineExceeded as exc:
+            raise ProviderTimeout(
+                f"{new.provider} did not finish the credential check: {exc}",
+                {"deadline_seconds": exc.seconds},
+            ) from None
         except ProviderFailure as exc:
             raise InvalidRequest(
                 f"could not check the credentials with {new.provider}: {_summary(exc)}",
@@ -112,6 +125,24 @@ def _summary(failure: ProviderFailure) -> str:
     if failure.status_code is None:
         return failure.detail
     return f"{failure.failure_class.value}, status {failure.status_code}"
+
+
+def check_timeout(config: dict[str, Any], deadline: float) -> None:
+    """InvalidRequest unless ``config["timeout"]`` (when set) is a finite number of
+    seconds above 0 and within the call deadline: a tenant cannot hold a call longer."""
+    if "timeout" not in config:
+        return
+    value = config["timeout"]
+    try:
+        seconds = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 < seconds <= deadline):
+        raise InvalidRequest(
+            f"config 'timeout' must be a number of seconds above 0 and at most {deadline:g}"
+            " (the call deadline)",
+            {"field": "config.timeout", "max": deadline},
+        )
 
 
 def _require_fields(provider: str, credentials: dict[str, Any]) -> None:

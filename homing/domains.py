@@ -20,9 +20,10 @@ from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.dispatch.senders import open_credentials
-from homing.errors import Conflict, InvalidRequest
+from homing.errors import Conflict, InvalidRequest, ProviderTimeout
 from homing.models import Channel, new_id
 from homing.providers.base import ProviderFailure
+from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.domains import DomainInfo, DomainStatus, domain_provider
 from homing.store.accepting import AcceptCheck
 from homing.store.domains import DomainStore, SendingDomain
@@ -81,9 +82,13 @@ def sender_domain(sender: str) -> str:
         return sender.rpartition("@")[2].strip().lower()
 
 
-async def _asked(provider: str, call: Awaitable[_T]) -> _T:
+async def _asked(provider: str, call: Awaitable[_T], deadline: float) -> _T:
     try:
-        return await call
+        return await within(deadline, call)
+    except DeadlineExceeded as exc:
+        raise ProviderTimeout(
+            f"{provider} did not answer: {exc}", {"deadline_seconds": exc.seconds}
+        ) from None
     except ProviderFailure as exc:
         raise ProviderRefused(
             f"{provider} did not accept the request: {exc.detail}",
@@ -99,7 +104,11 @@ class Domains:
         sealer: Sealer,
         http: httpx.AsyncClient,
         clock: Clock,
+        *,
+        deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
     ) -> None:
+        """``deadline_seconds`` bounds each call to the provider as a whole."""
+        self._deadline = deadline_seconds
         self._store = store
         self._providers = providers
         self._sealer = sealer
@@ -116,7 +125,7 @@ class Domains:
             raise Conflict("this provider already has this domain", {"domain": name})
         credentials = open_credentials(self._sealer, account)
         adapter = domain_provider(account.provider, credentials, account.config, self._http)
-        info = await _asked(account.provider, adapter.create_domain(name))
+        info = await _asked(account.provider, adapter.create_domain(name), self._deadline)
         now = as_datetime(self._clock.now())
         domain = SendingDomain(
             id=new_id(),
@@ -140,7 +149,7 @@ class Domains:
         credentials = open_credentials(self._sealer, account)
         adapter = domain_provider(account.provider, credentials, account.config, self._http)
         call = adapter.verify_domain(domain.provider_domain_id, domain.records)
-        info = await _asked(account.provider, call)
+        info = await _asked(account.provider, call, self._deadline)
         return await self._store.checked(self._merged(domain, info))
 
     def _merged(self, domain: SendingDomain, info: DomainInfo) -> SendingDomain:

@@ -16,6 +16,7 @@
     │   ├── UrlRefused            a webhook URL Homing will not call (SSRF guard)
     │   ├── EndpointRefused       a provider endpoint Homing will not call (not the
     │   │                         vendor's API, nor allowed by the operator)
+    │   ├── ProviderTimeout       a provider call did not finish within its deadline
     │   └── PayloadTooLarge       a payload over its configured size limit
     ├── Unauthenticated           no usable API key
     ├── Forbidden                 authenticated, but not allowed to do this
@@ -120,6 +121,12 @@ class EndpointRefused(InvalidRequest):
     """Homing will not call this provider endpoint."""
 
     code = "endpoint_refused"
+
+
+class ProviderTimeout(InvalidRequest):
+    """The provider did not answer within the call deadline."""
+
+    code = "provider_timeout"
 
 
 class PayloadTooLarge(InvalidRequest):

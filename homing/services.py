@@ -125,6 +125,7 @@ class Services:
             {Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock)},
             guard=self.sandbox,
             pacer=Pacer(self.limiter),
+            deadline_seconds=s.provider_deadline_seconds,
         )
         config = WorkerConfig(
             queues=queues_for(channels),
@@ -239,7 +240,13 @@ async def build(
         endpoints=endpoints,
         tenants=tenants,
         providers=providers,
-        accounts=ProviderAccounts(providers, sealer, http, endpoints),
+        accounts=ProviderAccounts(
+            providers,
+            sealer,
+            http,
+            endpoints,
+            deadline_seconds=settings.provider_deadline_seconds,
+        ),
         jobs=jobs,
         queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight),
         alerter=Alerter(alert_http, settings.alert_slack_webhook_url, settings.alert_batch_seconds),

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     run_worker_processes: int | None = Field(default=None, ge=0, le=64)
     poll_interval_seconds: float = Field(default=1.0, gt=0)
     provider_timeout_seconds: float = Field(default=10.0, gt=0)
+    # One total deadline per provider or webhook call (connect, send, read the answer),
+    # credential checks and domain calls included; the timeouts above bound each phase.
+    provider_deadline_seconds: float = Field(default=30.0, gt=0, le=300)
 
     alert_slack_webhook_url: str | None = None
     alert_batch_seconds: float = Field(default=10.0, ge=0)

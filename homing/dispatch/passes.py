@@ -11,7 +11,7 @@ from homing.clock import Clock, as_datetime
 from homing.dispatch.policy import PassFailure
 from homing.dispatch.sandbox import SandboxGuard, destination
 from homing.dispatch.senders import Sender
-from homing.errors import DecryptionError
+from homing.errors import DecryptionError, InvalidRequest
 from homing.models import (
     Attempt,
     AttemptOutcome,
@@ -23,6 +23,7 @@ from homing.models import (
     resolve_pin,
 )
 from homing.providers.base import ProviderFailure, SendResult
+from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.queue.pacing import Pacer
 
 log = logging.getLogger("homing.dispatch")
@@ -91,7 +92,11 @@ class PassRunner:
         *,
         guard: SandboxGuard | None = None,
         pacer: Pacer | None = None,
+        deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
     ) -> None:
+        """``deadline_seconds`` bounds each provider call as a whole (see
+        ``homing.providers.deadline``); a pass over several providers may take longer."""
+        self._deadline = deadline_seconds
         self._sender = sender
         self._pacer = pacer
         self._senders = dict(senders or {})
@@ -118,23 +123,9 @@ class PassRunner:
             failure: ProviderFailure | None = None
             result: SendResult | None = None
             try:
-                sender = self._sender_for(job)
-                if job.test:
-                    self._guard.check(job, account.provider, destination(sender, account, job))
-                await self._pace(account, job)
-                outcome.calls += 1
-                result = await sender.send(account, job)
+                result = await self._call(job, account, outcome)
             except ProviderFailure as exc:
                 failure = exc
-            except DecryptionError:
-                failure = ProviderFailure(
-                    FailureClass.PROVIDER_PERMANENT, "stored credentials cannot be decrypted"
-                )
-            except Exception as exc:  # an adapter bug must not lose the job
-                log.exception("provider adapter raised unexpectedly", extra={"job_id": job.id})
-                failure = ProviderFailure(
-                    FailureClass.TRANSIENT, f"adapter error: {type(exc).__name__}"
-                )
             duration_ms = int((time.perf_counter() - t0) * 1000)
             attempt = self._attempt(
                 job, attempt_number, account, started, duration_ms, failure, result
@@ -146,6 +137,39 @@ class PassRunner:
             if self._stop_after(job, account, failure, outcome):
                 return outcome
         return outcome
+
+    async def _call(self, job: Job, account: ProviderAccount, outcome: PassResult) -> SendResult:
+        """One provider call under the call deadline; every failure a ProviderFailure."""
+        try:
+            sender = self._sender_for(job)
+            if job.test:
+                self._guard.check(job, account.provider, destination(sender, account, job))
+            await self._pace(account, job)
+            outcome.calls += 1
+            return await within(self._deadline, sender.send(account, job))
+        except DeadlineExceeded as exc:
+            # The request may have reached the provider: at_most_once must not resend.
+            raise ProviderFailure(
+                FailureClass.UNCERTAIN,
+                f"{account.provider}: {exc} (the request may have been sent)",
+            ) from None
+        except DecryptionError:
+            raise ProviderFailure(
+                FailureClass.PROVIDER_PERMANENT, "stored credentials cannot be decrypted"
+            ) from None
+        except ProviderFailure:
+            raise
+        except InvalidRequest as exc:
+            # Stored settings the adapter refuses (e.g. an SMTP timeout stored before it
+            # was bounded): this provider cannot be used until it is registered again.
+            raise ProviderFailure(
+                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: {exc.message}"
+            ) from None
+        except Exception as exc:  # an adapter bug must not lose the job
+            log.exception("provider adapter raised unexpectedly", extra={"job_id": job.id})
+            raise ProviderFailure(
+                FailureClass.TRANSIENT, f"adapter error: {type(exc).__name__}"
+            ) from None
 
     def _stop_after(
         self, job: Job, account: ProviderAccount, failure: ProviderFailure, outcome: PassResult

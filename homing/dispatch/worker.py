@@ -7,6 +7,7 @@ the claim, nothing during delivery, and the outcome (batched with others).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -30,6 +31,14 @@ SUSPENDED_HOLD_SECONDS = 3600.0
 
 # Outcomes wait this long at most to be written together with others.
 FLUSH_DELAY_SECONDS = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """A delivery in flight: the claim it runs under, and its task (to stop it)."""
+
+    claim_token: str
+    task: asyncio.Task[None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +72,7 @@ class Worker:
         self._alerter = alerter
         self._wakeup = wakeup
         self._inflight: set[asyncio.Task[None]] = set()
+        self._calls: dict[str, _Call] = {}
         self._outcomes: list[Outcome] = []
         self._recorded = asyncio.Event()
         self._oldest_outcome = 0.0
@@ -79,19 +89,56 @@ class Worker:
         """
         start = self.processed
         stop = stop or asyncio.Event()
-        while not stop.is_set():
-            claimed = await self._claim_capacity()
-            if len(self._outcomes) >= self._config.batch_size:
-                await self._flush()
-            if claimed:
-                continue
-            if not self._inflight:
-                await self._flush()
-                if once and not await self._has_claimable():
-                    break
-            await self._idle(stop)
-        await self._drain()
+        heartbeat = asyncio.create_task(self._heartbeat())
+        try:
+            while not stop.is_set():
+                claimed = await self._claim_capacity()
+                if len(self._outcomes) >= self._config.batch_size:
+                    await self._flush()
+                if claimed:
+                    continue
+                if not self._inflight:
+                    await self._flush()
+                    if once and not await self._has_claimable():
+                        break
+                await self._idle(stop)
+            await self._drain()
+        finally:
+            heartbeat.cancel()
+            await asyncio.gather(heartbeat, return_exceptions=True)
         return self.processed - start
+
+    async def _heartbeat(self) -> None:
+        """Renew the leases this worker holds every third of a lease, for as long as
+        it runs: a call may outlast a lease (a pass tries several providers, each up
+        to the call deadline), and a lease that ran out would let another worker
+        send the same job while this one still is."""
+        while True:
+            await asyncio.sleep(self._config.lease_seconds / 3)
+            try:
+                await self._renew()
+            except Exception:  # the heartbeat must outlive any one failed tick
+                log.exception("renewing leases failed unexpectedly")
+
+    async def _renew(self) -> None:
+        """One UPDATE for every held lease; a call whose claim is gone is stopped."""
+        held = {o.job_id: o.claim_token for o in self._outcomes}
+        held.update({job_id: call.claim_token for job_id, call in self._calls.items()})
+        if not held:
+            return
+        try:
+            kept = await self._queue.renew(held, self._config.lease_seconds)
+        except StoreError as exc:
+            log.warning("renewing leases failed", extra={"error": str(exc)})
+            return
+        for job_id in held.keys() - kept:
+            call = self._calls.get(job_id)
+            if call is None or call.claim_token != held[job_id] or call.task.done():
+                continue  # finished meanwhile, or recorded: the outcome write decides
+            # Another worker holds the job now: finishing this send would be a stale one.
+            log.warning("claim lost during delivery; call stopped", extra={"job_id": job_id})
+            call.task.cancel()
+            self._recorded.set()
 
     async def _claim_capacity(self) -> int:
         capacity = self._config.concurrency - len(self._inflight)
@@ -125,6 +172,13 @@ class Worker:
             task = asyncio.create_task(self._deliver(job, accounts.get(job.job.tenant_id, [])))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
+            self._calls[job.job.id] = _Call(job.claim_token, task)
+            task.add_done_callback(functools.partial(self._forget, job.job.id))
+
+    def _forget(self, job_id: str, task: asyncio.Task[None]) -> None:
+        call = self._calls.get(job_id)
+        if call is not None and call.task is task:
+            del self._calls[job_id]
 
     async def _unsuppressed(self, claimed: list[ClaimedJob]) -> list[ClaimedJob]:
         if self._suppressions is None:

@@ -9,11 +9,11 @@ because its writes are serialised (``BEGIN IMMEDIATE`` on one connection).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
@@ -149,16 +149,17 @@ class QueueStore:
             for outcome in outcomes:
                 if isinstance(outcome, Completed):
                     continue
-                if not await _release(conn, outcome):
+                if isinstance(outcome, Rescheduled):
+                    held = await _reschedule(conn, outcome, now)
+                else:
+                    held = await _dead_letter(conn, outcome, now)
+                    if held:
+                        applied.dead_lettered.append(
+                            (outcome.job_id, outcome.error_class, outcome.error)
+                        )
+                if not held:
                     applied.lost_leases.append(outcome.job_id)
                     ordered.pop(outcome.job_id, None)
-                elif isinstance(outcome, Rescheduled):
-                    await _reschedule(conn, outcome, now)
-                else:
-                    await _dead_letter(conn, outcome, now)
-                    applied.dead_lettered.append(
-                        (outcome.job_id, outcome.error_class, outcome.error)
-                    )
             await release_next(conn, set(ordered.values()), epoch)
         return applied
 
@@ -175,6 +176,24 @@ class QueueStore:
         keys = {row.id: (row.tenant_id, row.ordering_key) for row in await conn.execute(query)}
         await lock_keys(conn, not self._db.is_sqlite, keys.values())
         return keys
+
+    async def renew(self, held: Mapping[str, str], lease_seconds: float) -> set[str]:
+        """Extend the leases of these claimed jobs (job id -> claim token) to
+        ``lease_seconds`` from now, in one statement; the ids whose claim is gone
+        (finished, or taken by another worker after the lease ran out) are not in
+        the answer."""
+        if not held:
+            return set()
+        epoch = self._clock.now()
+        pairs = list(held.items())
+        renewal = (
+            update(queue_entries)
+            .where(tuple_(queue_entries.c.job_id, queue_entries.c.claim_token).in_(pairs))
+            .values(available_at=epoch + lease_seconds)
+            .returning(queue_entries.c.job_id)
+        )
+        async with self._db.transaction() as conn:
+            return {row.job_id for row in (await conn.execute(renewal)).all()}
 
     async def pending_count(self, queue: Queue | None = None) -> int:
         query = select(func.count()).select_from(queue_entries)
@@ -220,16 +239,15 @@ async def _complete(conn: AsyncConnection, done: Sequence[Completed], now: Any) 
     await conn.execute(_COMPLETE, params)
 
 
-async def _release(conn: AsyncConnection, outcome: Rescheduled | Failed) -> bool:
-    """True when this worker still holds the lease (the claim token matches)."""
-    query = select(queue_entries.c.job_id).where(
-        queue_entries.c.job_id == outcome.job_id,
-        queue_entries.c.claim_token == outcome.claim_token,
+def _held(outcome: Rescheduled | Failed) -> Any:
+    """The entry this outcome's claim still holds: a stale claim matches no row."""
+    return (queue_entries.c.job_id == outcome.job_id) & (
+        queue_entries.c.claim_token == outcome.claim_token
     )
-    return (await conn.execute(query)).first() is not None
 
 
-async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> None:
+async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> bool:
+    """Put the job back on the queue; False (and nothing written) if the claim is gone."""
     values: dict[str, Any] = {
         "available_at": outcome.available_at,
         "claim_token": None,
@@ -238,9 +256,9 @@ async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> 
     }
     if outcome.refund:
         values["attempts"] = queue_entries.c.attempts - 1
-    await conn.execute(
-        update(queue_entries).where(queue_entries.c.job_id == outcome.job_id).values(**values)
-    )
+    entry = await conn.execute(update(queue_entries).where(_held(outcome)).values(**values))
+    if entry.rowcount == 0:
+        return False
     await conn.execute(
         update(jobs)
         .where(jobs.c.id == outcome.job_id)
@@ -253,10 +271,14 @@ async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> 
             updated_at=now,
         )
     )
+    return True
 
 
-async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> None:
-    await conn.execute(delete(queue_entries).where(queue_entries.c.job_id == outcome.job_id))
+async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> bool:
+    """Fail the job into the dead-letter queue; False (nothing written) if the claim is gone."""
+    entry = await conn.execute(delete(queue_entries).where(_held(outcome)))
+    if entry.rowcount == 0:
+        return False
     row = (
         await conn.execute(
             update(jobs)
@@ -285,3 +307,4 @@ async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> None
             created_at=now,
         )
     )
+    return True

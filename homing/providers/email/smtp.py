@@ -7,6 +7,8 @@ a drop is transient; during DATA the server may already have queued the message.
 
 from __future__ import annotations
 
+import asyncio
+import math
 import socket
 import ssl
 import uuid
@@ -45,6 +47,7 @@ REPLY_CLASSES: Final[Mapping[int, FailureClass]] = {
 }
 THROTTLING_ENHANCED_PREFIX: Final = "4.7."
 DEFAULT_TIMEOUT: Final = 30.0
+MAX_TIMEOUT: Final = 300.0
 # aiosmtplib sends the DATA command and the content in one call, so a drop inside it
 # cannot be placed before or after the content: count it as possibly accepted.
 _PHASE_BEFORE_DATA: Final = "before DATA"
@@ -64,6 +67,21 @@ def classify_reply(code: int, message: str) -> FailureClass:
             return THROTTLED
         return TRANSIENT
     return PROVIDER_PERMANENT
+
+
+def _timeout(value: Any) -> float:
+    """The per-phase timeout a tenant set: finite, above 0, at most MAX_TIMEOUT.
+    (``inf`` or ``nan`` would let one server hold a connection for ever; the call
+    deadline bounds the whole session anyway, and registration bounds this by it.)"""
+    try:
+        seconds = math.nan if isinstance(value, bool) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT):
+        raise InvalidRequest(
+            f"SMTP config 'timeout' must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}"
+        )
+    return seconds
 
 
 def _flag(value: Any) -> bool:
@@ -143,10 +161,7 @@ class SmtpProvider:
         self._use_tls = _flag(config.get("use_tls"))
         # STARTTLS and implicit TLS are exclusive; False also stops opportunistic upgrades.
         self._start_tls = _flag(credentials.get("starttls")) and not self._use_tls
-        try:
-            self._timeout = float(config.get("timeout", DEFAULT_TIMEOUT))
-        except (TypeError, ValueError):
-            raise InvalidRequest("SMTP config 'timeout' must be a number of seconds") from None
+        self._timeout = _timeout(config.get("timeout", DEFAULT_TIMEOUT))
         self._local_hostname = config.get("local_hostname")
         self._validate_certs = bool(config.get("validate_certs", True))
 
@@ -256,9 +271,14 @@ def _code(exc: BaseException) -> str:
 
 
 async def _close(client: aiosmtplib.SMTP) -> None:
-    """QUIT politely when still connected, and always release the transport."""
+    """QUIT politely when still connected, and always release the transport.
+
+    When the call is being cancelled (its deadline passed), the transport is dropped
+    without a QUIT: a server that stalled the session would stall the goodbye too.
+    """
+    task = asyncio.current_task()
     try:
-        if client.is_connected:
+        if client.is_connected and not (task is not None and task.cancelling()):
             await client.quit()
     except (aiosmtplib.SMTPException, OSError):
         pass  # the outcome is already decided; a failed goodbye changes nothing

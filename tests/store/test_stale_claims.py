@@ -1,0 +1,140 @@
+"""Leases are renewed by the claim that holds them, and a stale claim never writes;
+on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from homing.clock import ManualClock
+from homing.models import Channel, ClaimedJob, JobStatus, Plan, Priority, Queue
+from homing.services import Services
+from homing.store.accepting import NewJob
+from homing.store.queue import Failed, Rescheduled
+from homing.store.schema import dead_letters, queue_entries
+
+LEASE = 30.0
+
+
+def _new(tenant_id: str) -> NewJob:
+    return NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        priority=Priority.NORMAL,
+        payload={"to": "a@example.com", "from": "b@example.com", "subject": "s", "text": "t"},
+    )
+
+
+async def _reclaimed(services: Services, clock: ManualClock) -> tuple[str, ClaimedJob, ClaimedJob]:
+    """A job claimed once, its lease run out, and claimed again: (tenant, stale, new)."""
+    tenant, _ = await services.tenants.create("t", Plan.STARTUP)
+    await services.jobs.accept(_new(tenant.id))
+    stale = (await services.queue.claim(Queue.EMAIL, 1, LEASE))[0]
+    clock.advance(LEASE + 1)
+    new = (await services.queue.claim(Queue.EMAIL, 1, LEASE))[0]
+    assert new.claim_token != stale.claim_token
+    return tenant.id, stale, new
+
+
+async def _entry(services: Services, job_id: str) -> tuple[object, ...]:
+    query = select(
+        queue_entries.c.available_at, queue_entries.c.attempts, queue_entries.c.claim_token
+    ).where(queue_entries.c.job_id == job_id)
+    async with services.db.transaction() as conn:
+        return tuple((await conn.execute(query)).one())
+
+
+async def _dead_letters(services: Services) -> int:
+    async with services.db.transaction() as conn:
+        return int(
+            (await conn.execute(select(func.count()).select_from(dead_letters))).scalar_one()
+        )
+
+
+async def test_a_stale_reschedule_changes_nothing(services: Services, clock: ManualClock) -> None:
+    tenant_id, stale, new = await _reclaimed(services, clock)
+    before = await _entry(services, new.job.id)
+    applied = await services.queue.apply(
+        [
+            Rescheduled(
+                stale.job.id,
+                stale.claim_token,
+                (),
+                clock.now(),
+                0,
+                "late",
+                "throttled",
+                refund=True,
+            )
+        ]
+    )
+    assert applied.lost_leases == [stale.job.id]
+    assert await _entry(services, new.job.id) == before
+    job = (await services.jobs.get(tenant_id, new.job.id))[0]
+    assert (job.status, job.error) == (JobStatus.PROCESSING, None)
+
+
+async def test_a_stale_dead_letter_changes_nothing(services: Services, clock: ManualClock) -> None:
+    tenant_id, stale, new = await _reclaimed(services, clock)
+    before = await _entry(services, new.job.id)
+    applied = await services.queue.apply(
+        [Failed(stale.job.id, stale.claim_token, (), 1, "late", "message_permanent")]
+    )
+    assert applied.lost_leases == [stale.job.id]
+    assert applied.dead_lettered == []
+    assert await _entry(services, new.job.id) == before
+    assert await _dead_letters(services) == 0
+    assert (await services.jobs.get(tenant_id, new.job.id))[0].status is JobStatus.PROCESSING
+
+
+async def test_the_new_claim_still_records_its_outcome(
+    services: Services, clock: ManualClock
+) -> None:
+    tenant_id, _stale, new = await _reclaimed(services, clock)
+    applied = await services.queue.apply(
+        [Failed(new.job.id, new.claim_token, (), 2, "bad", "message_permanent")]
+    )
+    assert applied.lost_leases == []
+    assert await _dead_letters(services) == 1
+    assert (await services.jobs.get(tenant_id, new.job.id))[0].status is JobStatus.FAILED
+
+
+async def test_renewal_keeps_a_held_lease_from_running_out(
+    services: Services, clock: ManualClock
+) -> None:
+    tenant, _ = await services.tenants.create("t", Plan.STARTUP)
+    await services.jobs.accept(_new(tenant.id))
+    claimed = (await services.queue.claim(Queue.EMAIL, 1, LEASE))[0]
+    for _ in range(3):
+        clock.advance(LEASE * 2 / 3)
+        held = {claimed.job.id: claimed.claim_token}
+        assert await services.queue.renew(held, LEASE) == {claimed.job.id}
+        assert await services.queue.claim(Queue.EMAIL, 1, LEASE) == []
+    clock.advance(LEASE + 1)
+    assert [c.job.id for c in await services.queue.claim(Queue.EMAIL, 1, LEASE)] == [claimed.job.id]
+
+
+async def test_renewal_by_a_stale_claim_extends_nothing(
+    services: Services, clock: ManualClock
+) -> None:
+    _tenant_id, stale, new = await _reclaimed(services, clock)
+    before = await _entry(services, new.job.id)
+    assert await services.queue.renew({stale.job.id: stale.claim_token}, LEASE * 10) == set()
+    assert await _entry(services, new.job.id) == before
+    assert await services.queue.renew({}, LEASE) == set()
+
+
+async def test_one_renewal_covers_many_claims(services: Services, clock: ManualClock) -> None:
+    tenant, _ = await services.tenants.create("t", Plan.STARTUP)
+    for _ in range(4):
+        await services.jobs.accept(_new(tenant.id))
+    first = await services.queue.claim(Queue.EMAIL, 2, LEASE)
+    second = await services.queue.claim(Queue.EMAIL, 2, LEASE)
+    held = {c.job.id: c.claim_token for c in first + second}
+    # A token of one claim does not renew a job of the other.
+    crossed = {first[0].job.id: second[0].claim_token}
+    assert await services.queue.renew(crossed, LEASE) == set()
+    clock.advance(LEASE - 1)
+    assert await services.queue.renew(held, LEASE) == set(held)
+    clock.advance(LEASE - 1)
+    assert await services.queue.claim(Queue.EMAIL, 4, LEASE) == []
