@@ -84,8 +84,9 @@ class Vendor:
             return {"basic_auth": POSTMARK_AUTH}
         return {"signing_secret": RESEND_SECRET if self.provider == "resend" else MAILGUN_KEY}
 
-    def sign(self, body: bytes, event_id: str = "msg_1") -> dict[str, str]:
-        stamp = int(time.time())
+    def sign(self, body: bytes, event_id: str = "msg_1", at: float | None = None) -> dict[str, str]:
+        """The provider's headers for ``body``, stamped ``at`` (default: now)."""
+        stamp = int(time.time() if at is None else at)
         if self.provider == "sendgrid":
             signature = self.sendgrid_key.sign(
                 str(stamp).encode() + body, ec.ECDSA(hashes.SHA256())
