@@ -27,7 +27,7 @@ import math
 import os
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -36,6 +36,8 @@ from prometheus_client import Counter
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+
+from homing.clock import Clock, SystemClock
 
 __all__ = ["OnError", "RateDecision", "RateLimiter", "memory_limiter", "redis_limiter"]
 
@@ -104,9 +106,15 @@ class RateLimiter:
     """
 
     def __init__(
-        self, windows: _Windows, *, on_error: OnError = "open", cooldown: float = 1.0
+        self,
+        windows: _Windows,
+        *,
+        clock: Clock | None = None,
+        on_error: OnError = "open",
+        cooldown: float = 1.0,
     ) -> None:
         self._windows = windows
+        self._clock = clock or SystemClock()
         self._on_error = on_error
         self._cooldown = cooldown
         self._down_until = 0.0
@@ -174,8 +182,10 @@ class RateLimiter:
             self._failed(exc)
             return [self._degraded(limit, per_seconds) for _ in costs]
         self._recovered()
+        now = self._clock.now()
         return [
-            _decision(w, cost, limit, per_seconds) for w, cost in zip(windows, costs, strict=True)
+            _decision(w, cost, limit, per_seconds, now)
+            for w, cost in zip(windows, costs, strict=True)
         ]
 
     def _resting(self) -> bool:
@@ -184,7 +194,7 @@ class RateLimiter:
     def _degraded(self, limit: int, per_seconds: int) -> RateDecision:
         STORAGE_ERRORS.labels(policy=self._on_error).inc()
         allowed = self._on_error == "open"
-        return RateDecision(allowed, limit, limit, time.time() + per_seconds, degraded=True)
+        return RateDecision(allowed, limit, limit, self._clock.now() + per_seconds, degraded=True)
 
     def _failed(self, exc: BaseException) -> None:
         if not self._down:
@@ -202,12 +212,12 @@ class RateLimiter:
             log.info("rate-limit store reachable again")
 
 
-def _decision(window: _Window, cost: int, limit: int, per_seconds: int) -> RateDecision:
+def _decision(window: _Window, cost: int, limit: int, per_seconds: int, now: float) -> RateDecision:
     remaining = max(0, limit - window.used)
     allowed = window.allowed if cost else remaining > 0
     oldest = window.now if window.oldest is None else window.oldest
     # Reported on this host's clock (RateLimit-Reset is relative to now here).
-    reset_at = time.time() + max(0.0, oldest + per_seconds - window.now)
+    reset_at = now + max(0.0, oldest + per_seconds - window.now)
     return RateDecision(allowed, limit, remaining, reset_at)
 
 
@@ -228,11 +238,10 @@ class _Held:
 class _MemoryWindows:
     """Each key's requests in a deque, kept while any of them is inside the longest
     window the key was used with (a rule may span a day), for at most ``max_keys``
-    keys: past that, the least recently used key is dropped, so memory is bounded."""
+    keys: past that, the least recently used key is dropped, so memory is bounded.
+    Times are the injected clock's, the one the limiter reports ``reset_at`` on."""
 
-    def __init__(
-        self, *, max_keys: int = MAX_MEMORY_WINDOWS, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, *, clock: Clock, max_keys: int = MAX_MEMORY_WINDOWS) -> None:
         self._windows: OrderedDict[str, _Held] = OrderedDict()
         self._max_keys = max_keys
         self._clock = clock
@@ -241,7 +250,7 @@ class _MemoryWindows:
     async def take(
         self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
     ) -> list[_Window]:
-        now = self._clock()
+        now = self._clock.now()
         held = self._held(key, per_seconds)
         hits = held.hits
         while hits and hits[0] <= now - per_seconds:
@@ -338,15 +347,22 @@ class _RedisWindows:
 
 
 def memory_limiter(
-    *, max_keys: int = MAX_MEMORY_WINDOWS, clock: Callable[[], float] = time.monotonic
+    *, max_keys: int = MAX_MEMORY_WINDOWS, clock: Clock | None = None
 ) -> RateLimiter:
     """Windows in this process's memory: right for one process. At most ``max_keys``
-    windows are kept; ``clock`` (monotonic seconds) is for tests."""
-    return RateLimiter(_MemoryWindows(max_keys=max_keys, clock=clock))
+    windows are kept; ``clock`` (the services' clock, a ``ManualClock`` in tests) times
+    the windows and the answers."""
+    clock = clock or SystemClock()
+    return RateLimiter(_MemoryWindows(max_keys=max_keys, clock=clock), clock=clock)
 
 
 def redis_limiter(
-    url: str, *, key_prefix: str, timeout: float, on_error: OnError = "open"
+    url: str,
+    *,
+    key_prefix: str,
+    timeout: float,
+    on_error: OnError = "open",
+    clock: Clock | None = None,
 ) -> RateLimiter:
     """Windows in Redis, shared by every process using the same URL and ``key_prefix``.
 
@@ -359,4 +375,5 @@ def redis_limiter(
         socket_connect_timeout=timeout,
         retry=Retry(NoBackoff(), 1),
     )
-    return RateLimiter(_RedisWindows(client, key_prefix), on_error=on_error)
+    # Windows run on Redis's clock; ``clock`` only places their answers in local time.
+    return RateLimiter(_RedisWindows(client, key_prefix), clock=clock, on_error=on_error)

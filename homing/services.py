@@ -24,10 +24,9 @@ from homing.inbound.service import Inbound, build_inbound
 from homing.models import Channel, Queue
 from homing.plans import load_plans
 from homing.providers.endpoints import EndpointPolicy
-from homing.providers.guard import EndpointGuard
+from homing.providers.guard import EndpointGuard, Resolver
 from homing.providers.transport import build_client
 from homing.providers.webhook.ssrf import parse_networks
-from homing.providers.webhook.transport import Resolver
 from homing.queue.pacing import Pacer
 from homing.queue.wakeup import PostgresWakeups, Wakeup, asyncpg_dsn
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
@@ -87,7 +86,7 @@ class Services:
             self.http,
             self.providers,
             self.limiter,
-            alert_http=self.alert_http,
+            self.alerter,
         )
 
     @cached_property
@@ -124,7 +123,7 @@ class Services:
             self.clock,
             {Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock)},
             guard=self.sandbox,
-            pacer=Pacer(self.limiter),
+            pacer=Pacer(self.limiter, self.clock),
             deadline_seconds=s.provider_deadline_seconds,
         )
         config = WorkerConfig(
@@ -214,7 +213,7 @@ async def build(
     alert_http = build_client(settings.provider_timeout_seconds, max_connections=10)
     providers = ProviderStore(db)
     tenants = TenantStore(db)
-    limiter = build_limiter(settings)
+    limiter = build_limiter(settings, clock)
     jobs = JobStore(db, clock)
     batches = BatchStore(db, clock)
     admission = Admission(
@@ -264,13 +263,15 @@ async def build(
     )
 
 
-def build_limiter(settings: Settings) -> RateLimiter:
-    """Shared windows in Redis when HOMING_REDIS_URL is set, else in process memory."""
+def build_limiter(settings: Settings, clock: Clock | None = None) -> RateLimiter:
+    """Shared windows in Redis when HOMING_REDIS_URL is set, else in process memory;
+    both answer on ``clock``."""
     if settings.redis_url is None:
-        return memory_limiter()
+        return memory_limiter(clock=clock)
     return redis_limiter(
         settings.redis_url,
         key_prefix=settings.redis_key_prefix,
         timeout=settings.redis_timeout_seconds,
         on_error=settings.rate_limit_on_redis_error,
+        clock=clock,
     )

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final
 
+from homing.dispatch.alerts import Alerter
 from homing.errors import RateLimited, RateLimitUnavailable, StoreError
 from homing.inbound import billing
-from homing.inbound.alerts import InboundAlerts
 from homing.inbound.billing import BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
 from homing.inbound.parse import mailgun, postmark, resend, sendgrid, too_many_events
@@ -104,7 +104,7 @@ class Receiver:
         self,
         journal: InboundStore,
         delivery: DeliveryStore,
-        alerts: InboundAlerts,
+        alerts: Alerter,
         prices: Prices,
         limiter: RateLimiter,
         limits: InboundLimits,

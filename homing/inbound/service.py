@@ -11,8 +11,8 @@ import httpx
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
+from homing.dispatch.alerts import Alerter
 from homing.domains import Domains
-from homing.inbound.alerts import InboundAlerts
 from homing.inbound.billing import parse_prices
 from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
@@ -41,7 +41,7 @@ class Inbound:
     secrets: InboundSecrets
     suppressions: SuppressionStore
     domains: Domains
-    alerts: InboundAlerts
+    alerts: Alerter
     clock: Clock
     nonces: NonceStore
 
@@ -81,12 +81,11 @@ def build_inbound(
     http: httpx.AsyncClient,
     providers: ProviderStore,
     limiter: RateLimiter,
-    alert_http: httpx.AsyncClient | None = None,
+    alerts: Alerter,
 ) -> Inbound:
-    """The inbound parts. ``http`` reaches providers (domain APIs); ``alert_http``, the
-    operator's Slack URL, which is no provider endpoint (``http`` when not given)."""
+    """The inbound parts. ``http`` reaches providers (domain APIs); ``alerts`` is the
+    process's one alerter (``homing.dispatch.alerts``)."""
     journal = InboundStore(db, clock)
-    alerts = InboundAlerts(alert_http or http, settings.alert_slack_webhook_url)
     limits = InboundLimits(
         max_events_per_body=settings.inbound_max_events_per_body,
         events_per_minute=settings.inbound_events_per_minute,

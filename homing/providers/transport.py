@@ -14,19 +14,23 @@ because the dispatcher acts on it (DESIGN §3): a failure before the request lef
 reached the provider (read timeout, disconnect, reset) is ``httpx.ReadTimeout``,
 ``httpx.RemoteProtocolError`` or ``httpx.ReadError`` — uncertain.
 
-Two bounds hold for every call through it. A response body is read up to
-``MAX_RESPONSE_BYTES`` and the connection closed after: a provider error fits in far
-less, and an endless answer must not fill the process's memory (what is cut off is
-judged by the status and the part that fits). With an ``EndpointGuard`` (every client
-``homing.services`` builds for providers) each URL passes the endpoint policy before
-the request, each connection goes only to addresses it allows, and a redirect is
-refused as ``EndpointRefused`` rather than returned (DESIGN §6).
+This is the one outbound HTTP stack: provider calls (``build_client``) and webhook
+deliveries (``homing.providers.webhook.transport.guarded_client``) both go through it,
+each with its own guard (``homing.providers.guard``). What holds for every call: no
+redirect followed, no proxy or ``.netrc`` from the environment, no cookie kept,
+per-phase timeouts (connect, read), and a response body read up to
+``MAX_RESPONSE_BYTES`` with the connection closed after: a provider error or a webhook
+excerpt fits in far less, and an endless answer must not fill the process's memory.
+With a guard, each URL passes its ``check_url`` before the request, each connection
+goes only to addresses its resolver allows (``CheckedResolver``), and a redirect is
+what the guard says: refused for providers (``EndpointRefused``), returned for webhooks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json as json_module
+import socket
 from collections.abc import Callable, Mapping
 from http.cookiejar import CookieJar
 from typing import TYPE_CHECKING, Any, Final
@@ -34,10 +38,12 @@ from typing import TYPE_CHECKING, Any, Final
 import aiohttp
 import httpx
 
-from homing.providers.endpoints import refuse
-
 if TYPE_CHECKING:
-    from homing.providers.guard import EndpointGuard
+    from homing.providers.guard import Guard
+
+# Opens the socket for one address aiohttp connects to (aiohttp's ``socket_factory``):
+# tests pass one that records the address and refuses, so nothing is ever connected.
+SocketFactory = Callable[[tuple[Any, ...]], socket.socket]
 
 MAX_RESPONSE_BYTES: Final = 64 * 1024
 _REDIRECTS: Final = range(300, 400)
@@ -77,18 +83,21 @@ def _timeout(spec: dict[str, float | None]) -> aiohttp.ClientTimeout:
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
-    """One pooled aiohttp session, created on first use inside the running loop."""
+    """One pooled aiohttp session, created on first use inside the running loop; with
+    ``guard``, its connector resolves through the guard's resolver."""
 
     def __init__(
         self,
         *,
         max_connections: int = 100,
         keepalive_seconds: float = 5.0,
-        guard: EndpointGuard | None = None,
+        guard: Guard | None = None,
+        socket_factory: SocketFactory | None = None,
     ) -> None:
         self._max_connections = max_connections
         self._keepalive = keepalive_seconds
         self._guard = guard
+        self._socket_factory = socket_factory
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -98,6 +107,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 keepalive_timeout=self._keepalive,
                 ttl_dns_cache=60,
                 resolver=self._guard.resolver() if self._guard is not None else None,
+                socket_factory=self._socket_factory,
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
@@ -128,10 +138,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         """One request and its response: status, headers, body (at most
         ``MAX_RESPONSE_BYTES``). A failure is raised as the httpx error ``translate``
-        gives for it (``request`` makes the httpx request it names, only then); an
-        endpoint the guard refuses, or a redirect under a guard, as ``EndpointRefused``."""
+        gives for it (``request`` makes the httpx request it names, only then); what the
+        guard refuses (a URL, an address, a redirect), as the guard's own error."""
         if self._guard is not None:
-            self._guard.policy.check_url(url)
+            self._guard.check_url(url)
         try:
             async with self._client().request(
                 method,
@@ -142,8 +152,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 timeout=timeout,
             ) as response:
                 if self._guard is not None and response.status in _REDIRECTS:
-                    response.close()
-                    raise refuse("redirect", _REDIRECTED.format(response.status))
+                    refused = self._guard.redirected(response.status)
+                    if refused is not None:
+                        response.close()
+                        raise refused
                 content = await read_capped(response, MAX_RESPONSE_BYTES)
                 answer = [
                     (k.decode(), v.decode())
@@ -160,12 +172,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
-
-
-_REDIRECTED: Final = (
-    "the provider endpoint answered a redirect (HTTP {}), which Homing does not follow: "
-    "base_url must name the API itself"
-)
 
 
 async def read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
@@ -259,13 +265,18 @@ def build_client(
     timeout: float,
     *,
     max_connections: int,
-    guard: EndpointGuard | None = None,
+    guard: Guard | None = None,
+    connect_timeout: float = 5.0,
+    socket_factory: SocketFactory | None = None,
     **kw: Any,
 ) -> httpx.AsyncClient:
-    """The pooled client the adapters share: aiohttp underneath, no redirects, no cookies,
-    bodies capped; with ``guard``, only endpoints it allows."""
+    """The pooled client on the one outbound stack: aiohttp underneath, no redirects, no
+    cookies, bodies capped; with ``guard``, only what it allows. ``timeout`` is each
+    phase's (reading, writing), ``connect_timeout`` caps connecting."""
     return ProviderClient(
-        AiohttpTransport(max_connections=max_connections, guard=guard),
-        httpx.Timeout(timeout, connect=min(5.0, timeout)),
+        AiohttpTransport(
+            max_connections=max_connections, guard=guard, socket_factory=socket_factory
+        ),
+        httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
         **kw,
     )

@@ -10,7 +10,6 @@ keeps them: Redis when several processes share it, memory otherwise.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -18,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from homing.addresses import address_key
+from homing.clock import Clock
 from homing.models import Job, ProviderAccount
 from homing.ratelimit import RateLimiter
 
@@ -67,8 +67,12 @@ def recipient_of(job: Job) -> str | None:
 
 
 class Pacer:
-    def __init__(self, limiter: RateLimiter) -> None:
+    """Takes a slot from an account's rules before each call to it; ``clock`` is the
+    one the limiter answers on, so the wait it reports is measured on the same time."""
+
+    def __init__(self, limiter: RateLimiter, clock: Clock) -> None:
         self._limiter = limiter
+        self._clock = clock
 
     async def take(self, account: ProviderAccount, job: Job) -> Paced | None:
         """Take a slot from every rule of ``account`` that applies to ``job``.
@@ -82,11 +86,11 @@ class Pacer:
         for key, rule in keyed:
             decision = await self._limiter.peek(key, rule.limit, rule.per_seconds)
             if not decision.allowed:
-                return Paced(rule, max(0.001, decision.reset_at - time.time()))
+                return Paced(rule, max(0.001, decision.reset_at - self._clock.now()))
         for key, rule in keyed:
             decision = await self._limiter.hit(key, rule.limit, rule.per_seconds)
             if not decision.allowed:
-                return Paced(rule, max(0.001, decision.reset_at - time.time()))
+                return Paced(rule, max(0.001, decision.reset_at - self._clock.now()))
         return None
 
     def _keys(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpcore
 import httpx
 
 from homing.clock import Clock
 from homing.crypto import Sealer
+from homing.providers.transport import SocketFactory
 from homing.providers.webhook.sender import WebhookSender
 from homing.providers.webhook.ssrf import UrlPolicy, parse_networks
 from homing.providers.webhook.transport import (
@@ -54,10 +54,10 @@ def build_webhooks(
     clock: Clock,
     *,
     resolver: Resolver | None = None,
-    network: httpcore.AsyncNetworkBackend | None = None,
+    socket_factory: SocketFactory | None = None,
 ) -> Webhooks:
-    """The webhook parts. ``resolver`` and ``network`` are for tests: a stub DNS, and
-    the backend that opens sockets once the guard has passed an address."""
+    """The webhook parts. ``resolver`` and ``socket_factory`` are for tests: a stub DNS,
+    and what opens a socket once the guard has passed an address."""
     policy = UrlPolicy(
         require_https=settings.webhook_require_https,
         allowed_networks=parse_networks(settings.webhook_allowed_network_list),
@@ -70,7 +70,7 @@ def build_webhooks(
             resolver,
             timeout=settings.webhook_timeout_seconds,
             max_connections=max(100, settings.worker_concurrency),
-            inner=network,
+            socket_factory=socket_factory,
         )
 
     store = WebhookStore(db, clock)

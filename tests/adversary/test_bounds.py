@@ -299,10 +299,10 @@ async def test_a_postmark_basic_auth_preview_shows_nothing_of_the_password(
 
 
 async def test_a_day_long_memory_window_is_not_forgotten_after_an_hour() -> None:
-    now = [1000.0]
-    limiter = memory_limiter(clock=lambda: now[0])
+    clock = ManualClock(1000.0)
+    limiter = memory_limiter(clock=clock)
     assert (await limiter.hit("pace:day", 1, 86_400)).allowed
-    now[0] += 2 * 3600
+    clock.advance(2 * 3600)
     for i in range(10_000):  # enough traffic elsewhere to sweep idle windows
         await limiter.hit(f"other:{i}", 5, 60)
     assert not (await limiter.hit("pace:day", 1, 86_400)).allowed

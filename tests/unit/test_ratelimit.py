@@ -7,10 +7,13 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from homing.clock import ManualClock
+from homing.queue.pacing import Pacer
 from homing.ratelimit import STORAGE_ERRORS, RateLimiter, memory_limiter, redis_limiter
 from tests.admission_helpers import ThrowawayRedis, unique_prefix
 from tests.conftest import REDIS_URL
@@ -135,3 +138,28 @@ async def test_redis_coming_back_is_used_again(tmp_path: Path) -> None:
     finally:
         await limiter.aclose()
         server.stop()
+
+
+async def test_memory_windows_and_their_answers_run_on_the_injected_clock() -> None:
+    clock = ManualClock(5_000.0)
+    limiter = memory_limiter(clock=clock)
+    assert (await limiter.hit("k", 1, 60)).allowed
+    refused = await limiter.hit("k", 1, 60)
+    assert not refused.allowed
+    assert refused.reset_at == 5_060.0
+    assert refused.reset_in(now=clock.now()) == 60
+    clock.advance(60)
+    assert (await limiter.hit("k", 1, 60)).allowed
+
+
+async def test_pacing_measures_the_wait_on_the_injected_clock() -> None:
+    clock = ManualClock(5_000.0)
+    pacer = Pacer(memory_limiter(clock=clock), clock)
+    rules = [{"scope": "account", "limit": 1, "per_seconds": 30}]
+    # Pacing reads only the account's id and rules and the job's payload.
+    account: Any = SimpleNamespace(id="pa_1", config={"rate_rules": rules})
+    job: Any = SimpleNamespace(payload={})
+    assert await pacer.take(account, job) is None
+    clock.advance(10)
+    paced = await pacer.take(account, job)
+    assert paced is not None and paced.wait == 20.0

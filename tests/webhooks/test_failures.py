@@ -215,7 +215,7 @@ async def test_a_host_name_resolving_to_a_refused_address_fails_without_a_connec
         services.sealer,
         services.clock,
         resolver=StubResolver(PRIVATE_DNS),
-        network=network,
+        socket_factory=network,
     )
     job_id = await send_webhook(tenant, url)
     await deliver(services)

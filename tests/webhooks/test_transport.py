@@ -3,21 +3,19 @@ address that was checked. Nothing here connects anywhere but 127.0.0.1."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import socket
 import ssl
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from typing import Any
 
-import httpcore
 import httpx
 import pytest
 
+from homing.providers.transport import AiohttpTransport
 from homing.providers.webhook.ssrf import AddressPolicy, IPAddress, parse_networks
-from homing.providers.webhook.transport import (
-    AddressRefused,
-    GuardedBackend,
-    guarded_client,
-)
+from homing.providers.webhook.transport import AddressRefused, guarded_client
 from tests.webhooks.receiver import Receiver, Reply
 
 PUBLIC = AddressPolicy()
@@ -38,63 +36,48 @@ class StubResolver:
         return [ipaddress.ip_address(a) for a in self.answers[host]]
 
 
-class NoNetwork(httpcore.AsyncNetworkBackend):
-    """Fails the test if a connection is attempted (and remembers that one was)."""
+class NoNetwork:
+    """A socket factory that fails the test if a connection is attempted (and remembers
+    that one was)."""
 
     def __init__(self) -> None:
         self.attempts: list[tuple[str, int]] = []
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
+    def __call__(self, addrinfo: tuple[Any, ...]) -> socket.socket:
+        host, port = addrinfo[4][:2]
         self.attempts.append((host, port))
         pytest.fail(f"a connection to {host}:{port} was attempted")
 
-    async def sleep(self, seconds: float) -> None:  # pragma: no cover
-        pass
 
-
-class _RecordingStream(httpcore.AsyncNetworkStream):
-    def __init__(self, log: list[tuple[str, Any]]) -> None:
-        self.log = log
-
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        self.log.append(("start_tls", server_hostname))
-        raise httpcore.ConnectError("stub: no TLS here")
-
-    async def aclose(self) -> None:
-        pass
-
-
-class RecordingNetwork(httpcore.AsyncNetworkBackend):
-    """Pretends to connect: records where to, and stops at the TLS handshake."""
+class RecordingNetwork:
+    """A socket factory that records where to; it opens a real socket only for a
+    loopback address (the one test server), and refuses anything else."""
 
     def __init__(self) -> None:
         self.log: list[tuple[str, Any]] = []
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        self.log.append(("connect_tcp", (host, port)))
-        return _RecordingStream(self.log)
+    def __call__(self, addrinfo: tuple[Any, ...]) -> socket.socket:
+        family, kind, proto, _, address = addrinfo
+        self.log.append(("connect_tcp", tuple(address[:2])))
+        if not ipaddress.ip_address(address[0]).is_loopback:
+            raise OSError("stub: only loopback is ever connected to")
+        return socket.socket(family, kind, proto)
 
-    async def sleep(self, seconds: float) -> None:  # pragma: no cover
-        pass
+
+async def _tls_server(names: list[str | None]) -> asyncio.Server:
+    """A loopback TLS listener that records the name each client asks for (SNI) and
+    then fails the handshake: it has no certificate to show."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+
+    def record(sock: ssl.SSLObject, name: str | None, ctx: ssl.SSLContext) -> None:
+        names.append(name)
+
+    context.sni_callback = record  # type: ignore[assignment]
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    return await asyncio.start_server(handler, "127.0.0.1", 0, ssl=context)
 
 
 PRIVATE_ANSWERS = {
@@ -116,48 +99,69 @@ async def test_a_host_resolving_to_a_private_address_is_refused_without_connecti
     host: str,
 ) -> None:
     resolver = StubResolver(PRIVATE_ANSWERS)
-    backend = GuardedBackend(PUBLIC, resolver, NoNetwork())
-    with pytest.raises(AddressRefused) as refused:
-        await backend.connect_tcp(host, 443)
+    network = NoNetwork()
+    async with guarded_client(PUBLIC, resolver, timeout=1, socket_factory=network) as client:
+        with pytest.raises(AddressRefused) as refused:
+            await client.post(f"https://{host}/in", content=b"{}")
     assert refused.value.refusal is not None
     assert resolver.lookups == [host]
     assert "10.0.0" not in str(refused.value)  # the address itself is not disclosed
+    assert network.attempts == []
 
 
 @pytest.mark.parametrize(
-    "host", ["127.0.0.1", "::1", "169.254.169.254", "10.1.1.1", "::ffff:127.0.0.1"]
+    "host", ["127.0.0.1", "[::1]", "169.254.169.254", "10.1.1.1", "[::ffff:127.0.0.1]", "127.1"]
 )
 async def test_literal_addresses_are_checked_without_dns(host: str) -> None:
     resolver = StubResolver({})
-    backend = GuardedBackend(PUBLIC, resolver, NoNetwork())
-    with pytest.raises(AddressRefused):
-        await backend.connect_tcp(host, 443)
+    network = NoNetwork()
+    async with guarded_client(PUBLIC, resolver, timeout=1, socket_factory=network) as client:
+        with pytest.raises(AddressRefused):
+            await client.post(f"https://{host}/in", content=b"{}")
     assert resolver.lookups == []
+    assert network.attempts == []
 
 
 async def test_the_checked_address_is_the_one_connected_to_and_tls_verifies_the_name() -> None:
+    names: list[str | None] = []
+    server = await _tls_server(names)
+    port = server.sockets[0].getsockname()[1]
+    resolver = StubResolver({"hooks.example.com": ["127.0.0.1"]})
+    network = RecordingNetwork()
+    async with (
+        server,
+        guarded_client(LOOPBACK_OPEN, resolver, timeout=2, socket_factory=network) as client,
+    ):
+        with pytest.raises(httpx.ConnectError):
+            await client.post(f"https://hooks.example.com:{port}/in", content=b"{}")
+    assert resolver.lookups == ["hooks.example.com"]
+    assert network.log == [("connect_tcp", ("127.0.0.1", port))]
+    assert names == ["hooks.example.com"]
+
+
+async def test_a_public_answer_is_connected_to_at_that_address() -> None:
     resolver = StubResolver({"hooks.example.com": ["93.184.216.34"]})
     network = RecordingNetwork()
-    async with guarded_client(PUBLIC, resolver, timeout=1, inner=network) as client:
+    async with guarded_client(PUBLIC, resolver, timeout=1, socket_factory=network) as client:
         with pytest.raises(httpx.ConnectError):
             await client.post("https://hooks.example.com/in", content=b"{}")
-    assert resolver.lookups == ["hooks.example.com"]
-    assert network.log == [
-        ("connect_tcp", ("93.184.216.34", 443)),
-        ("start_tls", "hooks.example.com"),
-    ]
+    assert network.log == [("connect_tcp", ("93.184.216.34", 443))]
 
 
 async def test_an_unresolvable_host_is_a_connection_error() -> None:
-    backend = GuardedBackend(PUBLIC, StubResolver({}), NoNetwork())
-    with pytest.raises(httpcore.ConnectError):
-        await backend.connect_tcp("nowhere.example", 443)
+    network = NoNetwork()
+    async with guarded_client(PUBLIC, StubResolver({}), timeout=1, socket_factory=network) as c:
+        with pytest.raises(httpx.ConnectError):
+            await c.post("https://nowhere.example/in", content=b"{}")
+    assert network.attempts == []
 
 
 async def test_unix_sockets_are_refused() -> None:
-    backend = GuardedBackend(PUBLIC, StubResolver({}), NoNetwork())
-    with pytest.raises(AddressRefused):
-        await backend.connect_unix_socket("/var/run/docker.sock")
+    network = NoNetwork()
+    async with guarded_client(PUBLIC, StubResolver({}), timeout=1, socket_factory=network) as c:
+        with pytest.raises(AddressRefused):
+            await c.post("unix:///var/run/docker.sock", content=b"{}")
+    assert network.attempts == []
 
 
 @pytest.fixture
@@ -193,3 +197,14 @@ async def test_redirects_are_not_followed(receiver: Receiver) -> None:
         response = await client.post(f"{receiver.url}/hook", content=b"{}")
     assert response.status_code == 302
     assert len(receiver.requests) == 1
+
+
+async def test_webhooks_go_through_the_one_outbound_stack_and_keep_no_cookie(
+    receiver: Receiver,
+) -> None:
+    receiver.reply(Reply(200, {"Set-Cookie": "session=tenant-a; Path=/"}))
+    async with guarded_client(LOOPBACK_OPEN, StubResolver({}), timeout=2) as client:
+        assert isinstance(client._transport, AiohttpTransport)
+        await client.post(f"{receiver.url}/hook", content=b"{}")
+        await client.post(f"{receiver.url}/hook", content=b"{}")
+    assert [r.headers.get("cookie") for r in receiver.requests] == [None, None]

@@ -15,8 +15,8 @@ Host names are checked label by label, in linear time: a tenant's URL is attacke
 text, and a backtracking pattern over it froze the event loop.
 
 ``check_url`` runs when a webhook is accepted, on the URL alone (no DNS). The
-authoritative check runs at connect time on the resolved addresses
-(``homing.providers.webhook.transport``).
+authoritative check runs at connect time on the resolved addresses, in the one outbound
+HTTP stack's resolver (``homing.providers.guard``), with ``AddressPolicy.refusal``.
 """
 
 from __future__ import annotations
