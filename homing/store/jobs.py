@@ -12,8 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.errors import Conflict, Forbidden, NotFound
-from homing.models import Attempt, Channel, Job, JobStatus
-from homing.plans import Quota, month_of
+from homing.models import Attempt, Channel, Job, JobStatus, Quota, month_of
 from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, entry_row
 from homing.store.database import Database
 from homing.store.ordering import place

@@ -23,8 +23,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import QuotaExceeded
-from homing.models import Channel
-from homing.plans import Quota, month_end
+from homing.models import Channel, Quota, month_end
 from homing.store.database import Database
 from homing.store.schema import usage_counters
 
