@@ -12,8 +12,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 
 class Channel(enum.StrEnum):
     EMAIL = "email"
@@ -151,6 +149,10 @@ class EventError(ValueError):
 
 def payload_hash(payload: Any) -> str:
     """SHA-256 of the event's canonical JSON (sorted keys), the journal's body hash."""
+    # Imported here: this module stays standard-library only for the receivers' helper
+    # (``homing.webhooks`` imports it, and documents that it needs nothing else).
+    import orjson
+
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
