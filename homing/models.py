@@ -9,7 +9,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 
@@ -34,26 +34,6 @@ class Plan(enum.StrEnum):
     STARTUP = "STARTUP"
 
 
-@dataclass(frozen=True, slots=True)
-class Quota:
-    """At most ``limit`` jobs a month on ``channels`` together."""
-
-    name: str
-    channels: frozenset[Channel]
-    limit: int
-
-
-def month_of(epoch: float) -> str:
-    """The quota period an instant falls in: ``"2026-05"`` (UTC)."""
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m")
-
-
-def month_end(period: str) -> datetime:
-    """When a period's quotas reset: the first instant of the next month, UTC."""
-    year, month = (int(p) for p in period.split("-"))
-    return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
-
-
 class JobStatus(enum.StrEnum):
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
@@ -68,13 +48,6 @@ TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.
 class DeliveryMode(enum.StrEnum):
     AT_LEAST_ONCE = "at_least_once"
     AT_MOST_ONCE = "at_most_once"
-
-
-class SignatureFormat(enum.StrEnum):
-    """How a tenant's ``X-Webhook-*`` headers are written (a tenant setting)."""
-
-    DESIGN = "design"
-    NOTIFYKIT = "notifykit"
 
 
 class FailureClass(enum.StrEnum):
@@ -113,6 +86,22 @@ QUEUE_FOR_CHANNEL = {
     Channel.SMS: Queue.SMS,
     Channel.CHAT: Queue.CHAT,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """At most ``limit`` jobs a month on ``channels`` together (periods: ``homing.clock``)."""
+
+    name: str
+    channels: frozenset[Channel]
+    limit: int
+
+
+class SignatureFormat(enum.StrEnum):
+    """How a tenant's ``X-Webhook-*`` headers are written (a tenant setting)."""
+
+    DESIGN = "design"
+    NOTIFYKIT = "notifykit"
 
 
 class EventType(enum.StrEnum):
@@ -194,7 +183,8 @@ class DeliveryEvent:
 
 @dataclass(frozen=True, slots=True)
 class Payment:
-    """A verified payment that moves ``tenant_id`` to ``plan`` (inbound billing)."""
+    """A verified payment event of a billing provider: who paid, for which plan, how
+    much."""
 
     tenant_id: str
     plan: Plan

@@ -3,9 +3,6 @@
 ``EventType`` is the one vocabulary (PROVIDERS.md §6). A job's ``delivery_status`` is
 the highest-ranked type among its events: it only moves forward, so a late
 ``delivered`` never undoes ``bounced`` and the order events arrive in does not matter.
-
-The event types themselves live in ``homing.models`` (the store reads and writes
-them too) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -13,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+# The event types live in homing.models (the store reads and writes them too).
 from homing.models import SUPPRESSING as SUPPRESSING
 from homing.models import DeliveryEvent as DeliveryEvent
 from homing.models import EntryStatus as EntryStatus
