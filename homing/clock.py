@@ -33,3 +33,14 @@ class ManualClock:
 
 def as_datetime(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
+
+
+def month_of(epoch: float) -> str:
+    """The quota period an instant falls in: ``"2026-05"`` (UTC)."""
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m")
+
+
+def month_end(period: str) -> datetime:
+    """When a period's quotas reset: the first instant of the next month, UTC."""
+    year, month = (int(p) for p in period.split("-"))
+    return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)

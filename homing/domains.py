@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Final, TypeVar
 
 import httpx
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
@@ -181,13 +180,8 @@ class Domains:
         runs: the rule costs a query in that transaction (one for all the tenant's
         accepts that share it) rather than one of its own."""
 
-        async def load(conn: AsyncConnection) -> dict[str, set[DomainStatus]]:
-            return await self._store.statuses(tenant_id, conn)
-
-        return AcceptCheck(
-            scope=("sending domains", tenant_id),
-            load=load,
-            apply=lambda registered: check_sender(registered, sender),
+        return self._store.accept_check(
+            tenant_id, lambda registered: check_sender(registered, sender)
         )
 
     async def sender_check(self, tenant_id: str) -> Callable[[str], None]:

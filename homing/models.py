@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 import os
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -85,6 +86,111 @@ QUEUE_FOR_CHANNEL = {
     Channel.SMS: Queue.SMS,
     Channel.CHAT: Queue.CHAT,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """At most ``limit`` jobs a month on ``channels`` together (periods: ``homing.clock``)."""
+
+    name: str
+    channels: frozenset[Channel]
+    limit: int
+
+
+class SignatureFormat(enum.StrEnum):
+    """How a tenant's ``X-Webhook-*`` headers are written (a tenant setting)."""
+
+    DESIGN = "design"
+    NOTIFYKIT = "notifykit"
+
+
+class EventType(enum.StrEnum):
+    """The one vocabulary of inbound provider events, whatever vendor sent them."""
+
+    DELIVERED = "delivered"
+    OPENED = "opened"
+    CLICKED = "clicked"
+    DEFERRED = "deferred"  # also a soft bounce: recorded, never suppresses
+    BOUNCED = "bounced"  # a hard bounce
+    COMPLAINED = "complained"
+    UNSUBSCRIBED = "unsubscribed"
+    FAILED = "failed"  # accepted by the provider, then not sent
+    INFO = "info"  # processed, sent, accepted…: part of the history, not a status
+    OTHER = "other"  # not about an email (a contact or domain changed): ignored
+    PAYMENT = "payment"  # billing
+
+
+class EntryStatus(enum.StrEnum):
+    """Where a journal entry is: stored, then applied, ignored or quarantined."""
+
+    RECEIVED = "received"
+    APPLIED = "applied"
+    IGNORED = "ignored"
+    QUARANTINED = "quarantined"
+
+
+SUPPRESSING = frozenset({EventType.BOUNCED, EventType.COMPLAINED})
+
+
+class EventError(ValueError):
+    """A verified event that cannot be read or mapped; it is quarantined with this text."""
+
+
+def payload_hash(payload: Any) -> str:
+    """SHA-256 of the event's canonical JSON (sorted keys), the journal's body hash."""
+    # Imported here: this module stays standard-library only for the receivers' helper
+    # (``homing.webhooks`` imports it, and documents that it needs nothing else).
+    import orjson
+
+    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    """One event cut out of a verified body, before it is understood.
+
+    ``payload`` is the event's own JSON; ``raw`` keeps a body that was not JSON.
+    ``error`` says why it cannot even be read (it is then quarantined as it is).
+    """
+
+    event_id: str
+    payload: Any = None
+    raw: str | None = None
+    error: str | None = None
+    body_hash: str = ""
+
+    @classmethod
+    def of(cls, event_id: str, payload: Any) -> RawEvent:
+        return cls(event_id=event_id, payload=payload, body_hash=payload_hash(payload))
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryEvent:
+    """A provider event about one email, in Homing's terms."""
+
+    type: EventType
+    vendor_type: str
+    occurred_at: datetime | None
+    recipient: str | None = None
+    job_hint: str | None = None  # the hjid the provider carried back
+    message_ids: tuple[str, ...] = ()  # the provider message id as Homing may have stored it
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def suppresses(self) -> bool:
+        return self.type in SUPPRESSING
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    """A verified payment event of a billing provider: who paid, for which plan, how
+    much."""
+
+    tenant_id: str
+    plan: Plan
+    amount: int
+    currency: str
+    reference: str
 
 
 _last_id = [0, 0]  # [millis, 12-bit sequence] of the previous id in this process
@@ -215,3 +321,46 @@ class ClaimedJob:
     attempt_number: int
     deferred_seconds: float
     provider_calls: int = 0
+
+
+class DomainStatus(enum.StrEnum):
+    """Where a sending domain stands at its provider."""
+
+    PENDING = "pending"
+    VERIFIED = "verified"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DnsRecord:
+    """One record the tenant publishes. ``purpose``: dkim, spf, return_path, mx, …"""
+
+    type: str
+    host: str
+    value: str
+    purpose: str | None = None
+    priority: int | None = None
+    valid: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> DnsRecord:
+        return cls(
+            type=str(data["type"]),
+            host=str(data["host"]),
+            value=str(data["value"]),
+            purpose=data.get("purpose"),
+            priority=data.get("priority"),
+            valid=data.get("valid"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DomainInfo:
+    """A provider's view of one sending domain: its id there, status and DNS records."""
+
+    provider_domain_id: str
+    status: DomainStatus
+    records: tuple[DnsRecord, ...]

@@ -12,22 +12,16 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
+from homing.clock import month_end as month_end
+from homing.clock import month_of as month_of
 from homing.models import Channel, Plan, Priority, Tenant
+from homing.models import Quota as Quota
 
 RATE_WINDOW_SECONDS = 60
-
-
-@dataclass(frozen=True, slots=True)
-class Quota:
-    """At most ``limit`` jobs a month on ``channels`` together."""
-
-    name: str
-    channels: frozenset[Channel]
-    limit: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,17 +101,6 @@ def effective_limits(tenant: Tenant, plans: Mapping[Plan, Limits]) -> Limits:
         quotas=tuple(quotas[n] for n in sorted(quotas)),
         priority=base.priority,
     )
-
-
-def month_of(epoch: float) -> str:
-    """The quota period an instant falls in: ``"2026-05"`` (UTC)."""
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m")
-
-
-def month_end(period: str) -> datetime:
-    """When a period's quotas reset: the first instant of the next month, UTC."""
-    year, month = (int(p) for p in period.split("-"))
-    return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)

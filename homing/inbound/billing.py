@@ -19,18 +19,10 @@ from typing import Any
 from homing.inbound.events import EventError, EventType, RawEvent
 from homing.inbound.parse import iso, load_json, mapping, text, unreadable
 from homing.inbound.verify import lowered
+from homing.models import Payment as Payment
 from homing.models import Plan
 
 Prices = Mapping[tuple[Plan, str], int]
-
-
-@dataclass(frozen=True, slots=True)
-class Payment:
-    tenant_id: str
-    plan: Plan
-    amount: int
-    currency: str
-    reference: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,53 +7,15 @@ The HTTP email adapters (SendGrid, Resend, Postmark, Mailgun) implement
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from typing import Any, Final, Protocol
 
 import httpx
 
 from homing.errors import InvalidRequest
-
-
-class DomainStatus(enum.StrEnum):
-    PENDING = "pending"
-    VERIFIED = "verified"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class DnsRecord:
-    """One record the tenant publishes. ``purpose``: dkim, spf, return_path, mx, …"""
-
-    type: str
-    host: str
-    value: str
-    purpose: str | None = None
-    priority: int | None = None
-    valid: bool | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> DnsRecord:
-        return cls(
-            type=str(data["type"]),
-            host=str(data["host"]),
-            value=str(data["value"]),
-            purpose=data.get("purpose"),
-            priority=data.get("priority"),
-            valid=data.get("valid"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class DomainInfo:
-    provider_domain_id: str
-    status: DomainStatus
-    records: tuple[DnsRecord, ...]
+from homing.models import DnsRecord as DnsRecord
+from homing.models import DomainInfo as DomainInfo
+from homing.models import DomainStatus as DomainStatus
 
 
 class DomainProvider(Protocol):

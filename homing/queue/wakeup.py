@@ -14,14 +14,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
 
-import asyncpg
-from sqlalchemy.engine import make_url
+from homing.errors import StoreUnavailable
+from homing.store.notify import NotifyConnection
+from homing.store.notify import asyncpg_dsn as asyncpg_dsn
 
 log = logging.getLogger("homing.wakeup")
-
-CHANNEL = "homing_jobs"
 
 
 class Wakeup:
@@ -51,12 +49,6 @@ class Wakeup:
         return notified
 
 
-def asyncpg_dsn(sqlalchemy_url: str) -> str:
-    return (
-        make_url(sqlalchemy_url).set(drivername="postgresql").render_as_string(hide_password=False)
-    )
-
-
 class PostgresWakeups:
     """LISTEN/NOTIFY between processes; reconnects in the background when cut off."""
 
@@ -64,7 +56,7 @@ class PostgresWakeups:
         self._dsn = dsn
         self._wakeup = wakeup
         self._retry = retry_seconds
-        self._conn: asyncpg.Connection | None = None
+        self._conn: NotifyConnection | None = None
         self._task: asyncio.Task[None] | None = None
         self._sending: asyncio.Task[None] | None = None
         self._again = False
@@ -77,12 +69,10 @@ class PostgresWakeups:
 
     async def _connect(self) -> None:
         try:
-            conn = await asyncpg.connect(self._dsn, timeout=5)
-            await conn.add_listener(CHANNEL, self._on_notify)
-        except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
-            log.warning("LISTEN connection failed; polling only", extra={"error": repr(exc)})
-            return
-        self._conn = conn
+            self._conn = await NotifyConnection.open(self._dsn, self._wakeup.wake_local)
+        except StoreUnavailable as exc:
+            cause = exc.__cause__
+            log.warning("LISTEN connection failed; polling only", extra={"error": repr(cause)})
 
     async def _supervise(self) -> None:
         while True:
@@ -92,9 +82,6 @@ class PostgresWakeups:
                 await self._connect()
                 if self._conn is not None:
                     self._wakeup.wake_local()  # catch up on what was missed meanwhile
-
-    def _on_notify(self, *_args: Any) -> None:
-        self._wakeup.wake_local()
 
     def _publish(self) -> None:
         # One NOTIFY at a time on the connection; a burst meanwhile becomes one more.
@@ -109,7 +96,7 @@ class PostgresWakeups:
             conn = self._conn
             if conn is not None and not conn.is_closed():
                 try:
-                    await conn.execute(f"NOTIFY {CHANNEL}")
+                    await conn.notify()
                 except Exception as exc:  # a lost wake-up only delays work to the next poll
                     log.debug("NOTIFY failed", extra={"error": repr(exc)})
             if not self._again:
@@ -124,5 +111,5 @@ class PostgresWakeups:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        if self._conn is not None and not self._conn.is_closed():
+        if self._conn is not None:
             await self._conn.close()

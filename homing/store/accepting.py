@@ -39,10 +39,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.clock import Clock, as_datetime
+from homing.clock import Clock, as_datetime, month_of
 from homing.errors import HomingError, IdempotencyConflict, QuotaExceeded, StoreUnavailable
-from homing.models import Channel, DeliveryMode, Job, JobStatus, Priority, Queue, new_id
-from homing.plans import Quota, month_of
+from homing.models import Channel, DeliveryMode, Job, JobStatus, Priority, Queue, Quota, new_id
 from homing.store.database import Database
 from homing.store.ordering import place
 from homing.store.rows import job_from_row

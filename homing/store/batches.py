@@ -17,10 +17,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.clock import Clock
+from homing.clock import Clock, month_of
 from homing.errors import IdempotencyConflict
-from homing.models import JobStatus
-from homing.plans import Quota, month_of
+from homing.models import JobStatus, Quota
 from homing.store.accepting import Accepted, NewJob, StoredRow, entry_row, job_row, replayed
 from homing.store.database import Database
 from homing.store.ordering import place

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -85,6 +85,11 @@ class Database:
                 # database refuses (a NUL character in text, a number out of range).
                 raise UnstorableValue() from exc
             raise StoreError(f"database error: {type(exc.orig).__name__}") from exc
+
+    async def ping(self) -> None:
+        """Ask the database for ``SELECT 1``; StoreUnavailable when it does not answer."""
+        async with self.transaction() as conn:
+            await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -13,9 +13,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
-from homing.inbound.billing import Payment
-from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType
-from homing.models import Channel
+from homing.models import Channel, DeliveryEvent, EntryStatus, EventError, EventType, Payment
 from homing.store.database import Database
 from homing.store.inbound import event_values, settle
 from homing.store.inbound_schema import inbound_events

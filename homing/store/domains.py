@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from sqlalchemy import delete, select, update
@@ -11,7 +13,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
-from homing.providers.domains import DnsRecord, DomainStatus
+from homing.models import DnsRecord, DomainStatus
+from homing.store.accepting import AcceptCheck
 from homing.store.database import Database
 from homing.store.inbound_schema import sending_domains
 from homing.store.schema import provider_accounts
@@ -123,24 +126,33 @@ class DomainStore:
         if result.rowcount == 0:
             raise NotFound("domain not found")
 
-    async def statuses(
-        self, tenant_id: str, conn: AsyncConnection | None = None
-    ) -> dict[str, set[DomainStatus]]:
+    async def statuses(self, tenant_id: str) -> dict[str, set[DomainStatus]]:
         """Each domain the tenant registered with a live provider account, with the
-        statuses it has there (one per account). With ``conn``, inside that
-        transaction (the accept path checks the sender where it stores the job)."""
-        c, a = sending_domains.c, provider_accounts.c
-        query = (
-            select(c.domain, c.status)
-            .join(provider_accounts, a.id == c.provider_account_id)
-            .where(c.tenant_id == tenant_id, a.deleted_at.is_(None))
+        statuses it has there (one per account)."""
+        async with self._db.transaction() as conn:
+            return await _statuses(conn, tenant_id)
+
+    def accept_check(
+        self, tenant_id: str, apply: Callable[[dict[str, set[DomainStatus]]], None]
+    ) -> AcceptCheck:
+        """``apply`` over the tenant's ``statuses``, as a check the accepting
+        transaction runs: one query in that transaction (shared by the tenant's accepts
+        in one group) rather than a round trip of its own."""
+        return AcceptCheck(
+            scope=("sending domains", tenant_id),
+            load=partial(_statuses, tenant_id=tenant_id),
+            apply=apply,
         )
-        if conn is None:
-            async with self._db.transaction() as own:
-                rows = (await own.execute(query)).all()
-        else:
-            rows = (await conn.execute(query)).all()
-        found: dict[str, set[DomainStatus]] = {}
-        for row in rows:
-            found.setdefault(row.domain, set()).add(DomainStatus(row.status))
-        return found
+
+
+async def _statuses(conn: AsyncConnection, tenant_id: str) -> dict[str, set[DomainStatus]]:
+    c, a = sending_domains.c, provider_accounts.c
+    query = (
+        select(c.domain, c.status)
+        .join(provider_accounts, a.id == c.provider_account_id)
+        .where(c.tenant_id == tenant_id, a.deleted_at.is_(None))
+    )
+    found: dict[str, set[DomainStatus]] = {}
+    for row in (await conn.execute(query)).all():
+        found.setdefault(row.domain, set()).add(DomainStatus(row.status))
+    return found

@@ -21,8 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.errors import StoreError
-from homing.inbound.events import DeliveryEvent, EntryStatus, EventType, RawEvent
-from homing.models import new_id
+from homing.models import DeliveryEvent, EntryStatus, EventType, RawEvent, new_id
 from homing.store.database import Database
 from homing.store.inbound_schema import inbound_conflicts, inbound_events
 

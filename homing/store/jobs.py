@@ -10,10 +10,9 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.clock import Clock, as_datetime
+from homing.clock import Clock, as_datetime, month_of
 from homing.errors import Conflict, Forbidden, NotFound
-from homing.models import Attempt, Channel, Job, JobStatus
-from homing.plans import Quota, month_of
+from homing.models import Attempt, Channel, Job, JobStatus, Quota
 from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, entry_row
 from homing.store.database import Database
 from homing.store.ordering import place

@@ -1,5 +1,9 @@
 """The SQL of ``homing keys rotate``: read sealed values page by page, swap them back.
 
+Each place that holds sealed values (a column with one per row, or the sealed field
+inside a JSON ``payload``) is named (``PLACES``); the store knows its table, key and
+the associated data each value is bound to, the caller only opens and re-seals.
+
 Every write is a compare-and-swap: a re-sealed value replaces the stored one only
 while the row still holds exactly the ciphertext that was read. A value wiped or
 replaced between the read and the write (a provider deleted, a secret rotated) is
@@ -8,69 +12,145 @@ left as it is now and counted as lost, never revived.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Column, Table, select, update
+from sqlalchemy import Table, select, update
+from sqlalchemy.sql.elements import ColumnElement
 
 from homing.store.database import Database
+from homing.store.inbound_schema import provider_inbound
+from homing.store.providers import CREDENTIALS_FIELD
+from homing.store.schema import dead_letters, jobs, provider_accounts, webhook_secrets
+from homing.store.webhooks import SECRET_FIELD, WEBHOOK_SECRETS_TABLE
+
+__all__ = ["PAGE_SIZE", "PAYLOAD_FIELD", "ResealStore", "Sealed", "Swap"]
 
 PAGE_SIZE = 500
 PAYLOAD_FIELD = "headers_sealed"
 
+Binding = tuple[str, str, str]  # (table, row id, field) a value is sealed under
+
+
+@dataclass(frozen=True, slots=True)
+class Sealed:
+    """One sealed value as read: its row ``key``, the ciphertext and its binding."""
+
+    key: Any
+    sealed: str
+    binding: Binding
+    payload: dict[str, Any] | None = None  # the whole payload, for a payload place
+
 
 @dataclass(frozen=True, slots=True)
 class Swap:
-    """Replace ``old`` by ``new`` in one row, if the row still holds ``old``.
+    """Replace ``value`` by ``new`` (a ciphertext), if its row still holds ``value``."""
 
-    For a payload column, ``old`` is the sealed value inside the payload and ``new``
-    the whole payload to write.
-    """
+    value: Sealed
+    new: str
 
-    row_id: Any
-    old: str
-    new: Any
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    table: Table
+    key: str
+    column: str  # "payload" for the sealed field inside a JSON payload
+    binding: Callable[[Any], Binding]
 
 
 class ResealStore:
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    """Pages and compare-and-swaps of sealed values, by place (``places``).
 
-    async def page(self, table: Table, key: Column[Any], after: Any) -> list[Any]:
-        """Up to PAGE_SIZE rows of ``table`` ordered by ``key``, those after ``after``."""
-        query = select(table).order_by(key).limit(PAGE_SIZE)
+    ``payload_binding`` is the (table, field) that sealed webhook headers inside a job
+    payload are bound to, with the tenant id as the row (``homing.webhooks.message``).
+    """
+
+    def __init__(self, db: Database, payload_binding: tuple[str, str]) -> None:
+        self._db = db
+        table_name, field_name = payload_binding
+
+        def payload(row: Any) -> Binding:
+            return (table_name, row.tenant_id, field_name)
+
+        self._places = {
+            "provider credentials": _Place(
+                provider_accounts,
+                "id",
+                "credentials_sealed",
+                lambda row: ("provider_accounts", row.id, CREDENTIALS_FIELD),
+            ),
+            "webhook signing secrets": _Place(
+                webhook_secrets,
+                "id",
+                "secret_sealed",
+                lambda row: (WEBHOOK_SECRETS_TABLE, row.id, SECRET_FIELD),
+            ),
+            "inbound verification secrets": _Place(
+                provider_inbound,
+                "provider_account_id",
+                "secret_sealed",
+                lambda row: ("provider_inbound", row.provider_account_id, row.kind),
+            ),
+            "webhook job headers": _Place(jobs, "id", "payload", payload),
+            "dead-letter copies": _Place(dead_letters, "id", "payload", payload),
+        }
+
+    @property
+    def places(self) -> tuple[str, ...]:
+        """Every place that holds sealed values, in the order a rotation visits them."""
+        return tuple(self._places)
+
+    async def page(self, place: str, after: Any) -> tuple[list[Sealed], Any]:
+        """The sealed values among the next PAGE_SIZE rows of ``place`` after the key
+        ``after`` (None: from the start), and the key to continue after (None: done)."""
+        spec = self._places[place]
+        key = spec.table.c[spec.key]
+        query = select(spec.table).order_by(key).limit(PAGE_SIZE)
         if after is not None:
             query = query.where(key > after)
         async with self._db.transaction() as conn:
-            return list((await conn.execute(query)).all())
+            rows = (await conn.execute(query)).all()
+        if not rows:
+            return [], None
+        values = [v for row in rows if (v := _sealed(spec, row)) is not None]
+        return values, getattr(rows[-1], spec.key)
 
-    async def swap_column(
-        self, table: Table, key: Column[Any], column: str, swaps: Sequence[Swap]
-    ) -> int:
-        """Write each swap whose row still holds its ``old`` value; how many were written."""
-        target = table.c[column]
+    async def swap(self, place: str, swaps: Sequence[Swap]) -> int:
+        """Write each swap whose row still holds its old value; how many were written."""
+        spec = self._places[place]
+        key = spec.table.c[spec.key]
         written = 0
         async with self._db.transaction() as conn:
             for swap in swaps:
+                old = swap.value
                 result = await conn.execute(
-                    update(table)
-                    .where(key == swap.row_id, target == swap.old)
-                    .values({column: swap.new})
+                    update(spec.table)
+                    .where(key == old.key, _current(spec) == old.sealed)
+                    .values({spec.column: _written(old, swap.new)})
                 )
                 written += result.rowcount
         return written
 
-    async def swap_payload(self, table: Table, swaps: Sequence[Swap]) -> int:
-        """As ``swap_column`` for the sealed value inside the JSON ``payload`` column."""
-        sealed = table.c.payload[PAYLOAD_FIELD].as_string()
-        written = 0
-        async with self._db.transaction() as conn:
-            for swap in swaps:
-                result = await conn.execute(
-                    update(table)
-                    .where(table.c.id == swap.row_id, sealed == swap.old)
-                    .values(payload=swap.new)
-                )
-                written += result.rowcount
-        return written
+
+def _sealed(spec: _Place, row: Any) -> Sealed | None:
+    key = getattr(row, spec.key)
+    if spec.column != "payload":
+        value = getattr(row, spec.column)
+        # A deleted provider's credentials are wiped: nothing to re-seal.
+        return Sealed(key, value, spec.binding(row)) if value else None
+    sealed = (row.payload or {}).get(PAYLOAD_FIELD)
+    return Sealed(key, sealed, spec.binding(row), row.payload) if sealed else None
+
+
+def _current(spec: _Place) -> ColumnElement[Any]:
+    column: ColumnElement[Any] = spec.table.c[spec.column]
+    if spec.column == "payload":
+        column = spec.table.c.payload[PAYLOAD_FIELD].as_string()
+    return column
+
+
+def _written(old: Sealed, new: str) -> Any:
+    if old.payload is None:
+        return new
+    return {**old.payload, PAYLOAD_FIELD: new}

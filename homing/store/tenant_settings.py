@@ -16,9 +16,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.models import SignatureFormat
 from homing.store.database import Database
 from homing.store.schema import tenant_settings
-from homing.webhooks.signing import SignatureFormat
 
 __all__ = [
     "SETTING_NAMES",

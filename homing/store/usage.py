@@ -22,9 +22,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.clock import month_end
 from homing.errors import QuotaExceeded
-from homing.models import Channel
-from homing.plans import Quota, month_end
+from homing.models import Channel, Quota
 from homing.store.database import Database
 from homing.store.schema import usage_counters
 

@@ -8,6 +8,7 @@ import httpx
 
 from homing.clock import Clock
 from homing.crypto import Sealer
+from homing.dispatch.webhook_delivery import WebhookDelivery
 from homing.providers.transport import SocketFactory
 from homing.providers.webhook.sender import WebhookSender
 from homing.providers.webhook.ssrf import UrlPolicy, parse_networks
@@ -32,16 +33,12 @@ class Webhooks:
     max_payload_bytes: int
     excerpt_bytes: int
 
-    def sender(self, sealer: Sealer, clock: Clock) -> WebhookSender:
-        return WebhookSender(
-            store=self.store,
-            secrets=self.secrets,
-            sealer=sealer,
-            clients=self.clients,
-            policy=self.policy,
-            clock=clock,
-            excerpt_bytes=self.excerpt_bytes,
+    def sender(self, sealer: Sealer, clock: Clock) -> WebhookDelivery:
+        """The webhook channel's Sender: the provider call and the state around it."""
+        sender = WebhookSender(
+            clients=self.clients, policy=self.policy, clock=clock, excerpt_bytes=self.excerpt_bytes
         )
+        return WebhookDelivery(sender, self.store, self.secrets.open_all, sealer)
 
     async def aclose(self) -> None:
         await self.clients.aclose()

@@ -30,7 +30,8 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Sequence
-from enum import StrEnum
+
+from homing.models import SignatureFormat
 
 __all__ = [
     "SECRET_PREFIX",
@@ -56,13 +57,6 @@ SIGNATURE_HEADERS = frozenset(
         "x-webhook-signature",
     }
 )
-
-
-class SignatureFormat(StrEnum):
-    """How a tenant's ``X-Webhook-*`` headers are written (a tenant setting)."""
-
-    DESIGN = "design"
-    NOTIFYKIT = "notifykit"
 
 
 class InvalidSecret(ValueError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from sqlalchemy import text
 
 from homing.api.deps import ServicesDep
 
@@ -13,6 +12,5 @@ router = APIRouter(tags=["health"])
 @router.get("/healthz")
 async def healthz(services: ServicesDep) -> dict[str, str]:
     """200 when the database answers; 503 ``unavailable`` otherwise."""
-    async with services.db.transaction() as conn:
-        await conn.execute(text("SELECT 1"))
+    await services.db.ping()
     return {"status": "ok", "database": services.db.dialect}

@@ -3,29 +3,32 @@
 Success is 2xx only. Redirects are not followed (a 3xx fails the job: the URL
 should name the final address). 408, 429, 5xx, timeouts and connection errors are
 transient (429 is ``throttled`` and honours ``Retry-After``); every other status is
-``message_permanent``. 410 Gone also marks the URL gone for the tenant, and later
+``message_permanent``. 410 Gone raises ``EndpointGone``: the dispatch layer
+(``homing.dispatch.webhook_delivery``) marks the URL gone for the tenant, and later
 jobs to it fail without a request until the tenant re-enables it.
+
+The sender does provider I/O only: what it needs from the database (the signing
+secrets, the signature format) is loaded before the call and passed in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
 import httpx
 
 from homing.clock import Clock
-from homing.crypto import Sealer
 from homing.errors import UrlRefused
-from homing.models import FailureClass, Job, ProviderAccount
+from homing.models import FailureClass, Job, SignatureFormat
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.http import parse_retry_after
 from homing.providers.webhook.ssrf import UrlPolicy, check_url
 from homing.providers.webhook.transport import AddressRefused, WebhookClients, read_capped
-from homing.store.webhooks import WebhookStore
 from homing.webhooks.message import EVENT_TYPE_HEADER, RESERVED_HEADERS, WebhookMessage
-from homing.webhooks.message import read_message as read_webhook_message
-from homing.webhooks.secrets import WebhookSecrets
-from homing.webhooks.signing import SignatureFormat, signature_headers
+from homing.webhooks.signing import signature_headers
 
-__all__ = ["WebhookSender", "classify_status", "message_id"]
+__all__ = ["EndpointGone", "Signing", "WebhookSender", "classify_status", "message_id"]
 
 NAME = "webhook"
 
@@ -44,6 +47,19 @@ def classify_status(status: int) -> FailureClass | None:
     if status == 408 or status >= 500:
         return FailureClass.TRANSIENT
     return FailureClass.MESSAGE_PERMANENT
+
+
+@dataclass(frozen=True, slots=True)
+class Signing:
+    """How one delivery is signed: the tenant's live secrets in plaintext (current
+    first; none: unsigned) and its ``X-Webhook-*`` format."""
+
+    secrets: Sequence[str] = field(default=(), repr=False)
+    format: SignatureFormat = SignatureFormat.DESIGN
+
+
+class EndpointGone(ProviderFailure):
+    """The URL answered 410 Gone: the caller marks it gone for the tenant."""
 
 
 def _fail(
@@ -69,76 +85,44 @@ def _excerpt(raw: bytes, cap: int) -> str:
 
 
 class WebhookSender:
-    """The ``Sender`` for the webhook channel (see the module docstring)."""
+    """The webhook channel's provider call: check the URL, sign, POST, classify the
+    answer (see the module docstring). ``homing.dispatch.webhook_delivery`` wraps it
+    as the channel's ``Sender``."""
 
     def __init__(
         self,
         *,
-        store: WebhookStore,
-        secrets: WebhookSecrets,
-        sealer: Sealer,
         clients: WebhookClients,
         policy: UrlPolicy,
         clock: Clock,
         excerpt_bytes: int,
     ) -> None:
-        self._store = store
-        self._secrets = secrets
-        self._sealer = sealer
         self._clients = clients
         self._policy = policy
         self._clock = clock
         self._excerpt_bytes = excerpt_bytes
 
-    def supports_idempotency(self, account: ProviderAccount) -> bool:
-        # Receivers deduplicate on webhook-id; timeouts are transient, never uncertain.
-        return False
-
-    def destination(self, account: ProviderAccount, job: Job) -> str | None:
-        """The URL this job is delivered to (the sandbox guard of test keys asks)."""
-        url = job.payload.get("url")
-        return url if isinstance(url, str) else None
-
-    async def send(self, account: ProviderAccount, job: Job) -> SendResult:
-        message = read_webhook_message(self._sealer, job.tenant_id, job.payload)
-        context = await self._store.delivery_context(job.tenant_id, message.url)
-        if context.gone:
-            raise _fail(
-                FailureClass.MESSAGE_PERMANENT,
-                "the endpoint answered 410 Gone before; "
-                "re-enable it with POST /v1/webhook-endpoints/enable",
-            )
+    async def send(self, job: Job, message: WebhookMessage, signing: Signing) -> SendResult:
+        """POST ``message`` signed with ``signing``; ProviderFailure (EndpointGone for
+        410) unless the receiver answered 2xx."""
         try:
             check_url(message.url, self._policy)
         except UrlRefused as exc:
             raise _fail(FailureClass.MESSAGE_PERMANENT, exc.message) from None
-        headers = self._headers(
-            job,
-            message,
-            self._secrets.open_all(context.secrets),
-            context.settings.webhook_signature_format,
-        )
+        headers = self._headers(job, message, signing)
         status, excerpt, retry_after = await self._post(message.url, message.body, headers)
         failure_class = classify_status(status)
         if failure_class is None:
             return SendResult(None, status, excerpt)
-        if status == 410:
-            await self._store.mark_gone(job.tenant_id, message.url, job.id)
-        raise _fail(
+        raise (EndpointGone if status == 410 else ProviderFailure)(
             failure_class,
-            _status_detail(status),
+            f"{NAME}: {_status_detail(status)}",
             status_code=status,
             retry_after=retry_after,
             response_excerpt=excerpt,
         )
 
-    def _headers(
-        self,
-        job: Job,
-        message: WebhookMessage,
-        signing_secrets: list[str],
-        signature_format: SignatureFormat,
-    ) -> dict[str, str]:
+    def _headers(self, job: Job, message: WebhookMessage, signing: Signing) -> dict[str, str]:
         headers = {k: v for k, v in message.headers.items() if k.lower() not in RESERVED_HEADERS}
         headers["Content-Type"] = "application/json"
         headers["Accept-Encoding"] = "identity"
@@ -146,7 +130,11 @@ class WebhookSender:
             headers[EVENT_TYPE_HEADER] = message.event_type
         headers.update(
             signature_headers(
-                signing_secrets, message_id(job), self._clock.now(), message.body, signature_format
+                signing.secrets,
+                message_id(job),
+                self._clock.now(),
+                message.body,
+                signing.format,
             )
         )
         return headers
