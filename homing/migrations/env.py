@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from alembic import context
 
+# ``schema.metadata`` holds every table (it imports the inbound tables too), so
+# autogenerate and ``alembic check`` compare the whole schema, never a part of it.
 from homing.store.schema import metadata
 
 connection = context.config.attributes.get("connection")
