@@ -17,6 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from homing.errors import StoreError
+from homing.store.columns import UTCDateTime
 from homing.store.database import Database
 
 # Serialises migrations when several processes start against one PostgreSQL.
@@ -27,6 +28,17 @@ def _config() -> Config:
     config = Config()
     config.set_main_option("script_location", "homing:migrations")
     return config
+
+
+def render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+    """Autogenerate renders ``UTCDateTime`` from the migrations' frozen copy.
+
+    A revision written by ``alembic revision --autogenerate`` then imports
+    ``homing.migrations.types``, never ``homing.store`` (which may change)."""
+    if type_ == "type" and isinstance(obj, UTCDateTime):
+        autogen_context.imports.add("from homing.migrations.types import UTCDateTime")
+        return "UTCDateTime()"
+    return False
 
 
 def _upgrade(sync_connection: Any) -> None:

@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from types import SimpleNamespace
+
+import sqlalchemy as sa
+from alembic.autogenerate import render_python_code
+from alembic.operations import ops
 
 import homing.migrations
+from homing.store import columns
+from homing.store.migrate import render_item
 
 MIGRATIONS = Path(homing.migrations.__file__).parent
 ALLOWED = "homing.migrations"
@@ -59,3 +66,16 @@ def test_the_check_refuses_what_it_should() -> None:
     )
     modules = [m for m in _imported_modules(source) if _refused(m)]
     assert modules == ["homing.store.schema", "homing.models", "homing", "."]
+
+
+def test_autogenerate_writes_the_frozen_type_not_the_application_one() -> None:
+    upgrade = ops.UpgradeOps(
+        ops=[ops.CreateTableOp("t", [sa.Column("at", columns.UTCDateTime, nullable=False)])]
+    )
+    code = render_python_code(upgrade, render_item=render_item)
+    assert "sa.Column('at', UTCDateTime(), nullable=False)" in code
+    assert "homing.store" not in code
+    # ... and the revision file gets the import that goes with it.
+    context = SimpleNamespace(imports=set())
+    assert render_item("type", columns.UTCDateTime(), context) == "UTCDateTime()"
+    assert _imported_modules("\n".join(context.imports)) == ["homing.migrations.types"]
