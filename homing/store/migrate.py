@@ -8,7 +8,7 @@ against one it was not written for.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from alembic import command
 from alembic.config import Config
@@ -30,7 +30,7 @@ def _config() -> Config:
     return config
 
 
-def render_item(type_: str, obj: Any, autogen_context: Any) -> str | bool:
+def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
     """Autogenerate renders ``UTCDateTime`` from the migrations' frozen copy.
 
     A revision written by ``alembic revision --autogenerate`` then imports
