@@ -17,6 +17,11 @@ from homing.inbound import cli as inbound_cli
 from homing.logs import configure_logging
 from homing.services import Services, build
 from homing.settings import Settings
+from homing.store.migrate import require_current
+
+# Only these start-ups bring the schema up to date. Every other command works on the
+# schema as it is, and refuses ("run `homing migrate`") when it is not current.
+_MIGRATING = frozenset({"run", "api", "worker", "migrate"})
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -107,8 +112,11 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
     }
-    services = await build(settings)
+    migrating = args.command in _MIGRATING
+    services = await build(settings, run_migrations=migrating)
     try:
+        if not migrating:
+            await require_current(services.db)
         return await handlers[args.command](services)
     finally:
         await services.aclose()

@@ -190,7 +190,10 @@ async def build(
     run_migrations: bool = True,
     provider_resolver: Resolver | None = None,
 ) -> Services:
-    """Open the database (migrating it), the HTTP pool and every store.
+    """Open the database (migrating it when ``run_migrations``), the HTTP pool and every store.
+
+    The command line migrates only for ``homing migrate``, ``run``, ``api`` and
+    ``worker`` (``homing.cli``); its other commands pass ``run_migrations=False``.
 
     ``provider_resolver`` replaces the system's DNS for provider endpoints (tests)."""
     if settings.is_sqlite:

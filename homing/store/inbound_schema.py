@@ -1,16 +1,15 @@
 """Tables of inbound events, suppression and sending domains (migration 0005).
 
-They live beside ``homing.store.schema`` on the same ``metadata``.
+They live beside ``homing.store.schema`` on the same ``metadata``
+(``homing.store.columns``); ``schema`` imports this module, so ``schema.metadata``
+holds these tables too.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import JSON, Column, ForeignKey, Index, String, Table, Text, UniqueConstraint
 
-from homing.store.schema import ID, UTCDateTime, jobs, metadata
-
-# Events map back to jobs by the provider's message id when no hjid came back.
-Index("ix_jobs_tenant_provider_message_id", jobs.c.tenant_id, jobs.c.provider_message_id)
+from homing.store.columns import ID, UTCDateTime, metadata
 
 # The append-only journal of verified inbound events (the S2S-postback discipline):
 # stored before anything is acted on, once per (source, account, event id).

@@ -1,57 +1,33 @@
 """Tables, as SQLAlchemy Core metadata. Alembic migrations create them; this module
-is what queries are written against. One schema serves SQLite and PostgreSQL."""
+is what queries are written against. One schema serves SQLite and PostgreSQL.
+
+``metadata`` here holds every table, the inbound ones (``inbound_schema``) included."""
 
 from __future__ import annotations
-
-from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
     Column,
-    DateTime,
-    Dialect,
     Float,
     ForeignKey,
     Index,
     Integer,
-    MetaData,
     String,
     Table,
     Text,
-    TypeDecorator,
     UniqueConstraint,
     false,
     text,
 )
 
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """Timezone-aware UTC datetimes on both databases (SQLite drops the zone)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetime given to a UTCDateTime column")
-        value = value.astimezone(UTC)
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        assert isinstance(value, datetime)
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-metadata = MetaData()
-
-ID = String(36)
+# The inbound tables are defined in their own module on the same metadata; importing
+# it here is what makes ``metadata`` hold every table.
+from homing.store import inbound_schema as inbound_schema
+from homing.store.columns import ID as ID
+from homing.store.columns import UTCDateTime as UTCDateTime
+from homing.store.columns import metadata as metadata
 
 tenants = Table(
     "tenants",
@@ -125,6 +101,9 @@ jobs = Table(
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
+    # Inbound events map back to jobs by the provider's message id when no hjid came
+    # back (migration 0005).
+    Index("ix_jobs_tenant_provider_message_id", "tenant_id", "provider_message_id"),
 )
 
 # The hot table: a row exists only while its job has work to do. ``available_at`` is

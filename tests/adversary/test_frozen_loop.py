@@ -25,6 +25,13 @@ WATCH_SECONDS = 3.0
 
 
 def _create_tenant(env: dict[str, str], tmp_path: Path) -> str:
+    # `homing tenant` does not migrate (only migrate/run/api/worker do).
+    subprocess.run(
+        [sys.executable, "-m", "homing", "migrate"],
+        env=HomingProcess([], env, tmp_path / "cli.log").env,
+        capture_output=True,
+        check=True,
+    )
     created = subprocess.run(
         [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
         env=HomingProcess([], env, tmp_path / "cli.log").env,

@@ -72,6 +72,13 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _tenant(env: dict[str, str], tmp_path: Path) -> dict[str, Any]:
+    # `homing tenant` does not migrate (only migrate/run/api/worker do).
+    subprocess.run(
+        [sys.executable, "-m", "homing", "migrate"],
+        env=HomingProcess([], env, tmp_path / "cli.log").env,
+        capture_output=True,
+        check=True,
+    )
     created = subprocess.run(
         [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
         env=HomingProcess([], env, tmp_path / "cli.log").env,

@@ -77,6 +77,13 @@ async def test_homing_run_accepts_and_delivers_on_the_embedded_default(
         "HOMING_POLL_INTERVAL_SECONDS": "0.05",
         "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
     }
+    # `homing tenant` does not migrate (only migrate/run/api/worker do).
+    subprocess.run(
+        [sys.executable, "-m", "homing", "migrate"],
+        env={**HomingProcess([], env, tmp_path / "x").env},
+        capture_output=True,
+        check=True,
+    )
     created = subprocess.run(
         [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
         env={**HomingProcess([], env, tmp_path / "x").env},

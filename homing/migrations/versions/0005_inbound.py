@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from homing.store.schema import UTCDateTime
+from homing.migrations.types import UTCDateTime
 
 revision = "0005"
 down_revision = "0001"
