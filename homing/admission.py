@@ -128,13 +128,19 @@ class Admission:
         admitted = _admitted(new, principal, limits)
         return await self._jobs.accept(admitted, _quotas(new, limits), check)
 
-    async def accept_many(self, principal: Principal, news: Sequence[NewJob]) -> list[ItemResult]:
-        """Accept jobs of one channel together under the tenant's plan, all or none."""
+    async def accept_many(
+        self,
+        principal: Principal,
+        news: Sequence[NewJob],
+        checks: Sequence[AcceptCheck | None] | None = None,
+    ) -> list[ItemResult]:
+        """Accept jobs of one channel together under the tenant's plan, all or none
+        (``checks``, one per job, may refuse a job alone)."""
         if not news:
             return []
         limits = self.limits(principal.tenant)
         admitted = [_admitted(n, principal, limits) for n in news]
-        return await self._batches.accept_many(admitted, _quotas(news[0], limits))
+        return await self._batches.accept_many(admitted, _quotas(news[0], limits), checks)
 
     async def retry(self, principal: Principal, job_id: str) -> Job:
         """Re-queue a FAILED job under the tenant's plan: it uses one unit of its

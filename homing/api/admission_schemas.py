@@ -7,7 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from homing.api.schemas import EmailCreate, Strict
+from homing.api.base_schemas import Page, Strict
+from homing.api.schemas import EmailCreate
 from homing.models import Tenant
 from homing.plans import Limits, month_end
 from homing.store.keys import ApiKey
@@ -197,6 +198,5 @@ class TenantDetail(TenantPublic):
     usage: UsagePublic
 
 
-class TenantList(BaseModel):
-    data: list[TenantPublic]
-    next_cursor: str | None
+# The admin list of tenants (``homing tenant list`` prints the same page).
+TenantList = Page[TenantPublic]

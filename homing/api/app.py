@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
-from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing import __version__
 from homing.api import errors
 from homing.api.admin_guard import AdminGuard
 from homing.api.admission import SendingAdmission
+from homing.api.bodies import capped, over_declared, too_large
 from homing.api.direct import DirectEmail
-from homing.api.errors import envelope
+from homing.api.errors import PassedOn, error_response
 from homing.api.routes import (
     admin,
     batch,
@@ -29,11 +29,13 @@ from homing.api.routes import (
     usage,
     webhooks,
 )
+from homing.errors import PayloadTooLarge
 from homing.services import Services
 
 
 class BodyLimit:
-    """Refuse request bodies over ``limit`` bytes with 413, before they are parsed."""
+    """Refuse request bodies over ``limit`` bytes with 413, before they are parsed
+    (``homing.api.bodies``)."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
@@ -43,29 +45,20 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers", [])).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, receive, send)
+        if over_declared(scope["headers"], self.limit):
+            await error_response(too_large(self.limit))(scope, receive, send)
             return
-        seen = 0
+        receive_capped = capped(receive, self.limit)
 
         async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                # Raised inside the route's body parsing, so FastAPI passes it through
-                # to the error handlers as a 413 rather than a parse error.
-                raise HTTPException(413, f"the request body is over {self.limit} bytes")
-            return message
+            try:
+                return await receive_capped()
+            except PayloadTooLarge as exc:
+                # Raised inside the route's body parsing: passed on as an HTTPException,
+                # FastAPI hands it to the error handlers rather than making it a 400.
+                raise PassedOn(exc) from None
 
         await self.app(scope, limited, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = envelope(
-            413, "payload_too_large", f"the request body is over {self.limit} bytes"
-        )
-        await response(scope, receive, send)
 
 
 def create_app(services: Services) -> FastAPI:

@@ -14,14 +14,16 @@ route's own, word for word, and only a valid request takes the short way.
 from __future__ import annotations
 
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing.api.admission import PRINCIPAL_STATE
+from homing.api.bodies import declared_length, read_body
 from homing.api.errors import error_response
 from homing.api.paths import routed_path
 from homing.api.routes.notifications import accept_email
 from homing.api.schemas import EmailCreate
-from homing.errors import HomingError
+from homing.errors import HomingError, PayloadTooLarge
 from homing.services import Services
 from homing.store.tenants import Principal
 
@@ -43,16 +45,20 @@ class DirectEmail:
         ):
             await self.app(scope, receive, send)
             return
-        length, key = self._plain_request(scope)
-        if length is None:
+        plain, key = self._plain_request(scope)
+        if not plain:
             await self.app(scope, receive, send)
             return
-        body, more = await _read(receive, length)
-        if body is None:  # the client went away
+        try:
+            body = await read_body(scope["headers"], receive, self.max_body_bytes)
+        except ClientDisconnect:
             return
-        email = _email(body) if more is None else None
+        except PayloadTooLarge as exc:  # more arrived than was declared
+            await error_response(exc)(scope, receive, send)
+            return
+        email = _email(body)
         if email is None:
-            await self.app(scope, _replaying(body, more, receive), send)
+            await self.app(scope, _replaying(body, receive), send)
             return
         principal: Principal = scope["state"][PRINCIPAL_STATE]
         try:
@@ -61,48 +67,26 @@ class DirectEmail:
             response = error_response(exc)
         await response(scope, receive, send)
 
-    def _plain_request(self, scope: Scope) -> tuple[int | None, str | None]:
-        """The declared body length when the request may take the short way (JSON, a
-        Content-Length within the limit, at most one Idempotency-Key and one the route
-        accepts), else None; and the Idempotency-Key, if one was sent."""
-        length: int | None = None
+    def _plain_request(self, scope: Scope) -> tuple[bool, str | None]:
+        """Whether the request may take the short way (JSON, a Content-Length within
+        the limit, at most one Idempotency-Key and one the route accepts), and the
+        Idempotency-Key, if one was sent."""
+        length = declared_length(scope["headers"])
+        if length is None or length > self.max_body_bytes:
+            return False, None
         key: str | None = None
         json = False
         for name, value in scope["headers"]:
-            if name == b"content-length":
-                if length is not None or not value.isdigit():
-                    return None, None
-                length = int(value)
-            elif name == b"content-type":
+            if name == b"content-type":
                 kind = value.split(b";", 1)[0].strip().lower()
                 json = kind == b"application/json"
             elif name == b"idempotency-key":
                 if key is not None:
-                    return None, None
+                    return False, None
                 key = value.decode("latin-1")
                 if not 1 <= len(key) <= _KEY_MAX:
-                    return None, None
-        if not json or length is None or length > self.max_body_bytes:
-            return None, None
-        return length, key
-
-
-async def _read(receive: Receive, length: int) -> tuple[bytes | None, Message | None]:
-    """The body (None if the client disconnected), and the message that went past the
-    declared length, if one did (the request then goes to FastAPI as it came)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None, None
-        chunk = message.get("body", b"")
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > length:
-            return b"".join(chunks[:-1]), message
-        if not message.get("more_body", False):
-            return b"".join(chunks), None
+                    return False, None
+        return json, key
 
 
 def _email(body: bytes) -> EmailCreate | None:
@@ -112,13 +96,9 @@ def _email(body: bytes) -> EmailCreate | None:
         return None
 
 
-def _replaying(body: bytes, extra: Message | None, receive: Receive) -> Receive:
-    """``receive`` with what was read already given again first."""
-    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": True}]
-    if extra is not None:
-        pending.append(extra)
-    else:
-        pending[0]["more_body"] = False
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` with the body read already given again first."""
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 
     async def replay() -> Message:
         if pending:

@@ -47,6 +47,16 @@ _HTTP_CODES = {
 }
 
 
+class PassedOn(StarletteHTTPException):
+    """A domain error raised while FastAPI reads a request body (the body cap): FastAPI
+    passes only an HTTPException on to the handlers, any other becomes a 400, so the
+    error travels as one and is answered as itself."""
+
+    def __init__(self, error: HomingError) -> None:
+        super().__init__(status_for(error), error.message)
+        self.error = error
+
+
 def envelope(
     status: int,
     code: str,
@@ -92,6 +102,8 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if isinstance(exc, PassedOn):
+        return error_response(exc.error)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
 

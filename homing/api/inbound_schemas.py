@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from homing.addresses import parse_mailbox
+from homing.api.base_schemas import Page, Strict
 from homing.inbound.events import delivery_status
 from homing.inbound.report import ReportRow
 from homing.inbound.secrets import InboundSecretInfo
@@ -20,16 +21,12 @@ Secret = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 Credential = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class BasicAuth(_Strict):
+class BasicAuth(Strict):
     username: Credential
     password: Credential
 
 
-class InboundSecretPut(_Strict):
+class InboundSecretPut(Strict):
     """Exactly one of the fields, the one the account's provider uses."""
 
     verification_key: Secret | None = None
@@ -84,7 +81,7 @@ def history(entries: Sequence[Entry]) -> tuple[str | None, list[DeliveryEventPub
     return (status.value if status else None), [DeliveryEventPublic.of(e) for e in entries]
 
 
-class SuppressionCreate(_Strict):
+class SuppressionCreate(Strict):
     channel: Literal["email"] = "email"
     address: Annotated[str, StringConstraints(min_length=3, max_length=320)]
     reason: Literal["manual", "hard_bounce", "complaint", "unsubscribed"] = "manual"
@@ -114,12 +111,7 @@ class SuppressionPublic(BaseModel):
         )
 
 
-class SuppressionList(BaseModel):
-    data: list[SuppressionPublic]
-    next_cursor: str | None
-
-
-class DomainCreate(_Strict):
+class DomainCreate(Strict):
     domain: Annotated[str, StringConstraints(min_length=1, max_length=253)]
     provider_account_id: Annotated[str, StringConstraints(min_length=1, max_length=36)]
 
@@ -159,10 +151,6 @@ class DomainPublic(BaseModel):
         )
 
 
-class DomainList(BaseModel):
-    data: list[DomainPublic]
-
-
 class EventReportRow(BaseModel):
     hour: datetime
     type: str
@@ -181,6 +169,7 @@ class EventReportRow(BaseModel):
         )
 
 
-class EventReport(BaseModel):
+class EventReport(Page[EventReportRow]):
+    """The report as one page (it comes whole), with the hours it covers."""
+
     hours: int = Field(ge=1)
-    data: list[EventReportRow]

@@ -1,4 +1,7 @@
-"""Request and response bodies, in families: ``…Create``, ``…Patch``, ``…Public``."""
+"""Request and response bodies, in families: ``…Create``, ``…Patch``, ``…Public``.
+
+Request bodies are ``Strict`` and lists are ``Page``s (``homing.api.base_schemas``).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from pydantic import (
 )
 
 from homing.addresses import canonical
+from homing.api.base_schemas import Strict
 from homing.api.inbound_schemas import DeliveryEventPublic
 from homing.models import Attempt, Job, ProviderAccount
 from homing.queue.pacing import RATE_RULES, RateRule
@@ -28,10 +32,6 @@ def _no_line_breaks(value: str) -> str:
     if "\r" in value or "\n" in value or "\x00" in value:
         raise ValueError("must not contain line breaks or NUL characters")
     return value
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
 
 class ProviderCreate(Strict):
@@ -113,7 +113,7 @@ class EmailCreate(Strict):
     delivery: Literal["at_least_once", "at_most_once"] = "at_least_once"
     ordering_key: str | None = Field(default=None, min_length=1, max_length=255)
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True)
 
     @model_validator(mode="after")
     def _valid(self) -> EmailCreate:
@@ -196,8 +196,3 @@ class JobSummary(BaseModel):
     error: str | None
     created_at: datetime
     completed_at: datetime | None
-
-
-class JobList(BaseModel):
-    data: list[JobSummary]
-    next_cursor: str | None

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from homing.api.base_schemas import Strict
 from homing.store.tenant_settings import TenantSettings
 
 SignatureFormatName = Literal["design", "notifykit"]
@@ -21,11 +22,11 @@ class TenantSettingsPublic(BaseModel):
         return cls(webhook_signature_format=settings.webhook_signature_format.value)
 
 
-class TenantSettingsPatch(BaseModel):
+class TenantSettingsPatch(Strict):
     """The settings to change; the ones left out keep their value. Strict: an
     unknown name, a null or a value of another type is refused."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(strict=True)
 
     webhook_signature_format: SignatureFormatName = "design"
 

@@ -6,8 +6,9 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
+from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_validator
 
+from homing.api.base_schemas import Strict
 from homing.api.schemas import PriorityName
 from homing.webhooks.message import header_problem
 
@@ -19,9 +20,7 @@ MAX_TENANT_HEADERS = 50
 Url = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
 
 
-class WebhookCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class WebhookCreate(Strict):
     url: Url
     payload: JsonValue
     headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_TENANT_HEADERS)
@@ -65,9 +64,7 @@ class WebhookSecretStatus(BaseModel):
     previous_expires_at: datetime | None
 
 
-class EndpointUrl(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class EndpointUrl(Strict):
     url: Url
 
 

@@ -25,6 +25,11 @@ No accept fails for another's sake:
 - a database error in a group of several sends each accept through again alone, so a
   value one database refuses (``UnstorableValue``) is that request's 422 only. Only
   ``StoreUnavailable`` (no database now) answers the whole group at once.
+
+A batch (``homing.store.batches``) is the other kind of group: accepts that must commit
+together. It runs the same routine, ``accept_together``, with ``whole=True``: a quota
+refuses it whole, and an Idempotency-Key repeated inside it is answered from the job
+its first use stores.
 """
 
 from __future__ import annotations
@@ -51,11 +56,13 @@ from homing.store.suppressions import suppress_rows
 from homing.store.usage import charge
 
 __all__ = [
+    "Accept",
     "AcceptCheck",
     "AcceptGroups",
     "Accepted",
     "NewJob",
     "StoredRow",
+    "accept_together",
     "entry_row",
     "job_row",
     "replay",
@@ -102,6 +109,21 @@ class AcceptCheck:
     apply: Callable[[Any], None]
 
 
+@dataclass(frozen=True, slots=True)
+class Accept:
+    """One job to accept: the job, the quotas it counts toward and the rule that may
+    refuse it."""
+
+    new: NewJob
+    quotas: tuple[Quota, ...] = ()
+    check: AcceptCheck | None = None
+
+    @property
+    def idempotency(self) -> tuple[str, str] | None:
+        key = self.new.idempotency_key
+        return None if key is None else (self.new.tenant_id, key)
+
+
 # What became of one accept in a group: its answer, its own refusal, or "again, alone".
 _AGAIN = object()
 Outcome = Accepted | HomingError | object
@@ -109,15 +131,8 @@ Outcome = Accepted | HomingError | object
 
 @dataclass(slots=True)
 class _Waiting:
-    new: NewJob
-    quotas: tuple[Quota, ...]
-    check: AcceptCheck | None
+    accept: Accept
     answer: asyncio.Future[Accepted]
-
-    @property
-    def idempotency(self) -> tuple[str, str] | None:
-        key = self.new.idempotency_key
-        return None if key is None else (self.new.tenant_id, key)
 
 
 class AcceptGroups:
@@ -135,7 +150,7 @@ class AcceptGroups:
     ) -> Accepted:
         """Store the job and its queue entry, or replay a prior one (see JobStore.accept)."""
         answer: asyncio.Future[Accepted] = asyncio.get_running_loop().create_future()
-        self._waiting.append(_Waiting(new, tuple(quotas), check, answer))
+        self._waiting.append(_Waiting(Accept(new, tuple(quotas), check), answer))
         self._start()
         # A caller that goes away cancels its answer; its group skips or ignores it.
         return await answer
@@ -169,13 +184,13 @@ class AcceptGroups:
             waiting = self._waiting.popleft()
             if waiting.answer.done():  # its caller went away before it was stored
                 continue
-            if waiting.new.ordering_key is not None:
+            if waiting.accept.new.ordering_key is not None:
                 if group:
                     self._waiting.appendleft(waiting)
                 else:
                     group.append(waiting)
                 break
-            key = waiting.idempotency
+            key = waiting.accept.idempotency
             if key is not None:
                 if key in keys:
                     later.append(waiting)
@@ -213,51 +228,101 @@ class AcceptGroups:
         """A lone accept failed. A concurrent request with the same Idempotency-Key that
         committed first is why an insert breaks the unique constraint: answer from it."""
         prior = None
-        if isinstance(exc, IntegrityError) and waiting.idempotency is not None:
+        key = waiting.accept.idempotency
+        if isinstance(exc, IntegrityError) and key is not None:
             try:
                 async with self._db.transaction() as conn:
-                    prior = (await _priors(conn, [waiting.idempotency])).get(waiting.idempotency)
+                    prior = (await _priors(conn, [key])).get(key)
             except Exception as again:
                 exc = again
-        _answer(waiting, exc if prior is None else replayed(prior, waiting.new))
+        _answer(waiting, exc if prior is None else replayed(prior, waiting.accept.new))
 
     async def _commit(self, group: list[_Waiting]) -> list[Outcome]:
-        epoch = self._clock.now()
-        outcomes: list[Outcome | None] = [None] * len(group)
         async with self._db.transaction() as conn:
-            keys = [w.idempotency for w in group if w.idempotency is not None]
-            priors = await _priors(conn, keys)
-            for i, waiting in enumerate(group):
-                prior = priors.get(waiting.idempotency) if waiting.idempotency else None
-                if prior is not None:
-                    outcomes[i] = replayed(prior, waiting.new)
-            await _check(conn, group, outcomes)
-            rows = {i: job_row(group[i].new, epoch) for i, o in enumerate(outcomes) if o is None}
-            if rows:
-                await self._insert(conn, rows, epoch)
-                await _charge(conn, group, rows, outcomes, month_of(epoch))
-            for i, row in rows.items():
-                if outcomes[i] is None:
-                    outcomes[i] = Accepted(job=job_from_row(StoredRow(row)), replayed=False)
-        return [_AGAIN if o is None else o for o in outcomes]  # every one is set by now
+            accepts = [waiting.accept for waiting in group]
+            return await accept_together(conn, accepts, self._clock.now(), not self._db.is_sqlite)
 
-    async def _insert(
-        self, conn: AsyncConnection, rows: dict[int, dict[str, Any]], epoch: float
-    ) -> None:
-        """The jobs (SUPPRESSED ones with no queue entry: they use no quota either) and
-        their entries, each table in one multi-row insert."""
-        await suppress_rows(conn, list(rows.values()))
-        # In key order, so two groups meeting on the unique index wait rather than deadlock.
-        ordered = sorted(rows.values(), key=lambda r: (r["tenant_id"], r["idempotency_key"] or ""))
-        # Rows as parameters, not .values(): the compiled INSERT is reused from cache.
-        await conn.execute(jobs.insert(), ordered)
-        entries = [
-            entry_row(row, epoch) for row in ordered if row["status"] != JobStatus.SUPPRESSED.value
-        ]
-        for entry in entries:
-            await place(conn, not self._db.is_sqlite, entry)  # only ordered jobs, alone
-        if entries:
-            await conn.execute(queue_entries.insert(), entries)
+
+async def accept_together(
+    conn: AsyncConnection,
+    accepts: Sequence[Accept],
+    epoch: float,
+    postgres: bool,
+    *,
+    whole: bool = False,
+) -> list[Outcome]:
+    """Accept these jobs in the caller's transaction, with one statement of each kind
+    for all of them: replay those whose Idempotency-Key is stored, apply each new job's
+    rule, store the rest (SUPPRESSED for a suppressed recipient), place their queue
+    entries and count them. One outcome each, in order: Accepted, the accept's own
+    refusal, or (``whole=False``) "again, alone" where a quota refused several
+    together. With ``whole=True`` a quota refusal raises QuotaExceeded for all."""
+    outcomes: list[Outcome | None] = [None] * len(accepts)
+    priors = await _priors(conn, [a.idempotency for a in accepts if a.idempotency is not None])
+    if priors:
+        for i, accept in enumerate(accepts):
+            prior = priors.get(accept.idempotency) if accept.idempotency else None
+            if prior is not None:
+                outcomes[i] = replayed(prior, accept.new)
+    await _check(conn, accepts, outcomes)
+    rows, copies = _new_rows(accepts, outcomes, epoch)
+    if rows:
+        await _insert(conn, rows, epoch, postgres)
+        await _charge(conn, accepts, rows, outcomes, month_of(epoch), whole)
+    for i, row in rows.items():
+        if outcomes[i] is None:
+            outcomes[i] = Accepted(job=job_from_row(StoredRow(row)), replayed=False)
+    for i, first in copies.items():
+        stored = outcomes[first]
+        ok = isinstance(stored, Accepted)
+        outcomes[i] = replayed(StoredRow(rows[first]), accepts[i].new) if ok else stored
+    return [_AGAIN if o is None else o for o in outcomes]  # every one is set by now
+
+
+def _new_rows(
+    accepts: Sequence[Accept], outcomes: list[Outcome | None], epoch: float
+) -> tuple[dict[int, dict[str, Any]], dict[int, int]]:
+    """The ``jobs`` rows to store, by accept, and the accepts that repeat the
+    Idempotency-Key of an earlier one here (a batch's): each is answered from that one."""
+    rows: dict[int, dict[str, Any]] = {}
+    copies: dict[int, int] = {}
+    first: dict[tuple[str, str], int] = {}
+    for i, accept in enumerate(accepts):
+        if outcomes[i] is not None:
+            continue
+        key = accept.idempotency
+        if key is not None:
+            if key in first:
+                copies[i] = first[key]
+                continue
+            first[key] = i
+        rows[i] = job_row(accept.new, epoch)
+    return rows, copies
+
+
+async def _insert(
+    conn: AsyncConnection, rows: dict[int, dict[str, Any]], epoch: float, postgres: bool
+) -> None:
+    """The jobs (SUPPRESSED ones with no queue entry: they use no quota either) and
+    their entries, each table in one multi-row insert; an ordered job's entry alone,
+    placed behind the last of its key (those of a batch in the batch's order)."""
+    await suppress_rows(conn, list(rows.values()))
+    # In key order, so two groups meeting on the unique index wait rather than deadlock.
+    ordered = sorted(rows.values(), key=lambda r: (r["tenant_id"], r["idempotency_key"] or ""))
+    # Rows as parameters, not .values(): the compiled INSERT is reused from cache.
+    await conn.execute(jobs.insert(), ordered)
+    free: list[dict[str, Any]] = []
+    for row in rows.values():
+        if row["status"] == JobStatus.SUPPRESSED.value:
+            continue
+        entry = entry_row(row, epoch)
+        if entry["ordering_key"] is None:
+            free.append(entry)
+        else:
+            await place(conn, postgres, entry)
+            await conn.execute(queue_entries.insert(), entry)
+    if free:
+        await conn.execute(queue_entries.insert(), free)
 
 
 async def _priors(
@@ -277,12 +342,12 @@ async def _priors(
 
 
 async def _check(
-    conn: AsyncConnection, group: list[_Waiting], outcomes: list[Outcome | None]
+    conn: AsyncConnection, accepts: Sequence[Accept], outcomes: list[Outcome | None]
 ) -> None:
     """Apply each new job's rule, loading what a rule needs once per scope."""
     loaded: dict[Hashable, Any] = {}
-    for i, waiting in enumerate(group):
-        rule = waiting.check
+    for i, accept in enumerate(accepts):
+        rule = accept.check
         if rule is None or outcomes[i] is not None:
             continue
         if rule.scope not in loaded:
@@ -295,25 +360,29 @@ async def _check(
 
 async def _charge(
     conn: AsyncConnection,
-    group: list[_Waiting],
+    accepts: Sequence[Accept],
     rows: dict[int, dict[str, Any]],
     outcomes: list[Outcome | None],
     period: str,
+    whole: bool,
 ) -> None:
     """Count the stored jobs in the month's usage, one upsert per (tenant, channel), in
     a fixed order (two groups lock counters alike). Last, so a hot counter row stays
-    locked only until the commit. Jobs a quota refuses are deleted again: one alone is
-    refused; several go through again alone, so that exactly those over it are."""
+    locked only until the commit. A quota refusal of a ``whole`` group is raised (its
+    transaction stores nothing); otherwise jobs a quota refuses are deleted again: one
+    alone is refused; several go through again alone, so that exactly those over it are."""
     counted: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, row in rows.items():
         if row["status"] != JobStatus.SUPPRESSED.value:
             counted[(row["tenant_id"], row["channel"])].append(i)
     refused: list[str] = []
     for (tenant_id, _), members in sorted(counted.items()):
-        first = group[members[0]]
+        first = accepts[members[0]]
         try:
             await charge(conn, tenant_id, first.new.channel, len(members), first.quotas, period)
         except QuotaExceeded as exceeded:
+            if whole:
+                raise
             for i in members:
                 outcomes[i] = exceeded if len(members) == 1 else _AGAIN
                 refused.append(rows[i]["id"])

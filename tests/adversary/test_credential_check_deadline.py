@@ -83,7 +83,7 @@ async def test_a_silent_smtp_server_gets_a_422_at_the_deadline(
 
         await eventually(hung_up, timeout=5, what="Homing to close the connection")
         listed = await api.get("/v1/providers", headers=hostile)
-        assert listed.json() == []
+        assert listed.json() == {"data": [], "next_cursor": None}
 
 
 async def test_a_tenant_set_smtp_timeout_cannot_outlast_the_deadline(tmp_path: Path) -> None:

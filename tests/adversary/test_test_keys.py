@@ -131,7 +131,7 @@ async def test_a_test_key_cannot_change_providers_domains_or_suppressions(
     domain = {"domain": "acme.example", "provider_account_id": SOME_ID}
     _assert_needs_live_key(await test.post("/v1/domains", json=domain), "domain")
     _assert_needs_live_key(await test.delete("/v1/suppressions", params=suppressed), "unsuppress")
-    assert (await tenant.get("/v1/providers")).json() == []
+    assert (await tenant.get("/v1/providers")).json() == {"data": [], "next_cursor": None}
     assert (await tenant.get("/v1/domains")).json()["data"] == []
     listed = (await tenant.get("/v1/suppressions")).json()["data"]
     assert [entry["address"] for entry in listed] == ["gone@example.com"]

@@ -34,7 +34,7 @@ async def test_a_new_key_is_shown_once_and_works(services: Services, tenant: Ten
     assert key.startswith(issued["prefix"]) and len(issued["prefix"]) < 10
     assert (issued["name"], issued["test"], issued["last_used_at"]) == ("ci", False, None)
     assert (await send_email(_as(tenant, key))).status_code == 202
-    listed = (await tenant.get("/v1/api-keys")).json()
+    listed = (await tenant.get("/v1/api-keys")).json()["data"]
     assert [k["name"] for k in listed] == ["default", "ci"]
     assert all("key" not in k for k in listed)
     assert key not in str(listed)
@@ -53,12 +53,12 @@ async def test_a_revoked_key_is_refused_at_once(services: Services, tenant: Tena
     refused = await old.get("/v1/jobs")
     assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "unauthenticated"
-    assert [k["name"] for k in (await tenant.get("/v1/api-keys")).json()] == ["default"]
+    assert [k["name"] for k in (await tenant.get("/v1/api-keys")).json()["data"]] == ["default"]
     assert (await tenant.delete(f"/v1/api-keys/{issued['id']}")).status_code == 404
 
 
 async def test_the_last_key_cannot_be_revoked(tenant: TenantClient) -> None:
-    [only] = (await tenant.get("/v1/api-keys")).json()
+    [only] = (await tenant.get("/v1/api-keys")).json()["data"]
     response = await tenant.delete(f"/v1/api-keys/{only['id']}")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "conflict"
@@ -68,7 +68,7 @@ async def test_another_tenants_key_is_not_found(
     services: Services, tenant: TenantClient, api: httpx.AsyncClient
 ) -> None:
     other, _ = await services.tenants.create("other")
-    [theirs] = (await TenantClient(api, other.id, _).get("/v1/api-keys")).json()
+    [theirs] = (await TenantClient(api, other.id, _).get("/v1/api-keys")).json()["data"]
     assert (await tenant.delete(f"/v1/api-keys/{theirs['id']}")).status_code == 404
 
 

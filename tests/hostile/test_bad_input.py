@@ -256,7 +256,7 @@ async def test_unstorable_or_unsendable_credentials_are_refused(
     config = {"base_url": sandbox.provider_base_url("resend"), **config}
     body = {"channel": "email", "provider": "resend", "credentials": credentials, "config": config}
     refused(await tenant.post("/v1/providers", json=body), 422)
-    assert (await tenant.get("/v1/providers")).json() == []
+    assert (await tenant.get("/v1/providers")).json() == {"data": [], "next_cursor": None}
 
 
 @pytest.mark.parametrize(

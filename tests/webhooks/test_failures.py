@@ -138,7 +138,7 @@ async def test_410_marks_the_url_gone_until_the_tenant_re_enables_it(
     body = await job(tenant, first)
     assert body["status"] == "FAILED"
     assert trail(body) == [(1, "webhook", "message_permanent", 410)]
-    [gone] = (await tenant.get("/v1/webhook-endpoints/gone")).json()
+    [gone] = (await tenant.get("/v1/webhook-endpoints/gone")).json()["data"]
     assert gone["url"] == url
     assert gone["job_id"] == first
 
@@ -157,7 +157,10 @@ async def test_410_marks_the_url_gone_until_the_tenant_re_enables_it(
 
     enabled = await tenant.post("/v1/webhook-endpoints/enable", json={"url": url})
     assert enabled.status_code == 204
-    assert (await tenant.get("/v1/webhook-endpoints/gone")).json() == []
+    assert (await tenant.get("/v1/webhook-endpoints/gone")).json() == {
+        "data": [],
+        "next_cursor": None,
+    }
     assert (await tenant.post(f"/v1/jobs/{second}/retry")).status_code == 202
     await deliver(services)
     assert (await job(tenant, second))["status"] == "COMPLETED"

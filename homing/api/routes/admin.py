@@ -14,11 +14,11 @@ from homing.api.admission_schemas import (
     TenantCreate,
     TenantCreated,
     TenantDetail,
-    TenantList,
     TenantPatch,
     TenantPublic,
     UsagePublic,
 )
+from homing.api.base_schemas import Page
 from homing.api.deps import ServicesDep
 from homing.models import Plan, Tenant
 from homing.plans import RATE_WINDOW_SECONDS
@@ -46,15 +46,15 @@ async def create_tenant(
     return TenantCreated(**_public(services, tenant).model_dump(), api_key=key)
 
 
-@router.get("/tenants", response_model=TenantList)
+@router.get("/tenants", response_model=Page[TenantPublic])
 async def list_tenants(
     services: ServicesDep,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=36)] = None,
-) -> TenantList:
+) -> Page[TenantPublic]:
     """Every tenant, oldest first, paged with ``cursor``."""
     page = await services.tenant_admin.page(limit=limit, cursor=cursor)
-    return TenantList(
+    return Page[TenantPublic](
         data=[_public(services, t) for t in page.tenants], next_cursor=page.next_cursor
     )
 

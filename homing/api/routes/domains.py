@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.inbound_schemas import DomainCreate, DomainList, DomainPublic
+from homing.api.inbound_schemas import DomainCreate, DomainPublic
 
 router = APIRouter(tags=["domains"])
 
@@ -21,10 +22,11 @@ async def register_domain(
     return DomainPublic.of(domain)
 
 
-@router.get("/v1/domains", response_model=DomainList)
-async def list_domains(principal: PrincipalDep, services: ServicesDep) -> DomainList:
+@router.get("/v1/domains", response_model=Page[DomainPublic])
+async def list_domains(principal: PrincipalDep, services: ServicesDep) -> Page[DomainPublic]:
+    """The tenant's sending domains, in one page."""
     domains = await services.inbound.domains.all(principal.tenant.id)
-    return DomainList(data=[DomainPublic.of(d) for d in domains])
+    return Page[DomainPublic](data=[DomainPublic.of(d) for d in domains])
 
 
 @router.get("/v1/domains/{domain_id}", response_model=DomainPublic)

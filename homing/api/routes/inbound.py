@@ -15,6 +15,7 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from homing.api.bodies import read_body
 from homing.api.deps import ServicesDep
 from homing.api.errors import envelope
 from homing.inbound.receiver import Scope
@@ -40,23 +41,9 @@ def _unverified() -> JSONResponse:
     return envelope(401, "unauthenticated", "the request could not be verified")
 
 
-async def read_capped(request: Request, limit: int) -> bytes | None:
-    """The whole body, or None as soon as it is known to be over ``limit`` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _too_large(limit: int) -> JSONResponse:
-    return envelope(413, "payload_too_large", f"the request body is over {limit} bytes")
+async def _body(request: Request, settings: Settings) -> bytes:
+    """The body, read up to HOMING_INBOUND_MAX_BODY_BYTES (PayloadTooLarge past it)."""
+    return await read_body(request.headers.raw, request.receive, settings.inbound_max_body_bytes)
 
 
 def _billing_secret(settings: Settings, vendor: str) -> str | None:
@@ -73,10 +60,7 @@ async def billing_events(vendor: str, request: Request, services: ServicesDep) -
     secret = _billing_secret(services.settings, vendor)
     if secret is None:
         return _not_found()
-    limit = services.settings.inbound_max_body_bytes
-    body = await read_capped(request, limit)
-    if body is None:
-        return _too_large(limit)
+    body = await _body(request, services.settings)
     headers = dict(request.headers)
     try:
         BILLING_VERIFIERS[vendor](secret, body, headers)
@@ -96,10 +80,7 @@ async def provider_events(
     target = await services.inbound.secrets.target(provider, account_id)
     if target is None:
         return _not_found()
-    limit = services.settings.inbound_max_body_bytes
-    body = await read_capped(request, limit)
-    if body is None:
-        return _too_large(limit)
+    body = await _body(request, services.settings)
     headers = dict(request.headers)
     try:
         await services.inbound.verify(target, body, headers)

@@ -6,9 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.inbound_schemas import history
-from homing.api.schemas import JobList, JobPublic, JobSummary, Queued
+from homing.api.schemas import JobPublic, JobSummary, Queued
 from homing.models import JobStatus
 
 router = APIRouter(tags=["jobs"])
@@ -28,14 +29,14 @@ async def get_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -
     return public
 
 
-@router.get("/v1/jobs", response_model=JobList)
+@router.get("/v1/jobs", response_model=Page[JobSummary])
 async def list_jobs(
     principal: PrincipalDep,
     services: ServicesDep,
     status: JobStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=36)] = None,
-) -> JobList:
+) -> Page[JobSummary]:
     """The tenant's jobs, newest first, paged with ``cursor`` (a test key's: test jobs)."""
     page = await services.jobs.page(
         principal.tenant.id,
@@ -44,7 +45,7 @@ async def list_jobs(
         cursor=cursor,
         test_only=principal.test_key,
     )
-    return JobList(
+    return Page[JobSummary](
         data=[
             JobSummary(
                 id=j.id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from homing.api.admission_schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyPublic
+from homing.api.base_schemas import Page
 from homing.api.deps import LivePrincipalDep, ServicesDep
 
 router = APIRouter(tags=["api keys"])
@@ -23,10 +24,12 @@ async def create_key(
     return ApiKeyIssued(**ApiKeyPublic.of(issued).model_dump(), key=key)
 
 
-@router.get("/v1/api-keys", response_model=list[ApiKeyPublic])
-async def list_keys(principal: LivePrincipalDep, services: ServicesDep) -> list[ApiKeyPublic]:
-    """The tenant's live keys: prefix, name, created, last used (to the minute)."""
-    return [ApiKeyPublic.of(k) for k in await services.keys.live(principal.tenant.id)]
+@router.get("/v1/api-keys", response_model=Page[ApiKeyPublic])
+async def list_keys(principal: LivePrincipalDep, services: ServicesDep) -> Page[ApiKeyPublic]:
+    """The tenant's live keys, in one page: prefix, name, created, last used (to the
+    minute)."""
+    keys = await services.keys.live(principal.tenant.id)
+    return Page[ApiKeyPublic](data=[ApiKeyPublic.of(k) for k in keys])
 
 
 @router.delete("/v1/api-keys/{key_id}", status_code=204)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from homing.accounts import NewProvider
+from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.schemas import ProviderCreate, ProviderPatch, ProviderPublic
 from homing.models import Channel
@@ -31,10 +32,11 @@ async def create_provider(
     return ProviderPublic.of(account)
 
 
-@router.get("/v1/providers", response_model=list[ProviderPublic])
-async def list_providers(principal: PrincipalDep, services: ServicesDep) -> list[ProviderPublic]:
+@router.get("/v1/providers", response_model=Page[ProviderPublic])
+async def list_providers(principal: PrincipalDep, services: ServicesDep) -> Page[ProviderPublic]:
+    """The tenant's provider accounts, in one page (credentials never shown)."""
     accounts = await services.providers.all(principal.tenant.id)
-    return [ProviderPublic.of(a) for a in accounts]
+    return Page[ProviderPublic](data=[ProviderPublic.of(a) for a in accounts])
 
 
 @router.patch("/v1/providers/{provider_id}", response_model=ProviderPublic)

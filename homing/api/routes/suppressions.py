@@ -6,8 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.inbound_schemas import SuppressionCreate, SuppressionList, SuppressionPublic
+from homing.api.inbound_schemas import SuppressionCreate, SuppressionPublic
 from homing.models import Channel
 
 router = APIRouter(tags=["suppressions"])
@@ -15,19 +16,19 @@ router = APIRouter(tags=["suppressions"])
 EmailChannel = Annotated[Channel, Query(description="only email is suppressed today")]
 
 
-@router.get("/v1/suppressions", response_model=SuppressionList)
+@router.get("/v1/suppressions", response_model=Page[SuppressionPublic])
 async def list_suppressions(
     principal: PrincipalDep,
     services: ServicesDep,
     channel: Channel | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=320)] = None,
-) -> SuppressionList:
+) -> Page[SuppressionPublic]:
     """Suppressed addresses by address; pass ``next_cursor`` back as ``cursor``."""
     page = await services.inbound.suppressions.page(
         principal.tenant.id, channel, limit=limit, cursor=cursor
     )
-    return SuppressionList(
+    return Page[SuppressionPublic](
         data=[SuppressionPublic.of(e) for e in page.entries], next_cursor=page.next_cursor
     )
 

@@ -6,10 +6,9 @@ from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from homing.api.bodies import read_body
 from homing.api.deps import LivePrincipalDep, PrincipalDep, ServicesDep
-from homing.api.routes.inbound import read_capped
 from homing.api.settings_schemas import TenantSettingsPatch, TenantSettingsPublic
-from homing.errors import PayloadTooLarge
 
 router = APIRouter(tags=["settings"])
 
@@ -41,12 +40,7 @@ async def patch_settings(
     The caller is authenticated before the body is read, and the body is read only
     up to ``MAX_SETTINGS_BODY_BYTES``.
     """
-    raw = await read_capped(request, MAX_SETTINGS_BODY_BYTES)
-    if raw is None:
-        raise PayloadTooLarge(
-            f"the request body is over {MAX_SETTINGS_BODY_BYTES} bytes",
-            {"limit": MAX_SETTINGS_BODY_BYTES},
-        )
+    raw = await read_body(request.headers.raw, request.receive, MAX_SETTINGS_BODY_BYTES)
     try:
         patch = TenantSettingsPatch.model_validate_json(raw)
     except ValidationError as exc:

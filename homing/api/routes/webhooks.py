@@ -6,6 +6,7 @@ import json
 
 from fastapi import APIRouter, Request, Response
 
+from homing.api.base_schemas import Page
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.routes.notifications import (
     IdempotencyKey,
@@ -141,11 +142,13 @@ async def delete_secret(principal: PrincipalDep, services: ServicesDep) -> Respo
     return Response(status_code=204)
 
 
-@router.get("/v1/webhook-endpoints/gone", response_model=list[GoneEndpointPublic])
-async def list_gone(principal: PrincipalDep, services: ServicesDep) -> list[GoneEndpointPublic]:
-    """URLs that answered 410 Gone; jobs to them fail at once until re-enabled."""
+@router.get("/v1/webhook-endpoints/gone", response_model=Page[GoneEndpointPublic])
+async def list_gone(principal: PrincipalDep, services: ServicesDep) -> Page[GoneEndpointPublic]:
+    """URLs that answered 410 Gone, in one page; jobs to them fail at once until
+    re-enabled."""
     gone = await services.webhooks.store.gone(principal.tenant.id)
-    return [GoneEndpointPublic(url=g.url, job_id=g.job_id, gone_at=g.gone_at) for g in gone]
+    data = [GoneEndpointPublic(url=g.url, job_id=g.job_id, gone_at=g.gone_at) for g in gone]
+    return Page[GoneEndpointPublic](data=data)
 
 
 @router.post("/v1/webhook-endpoints/enable", status_code=204)
