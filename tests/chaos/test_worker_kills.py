@@ -22,7 +22,6 @@ import asyncio
 import random
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -58,12 +57,6 @@ class Chaos:
     kills: list[float] = field(default_factory=list)
     started: int = 0
     accepted: dict[str, str] = field(default_factory=dict)  # job id -> provider
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=None) as server:
-        yield server
 
 
 async def _tenants(services: Services, sandbox: SandboxServer) -> dict[str, str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,12 +72,6 @@ def _check_unavailable(response: httpx.Response, load: Load) -> None:
         load.problems.append(f"503 outside the contract: {response.text[:200]}")
     if not response.headers.get("Retry-After", "").isdigit():
         load.problems.append("503 without Retry-After")
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=None) as server:
-        yield server
 
 
 async def _setup(cluster: PostgresCluster, key: str, sandbox: SandboxServer, tmp: Path) -> Any:

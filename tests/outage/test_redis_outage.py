@@ -10,7 +10,6 @@ without spending an attempt (``closed``) or goes ahead (``open``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,6 @@ from tests.outage.servers import RedisServer
 from tests.processes import eventually
 
 PACED = [{"scope": "account", "limit": 1000, "per_seconds": 1}]
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=None) as server:
-        yield server
 
 
 async def _outage_services(

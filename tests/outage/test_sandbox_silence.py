@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -54,16 +53,6 @@ def _settings(tmp_path: Path, secret_key: str, silence: float) -> Settings:
         poll_interval_seconds=0.05,
         alert_batch_seconds=0,
     )
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    server = SandboxServer(port=0, smtp_port=None)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def _statuses(tenant: TenantClient, ids: list[str]) -> dict[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import ssl
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import httpcore
@@ -158,16 +158,6 @@ async def test_unix_sockets_are_refused() -> None:
     backend = GuardedBackend(PUBLIC, StubResolver({}), NoNetwork())
     with pytest.raises(AddressRefused):
         await backend.connect_unix_socket("/var/run/docker.sock")
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = Receiver()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def test_loopback_is_refused_for_real_until_its_network_is_allowed(
