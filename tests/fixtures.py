@@ -38,6 +38,17 @@ TEST_SETTINGS: dict[str, Any] = {
 SERVER_STARTUP_SECONDS = 10.0
 
 
+def homing_defaults(*names: str) -> dict[str, Any]:
+    """Homing's own defaults for the fields ``names``: for a test that must not run on
+    the short test timings (or the loopback allowance) of ``settings_for``."""
+    return {name: Settings.model_fields[name].default for name in names}
+
+
+# Homing's own retry, lease, timeout, alert and poll timing.
+HOMING_TIMING = homing_defaults(*(name for name in TEST_SETTINGS if name.endswith("seconds")))
+HOMING_TIMING.update(homing_defaults("max_attempts"))
+
+
 def sqlite_url(directory: Path, name: str = "homing.db") -> str:
     """The URL of a SQLite database file in ``directory``."""
     return f"sqlite+aiosqlite:///{directory / name}"

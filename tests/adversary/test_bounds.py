@@ -30,7 +30,7 @@ from homing.services import Services
 from homing.settings import Settings
 from homing.store.schema import jobs
 from tests.conftest import TenantClient
-from tests.fixtures import settings_for
+from tests.fixtures import homing_defaults, settings_for
 from tests.inbound.conftest import add_account
 from tests.webhooks.receiver import Receiver, Reply
 
@@ -43,9 +43,9 @@ MAX_DEFERRAL = 5
 
 # No provider is allowed on loopback here, and retries keep Homing's own timing.
 BOUNDS_SETTINGS = {
-    "provider_allowed_networks": "",
-    "retry_base_seconds": 5.0,
-    "provider_timeout_seconds": 10.0,
+    **homing_defaults(
+        "provider_allowed_networks", "retry_base_seconds", "provider_timeout_seconds"
+    ),
     "webhook_allowed_networks": "127.0.0.0/8",
 }
 
@@ -188,7 +188,7 @@ class TestProviderCallLimit:
             SecretStr(secret_key),
             max_deferral_seconds=86_400,
             max_provider_calls_per_job=4,
-            lease_seconds=60.0,
+            **homing_defaults("lease_seconds"),
             **BOUNDS_SETTINGS,
         )
 

@@ -26,9 +26,9 @@ from homing.errors import StoreUnavailable
 from homing.models import Channel, JobStatus, Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
-from homing.settings import Settings
 from homing.store.schema import jobs
 from tests.figures import record
+from tests.fixtures import HOMING_TIMING, settings_for
 from tests.outage.servers import PostgresCluster
 from tests.processes import HomingProcess, eventually, free_port
 
@@ -75,13 +75,7 @@ def _check_unavailable(response: httpx.Response, load: Load) -> None:
 
 
 async def _setup(cluster: PostgresCluster, key: str, sandbox: SandboxServer, tmp: Path) -> Any:
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=cluster.url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        secret_key=key,
-        data_dir=tmp / "data",
-    )
+    settings = settings_for(cluster.url, tmp, key, **HOMING_TIMING)
     services = await build(settings)
     tenant, api_key = await services.tenants.create(
         "steady", Plan.STARTUP, rate_limit_per_minute=1_000_000
