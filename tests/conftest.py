@@ -183,6 +183,19 @@ async def stored_tenant(services: Services, name: str = "t", plan: Plan = Plan.S
     return tenant.id
 
 
+async def job(tenant: TenantClient, job_id: str) -> dict[str, Any]:
+    """The job as the tenant's API shows it (``GET /v1/jobs/{id}``, asserted 200)."""
+    response = await tenant.get(f"/v1/jobs/{job_id}")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def deliver(services: Services) -> int:
+    """Drain the queue once with a worker of ``services``; how many jobs it handled."""
+    return await services.worker().run(once=True)
+
+
 @pytest.fixture
 async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
     return await make_tenant(services, api, "acme")

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from homing.sandbox.server import SandboxServer
-from homing.services import Services
 from homing.settings import Settings
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, deliver, job
 from tests.fixtures import Sandbox, settings_for
 
-__all__ = ["Sandbox", "deliver", "job", "register", "send"]  # Sandbox: imported from here
+# Sandbox, deliver and job live in tests/fixtures.py and tests/conftest.py; tests import
+# them from here too.
+__all__ = ["Sandbox", "deliver", "job", "register", "send"]
 
 SLACK_PATH = "/slack/T000/B000/e2e"
 
@@ -74,14 +75,3 @@ async def send(tenant: TenantClient, **overrides: Any) -> str:
     assert response.status_code == 202, response.text
     job_id: str = response.json()["id"]
     return job_id
-
-
-async def job(tenant: TenantClient, job_id: str) -> dict[str, Any]:
-    response = await tenant.get(f"/v1/jobs/{job_id}")
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-async def deliver(services: Services) -> int:
-    return await services.worker().run(once=True)

@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from homing.services import Services
 from homing.settings import Settings
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, deliver, job
 from tests.fixtures import settings_for
+
+# deliver and job live in tests/conftest.py; tests import them from here too.
+__all__ = ["create_secret", "deliver", "job", "send_webhook"]
 
 OVERLAP_SECONDS = 60
 
@@ -43,14 +45,3 @@ async def create_secret(tenant: TenantClient) -> str:
     assert response.status_code == 201, response.text
     secret: str = response.json()["secret"]
     return secret
-
-
-async def job(tenant: TenantClient, job_id: str) -> dict[str, Any]:
-    response = await tenant.get(f"/v1/jobs/{job_id}")
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-async def deliver(services: Services) -> int:
-    return await services.worker().run(once=True)
