@@ -13,6 +13,7 @@ from redis.exceptions import RedisError
 
 from homing.settings import Settings
 from tests.conftest import REDIS_URL, TenantClient
+from tests.fixtures import settings_for
 from tests.processes import eventually, free_port
 
 ADMIN_TOKEN = "admin-token-for-tests-0123456789"
@@ -35,24 +36,11 @@ def admission_settings(
     database_url: str, tmp_path: Path, secret_key: str, **overrides: Any
 ) -> Settings:
     """Test settings; PostgreSQL runs with Redis (as deployed), SQLite with memory."""
-    values: dict[str, Any] = {
-        "database_url": database_url,
-        "data_dir": tmp_path / "data",
-        "secret_key": secret_key,
-        "retry_base_seconds": 10,
-        "max_attempts": 3,
-        "lease_seconds": 30,
-        "provider_timeout_seconds": 2,
-        "alert_batch_seconds": 0,
-        "poll_interval_seconds": 0.05,
-        "admin_token": ADMIN_TOKEN,
-        "redis_key_prefix": unique_prefix(),
-        "provider_allowed_networks": "127.0.0.0/8,::1/128",
-    }
+    values: dict[str, Any] = {"admin_token": ADMIN_TOKEN, "redis_key_prefix": unique_prefix()}
     if database_url.startswith("postgresql"):
         values["redis_url"] = REDIS_URL
     values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return settings_for(database_url, tmp_path, secret_key, **values)
 
 
 async def send_email(client: TenantClient, **kw: Any) -> httpx.Response:

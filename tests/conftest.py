@@ -1,8 +1,15 @@
-"""Shared fixtures: databases (SQLite always, PostgreSQL for real), services, sandbox."""
+"""Shared fixtures: databases (SQLite always, PostgreSQL for real), settings, services,
+the API and its tenants, the sandbox, a webhook receiver and captured logs.
+
+What they build comes from the factories in ``tests/fixtures.py``; a directory's
+conftest overrides a fixture through those factories (``settings_for(..., field=...)``)
+rather than copying a constructor.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -17,8 +24,11 @@ from homing.api.app import create_app
 from homing.clock import ManualClock
 from homing.crypto import generate_master_key
 from homing.models import Plan
+from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
 from homing.settings import Settings
+from tests.fixtures import Sandbox, captured_logs, settings_for, sqlite_url
+from tests.webhooks.receiver import Receiver
 
 POSTGRES_URL = os.environ.get(
     "HOMING_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
@@ -87,7 +97,7 @@ def postgres_url(worker_id: str) -> Iterator[str]:
 )
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'homing.db'}"
+        return sqlite_url(tmp_path)
     url: str = request.getfixturevalue("postgres_url")
     return url
 
@@ -99,19 +109,7 @@ def secret_key() -> str:
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
-        retry_base_seconds=10,
-        max_attempts=3,
-        lease_seconds=30,
-        provider_timeout_seconds=2,
-        alert_batch_seconds=0,
-        poll_interval_seconds=0.05,
-    )
+    return settings_for(database_url, tmp_path, secret_key)
 
 
 @pytest.fixture
@@ -168,15 +166,69 @@ class TenantClient:
 
 
 async def make_tenant(
-    services: Services, api: httpx.AsyncClient, name: str, plan: Plan = Plan.STARTUP
+    services: Services,
+    api: httpx.AsyncClient,
+    name: str,
+    plan: Plan = Plan.STARTUP,
+    **limits: Any,
 ) -> TenantClient:
-    tenant, key = await services.tenants.create(name, plan)
+    """A new tenant (``limits``: its rate limit or quotas) and a client with its key."""
+    tenant, key = await services.tenants.create(name, plan, **limits)
     return TenantClient(api, tenant.id, key)
+
+
+async def stored_tenant(services: Services, name: str = "t", plan: Plan = Plan.STARTUP) -> str:
+    """The id of a new tenant, for tests below the API that need no key."""
+    tenant, _ = await services.tenants.create(name, plan)
+    return tenant.id
+
+
+async def job(tenant: TenantClient, job_id: str) -> dict[str, Any]:
+    """The job as the tenant's API shows it (``GET /v1/jobs/{id}``, asserted 200)."""
+    response = await tenant.get(f"/v1/jobs/{job_id}")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def deliver(services: Services) -> int:
+    """Drain the queue once with a worker of ``services``; how many jobs it handled."""
+    return await services.worker().run(once=True)
 
 
 @pytest.fixture
 async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
     return await make_tenant(services, api, "acme")
+
+
+@pytest.fixture
+async def sandbox() -> AsyncIterator[SandboxServer]:
+    """The sandbox on free loopback ports, HTTP and SMTP."""
+    async with SandboxServer(port=0, smtp_port=0) as server:
+        yield server
+
+
+@pytest.fixture
+async def sb(sandbox: SandboxServer) -> AsyncIterator[Sandbox]:
+    async with httpx.AsyncClient(base_url=sandbox.base_url, timeout=10) as http:
+        yield Sandbox(sandbox, http)
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    """A webhook receiver on a free loopback port that records what it is sent."""
+    server = Receiver()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+def log_stream() -> Iterator[io.StringIO]:
+    with captured_logs() as buffer:
+        yield buffer
 
 
 @pytest.fixture

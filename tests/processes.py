@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -12,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -66,6 +67,26 @@ class HomingProcess:
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def cli_tenant(
+    env: dict[str, str], log_dir: Path, name: str = "acme", plan: str = "STARTUP"
+) -> dict[str, Any]:
+    """``homing migrate`` then ``homing tenant create`` run with ``env``: the new
+    tenant's id and API key (``homing tenant`` does not migrate by itself)."""
+    cli_env = HomingProcess([], env, log_dir / "cli.log").env
+    subprocess.run(
+        [sys.executable, "-m", "homing", "migrate"], env=cli_env, capture_output=True, check=True
+    )
+    created = subprocess.run(
+        [sys.executable, "-m", "homing", "tenant", "create", name, "--plan", plan],
+        env=cli_env,
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    tenant: dict[str, Any] = json.loads(created.stdout)
+    return tenant
 
 
 @contextmanager

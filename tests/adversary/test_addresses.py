@@ -15,9 +15,8 @@ from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient
-from tests.e2e.conftest import Sandbox, register, sandbox, sb
-
-__all__ = ["sandbox", "sb"]  # the e2e fixtures, used here
+from tests.e2e.conftest import Sandbox, register
+from tests.fixtures import settings_for
 
 PROVIDERS = ("resend", "sendgrid", "postmark", "mailgun", "smtp")
 HOSTILE = [
@@ -42,17 +41,11 @@ HOSTILE = [
 def settings(
     database_url: str, tmp_path: Path, secret_key: str, sandbox: SandboxServer
 ) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
-        retry_base_seconds=10,
-        max_attempts=3,
-        lease_seconds=30,
-        provider_timeout_seconds=2,
-        alert_batch_seconds=0,
-        poll_interval_seconds=0.05,
+    return settings_for(
+        database_url,
+        tmp_path,
+        secret_key,
+        provider_allowed_networks="",  # the sandbox is reached as the sandbox, not loopback
         max_body_bytes=4_000_000,  # so a 1 MB address is the address's problem
         sandbox_urls=f"{sandbox.base_url},smtp://127.0.0.1:{sandbox.smtp_port}",
     )

@@ -11,7 +11,6 @@ import hashlib
 import ipaddress
 import json
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from homing.services import Services
 from homing.settings import Settings
 from homing.store.schema import jobs
 from tests.conftest import TenantClient
+from tests.fixtures import homing_defaults, settings_for
 from tests.inbound.conftest import add_account
 from tests.webhooks.receiver import Receiver, Reply
 
@@ -41,31 +41,25 @@ BACKTRACKING_HOST = "a" * 27 + "-"
 MAX_DEFERRAL = 5
 
 
+# No provider is allowed on loopback here, and retries keep Homing's own timing.
+BOUNDS_SETTINGS = {
+    **homing_defaults(
+        "provider_allowed_networks", "retry_base_seconds", "provider_timeout_seconds"
+    ),
+    "webhook_allowed_networks": "127.0.0.0/8",
+}
+
+
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        secret_key=SecretStr(secret_key),
-        max_attempts=3,
-        lease_seconds=30,
-        alert_batch_seconds=0,
-        poll_interval_seconds=0.05,
+    return settings_for(
+        database_url,
+        tmp_path,
+        SecretStr(secret_key),
         max_deferral_seconds=MAX_DEFERRAL,
-        webhook_allowed_networks="127.0.0.0/8",
         webhook_timeout_seconds=5,
+        **BOUNDS_SETTINGS,
     )
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = Receiver()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def _timed_post(tenant: TenantClient, path: str, body: Any) -> tuple[httpx.Response, float]:
@@ -188,16 +182,14 @@ async def test_a_zero_or_past_retry_after_ends_within_the_deferral_limit(
 class TestProviderCallLimit:
     @pytest.fixture
     def settings(self, database_url: str, tmp_path: Path, secret_key: str) -> Settings:
-        return Settings(
-            _env_file=None,  # type: ignore[call-arg]
-            database_url=database_url,
-            data_dir=tmp_path / "data",
-            secret_key=SecretStr(secret_key),
-            alert_batch_seconds=0,
-            poll_interval_seconds=0.05,
+        return settings_for(
+            database_url,
+            tmp_path,
+            SecretStr(secret_key),
             max_deferral_seconds=86_400,
             max_provider_calls_per_job=4,
-            webhook_allowed_networks="127.0.0.0/8",
+            **homing_defaults("lease_seconds"),
+            **BOUNDS_SETTINGS,
         )
 
     async def test_a_job_is_dead_lettered_after_the_provider_call_limit(

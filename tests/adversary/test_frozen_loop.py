@@ -9,38 +9,16 @@ keeps answering within a second throughout.
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, cli_tenant, eventually, free_port
 
 BAD_HOST = "a" * 30 + "-"
 HEALTH_DEADLINE_SECONDS = 1.0
 WATCH_SECONDS = 3.0
-
-
-def _create_tenant(env: dict[str, str], tmp_path: Path) -> str:
-    # `homing tenant` does not migrate (only migrate/run/api/worker do).
-    subprocess.run(
-        [sys.executable, "-m", "homing", "migrate"],
-        env=HomingProcess([], env, tmp_path / "cli.log").env,
-        capture_output=True,
-        check=True,
-    )
-    created = subprocess.run(
-        [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
-        env=HomingProcess([], env, tmp_path / "cli.log").env,
-        capture_output=True,
-        check=True,
-        text=True,
-    )
-    key: str = json.loads(created.stdout)["api_key"]
-    return key
 
 
 async def _healthy(client: httpx.AsyncClient) -> bool:
@@ -65,7 +43,7 @@ async def _watch_health(client: httpx.AsyncClient, until: float) -> list[float]:
 
 async def test_a_backtracking_webhook_host_does_not_freeze_the_api(tmp_path: Path) -> None:
     env = {"HOMING_DATA_DIR": str(tmp_path / "data"), "HOMING_POLL_INTERVAL_SECONDS": "0.2"}
-    key = _create_tenant(env, tmp_path)
+    key = cli_tenant(env, tmp_path)["api_key"]
     port = free_port()
     server = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
     try:

@@ -23,8 +23,8 @@ from sqlalchemy import func, select
 from homing.crypto import generate_master_key
 from homing.models import Plan
 from homing.services import Services, build
-from homing.settings import Settings
 from homing.store.inbound_schema import inbound_events
+from tests.fixtures import TEST_SETTINGS, homing_defaults, settings_for, sqlite_url
 from tests.inbound.conftest import Vendor, add_account
 from tests.processes import HomingProcess, eventually, free_port
 
@@ -33,10 +33,8 @@ from tests.processes import HomingProcess, eventually, free_port
 async def _homing(tmp_path: Path, **env: str) -> AsyncIterator[tuple[httpx.AsyncClient, Services]]:
     """``homing run`` on a SQLite file, and Services on the same file for the setup."""
     secret_key = generate_master_key()
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
+    settings = settings_for(
+        sqlite_url(tmp_path / "data"), tmp_path, secret_key, **homing_defaults(*TEST_SETTINGS)
     )
     services = await build(settings)
     port = free_port()

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.adversary._endpoints_helpers import LoopbackServer, answer, read_head
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, cli_tenant, eventually, free_port
 
 HUGE = 300 * 1024 * 1024
 CHUNK = b"x" * (256 * 1024)
@@ -71,25 +69,6 @@ def _env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def _tenant(env: dict[str, str], tmp_path: Path) -> dict[str, Any]:
-    # `homing tenant` does not migrate (only migrate/run/api/worker do).
-    subprocess.run(
-        [sys.executable, "-m", "homing", "migrate"],
-        env=HomingProcess([], env, tmp_path / "cli.log").env,
-        capture_output=True,
-        check=True,
-    )
-    created = subprocess.run(
-        [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
-        env=HomingProcess([], env, tmp_path / "cli.log").env,
-        capture_output=True,
-        check=True,
-        text=True,
-    )
-    tenant: dict[str, Any] = json.loads(created.stdout)
-    return tenant
-
-
 def _provider(base_url: str) -> dict[str, Any]:
     credentials = {"api_key": "SG.huge_123456"}
     return {"channel": "email", "provider": "sendgrid", "credentials": credentials,
@@ -110,7 +89,7 @@ async def _finished(client: httpx.AsyncClient, job_id: str) -> dict[str, Any] | 
 
 async def test_an_endless_response_body_is_read_up_to_a_cap(tmp_path: Path) -> None:
     env = _env(tmp_path)
-    tenant = _tenant(env, tmp_path)
+    tenant = cli_tenant(env, tmp_path)
     port = free_port()
     homing = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
     assert homing.proc is not None

@@ -13,7 +13,7 @@ from homing.models import Plan
 from homing.services import Services
 from homing.settings import Settings
 from tests.admission_helpers import admission_settings, send_email, usage
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, make_tenant
 
 
 @pytest.fixture
@@ -37,8 +37,7 @@ async def _deliver(services: Services) -> None:
 async def test_retries_count_toward_the_sending_rate(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    tenant, key = await services.tenants.create("looper", Plan.FREE, rate_limit_per_minute=3)
-    client = TenantClient(api, tenant.id, key)
+    client = await make_tenant(services, api, "looper", Plan.FREE, rate_limit_per_minute=3)
     job_id = await _failed_job(services, client)  # request 1 of 3
     for remaining in (1, 0):  # requests 2 and 3
         retried = await client.post(f"/v1/jobs/{job_id}/retry")
@@ -49,17 +48,21 @@ async def test_retries_count_toward_the_sending_rate(
     assert refused.status_code == 429, refused.text
     assert refused.json()["error"]["code"] == "rate_limited"
     assert "Retry-After" in refused.headers
-    found, _ = await services.jobs.get(tenant.id, job_id)
+    found, _ = await services.jobs.get(client.tenant_id, job_id)
     assert found.status.value == "FAILED", "a refused retry leaves the job as it was"
 
 
 async def test_a_retry_uses_one_unit_of_quota_and_is_refused_when_over(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    tenant, key = await services.tenants.create(
-        "spender", Plan.FREE, rate_limit_per_minute=100, quota_overrides={"email+webhook": 2}
+    client = await make_tenant(
+        services,
+        api,
+        "spender",
+        Plan.FREE,
+        rate_limit_per_minute=100,
+        quota_overrides={"email+webhook": 2},
     )
-    client = TenantClient(api, tenant.id, key)
     job_id = await _failed_job(services, client)
     assert (await usage(client))["used"]["email"] == 1
     retried = await client.post(f"/v1/jobs/{job_id}/retry")
@@ -70,6 +73,6 @@ async def test_a_retry_uses_one_unit_of_quota_and_is_refused_when_over(
     assert over.status_code == 403, over.text
     assert over.json()["error"]["code"] == "quota_exceeded"
     assert (await usage(client))["used"]["email"] == 2
-    found, _ = await services.jobs.get(tenant.id, job_id)
+    found, _ = await services.jobs.get(client.tenant_id, job_id)
     assert found.status.value == "FAILED", "the refused retry re-queued nothing"
     assert await services.worker().run(once=True) == 0

@@ -14,15 +14,20 @@ worker every 1.5-2.5 s and starts a new one. Afterwards:
 
 Scaling: leases are 3 s (not 60) so a killed worker's jobs come back within the run,
 and 20 attempts are allowed, so a job whose workers keep dying still completes.
+
+The cadence and the victims come from one seeded generator. The seed is printed at the
+start (and recorded with the figures); ``HOMING_TEST_SEED=<seed>`` replays that order
+of kills.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -38,10 +43,10 @@ from homing.models import Channel, Plan
 from homing.sandbox.server import SandboxServer
 from homing.sandbox.state import FaultRule
 from homing.services import Services, build
-from homing.settings import Settings
 from homing.store.schema import attempts, jobs
 from tests.conftest import _truncate
 from tests.figures import record
+from tests.fixtures import HOMING_TIMING, settings_for
 from tests.processes import HomingProcess
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -51,19 +56,28 @@ BATCH = 100
 WORKERS = 3
 PROVIDERS = ("resend", "sendgrid", "postmark")  # one tenant each; Resend is idempotent
 DEADLINE_SECONDS = 300.0
+SEED_ENV = "HOMING_TEST_SEED"
+
+
+@pytest.fixture
+def chaos_seed() -> int:
+    """The seed of this run's kills: ``HOMING_TEST_SEED`` when set, else a fresh one."""
+    given = os.environ.get(SEED_ENV)
+    seed = int(given) if given else random.SystemRandom().randrange(2**32)
+    print(f"[chaos] seed {seed} (replay: {SEED_ENV}={seed})", file=sys.stderr)
+    return seed
 
 
 @dataclass
 class Chaos:
+    seed: int
     kills: list[float] = field(default_factory=list)
     started: int = 0
     accepted: dict[str, str] = field(default_factory=dict)  # job id -> provider
+    rng: random.Random = field(init=False)
 
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=None) as server:
-        yield server
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
 
 
 async def _tenants(services: Services, sandbox: SandboxServer) -> dict[str, str]:
@@ -131,8 +145,8 @@ async def _kill_until_done(
     deadline = time.monotonic() + DEADLINE_SECONDS
     while not (producing.done() and await _all_terminal(services, len(chaos.accepted))):
         assert time.monotonic() < deadline, "the jobs did not all finish in time"
-        await asyncio.sleep(random.uniform(1.5, 2.5))  # the chaos cadence
-        victim = random.randrange(len(workers))
+        await asyncio.sleep(chaos.rng.uniform(1.5, 2.5))  # the chaos cadence
+        victim = chaos.rng.randrange(len(workers))
         workers[victim].kill()
         chaos.kills.append(time.time())
         workers[victim] = _worker(env, tmp, chaos)
@@ -176,16 +190,10 @@ def _unexplained(
 
 
 async def test_killed_workers_lose_nothing_and_duplicate_only_after_a_kill(
-    postgres_url: str, sandbox: SandboxServer, tmp_path: Path
+    postgres_url: str, sandbox: SandboxServer, tmp_path: Path, chaos_seed: int
 ) -> None:
     key = generate_master_key()
-    settings = Settings(
-        _env_file=None,
-        database_url=postgres_url,  # type: ignore[call-arg]
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        secret_key=key,
-        data_dir=tmp_path / "data",
-    )
+    settings = settings_for(postgres_url, tmp_path, key, **HOMING_TIMING)
     services = await build(settings)
     await _truncate(services)
     env = {
@@ -203,7 +211,7 @@ async def test_killed_workers_lose_nothing_and_duplicate_only_after_a_kill(
         "HOMING_PROVIDER_TIMEOUT_SECONDS": "2",
         "HOMING_LOG_LEVEL": "warning",
     }
-    chaos, workers = Chaos(), []
+    chaos, workers = Chaos(chaos_seed), []
     started = time.monotonic()
     try:
         keys = await _tenants(services, sandbox)
@@ -246,6 +254,7 @@ def _report_and_check(
     lost = [j for j in chaos.accepted if statuses.get(j) != "COMPLETED" or j not in deliveries]
     record(
         "chaos-worker-kills",
+        seed=chaos.seed,
         jobs=len(chaos.accepted),
         tenants=len(PROVIDERS),
         kills=len(chaos.kills),

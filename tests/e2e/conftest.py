@@ -1,77 +1,36 @@
-"""End-to-end fixtures: a real sandbox over loopback HTTP and SMTP."""
+"""End-to-end fixtures: a real sandbox over loopback HTTP and SMTP (the ``sandbox`` and
+``sb`` fixtures of ``tests/conftest.py``), alerts to its Slack, and API helpers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from homing.sandbox.server import SandboxServer
-from homing.services import Services
 from homing.settings import Settings
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, deliver, job
+from tests.fixtures import Sandbox, settings_for
+
+# Sandbox, deliver and job live in tests/fixtures.py and tests/conftest.py; tests import
+# them from here too.
+__all__ = ["Sandbox", "deliver", "job", "register", "send"]
 
 SLACK_PATH = "/slack/T000/B000/e2e"
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=0) as server:
-        yield server
 
 
 @pytest.fixture
 def settings(
     database_url: str, tmp_path: Path, secret_key: str, sandbox: SandboxServer
 ) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
-        retry_base_seconds=10,
-        max_attempts=3,
-        lease_seconds=30,
+    return settings_for(
+        database_url,
+        tmp_path,
+        secret_key,
         provider_timeout_seconds=1,
-        alert_batch_seconds=0,
         alert_slack_webhook_url=sandbox.base_url + SLACK_PATH,
-        poll_interval_seconds=0.05,
     )
-
-
-class Sandbox:
-    """Test-side helper for the sandbox's control API."""
-
-    def __init__(self, server: SandboxServer, http: httpx.AsyncClient) -> None:
-        self.server = server
-        self.http = http
-
-    async def fault(self, provider: str, **rule: Any) -> None:
-        response = await self.http.post("/_sandbox/faults", json={"provider": provider, **rule})
-        response.raise_for_status()
-
-    async def messages(self, provider: str | None = None) -> list[dict[str, Any]]:
-        params = {"provider": provider} if provider else {}
-        response = await self.http.get("/_sandbox/messages", params=params)
-        response.raise_for_status()
-        messages: list[dict[str, Any]] = response.json()
-        return messages
-
-    async def slack(self) -> list[dict[str, Any]]:
-        response = await self.http.get("/_sandbox/slack")
-        response.raise_for_status()
-        received: list[dict[str, Any]] = response.json()
-        return received
-
-
-@pytest.fixture
-async def sb(sandbox: SandboxServer) -> AsyncIterator[Sandbox]:
-    async with httpx.AsyncClient(base_url=sandbox.base_url, timeout=10) as http:
-        yield Sandbox(sandbox, http)
 
 
 async def register(
@@ -116,14 +75,3 @@ async def send(tenant: TenantClient, **overrides: Any) -> str:
     assert response.status_code == 202, response.text
     job_id: str = response.json()["id"]
     return job_id
-
-
-async def job(tenant: TenantClient, job_id: str) -> dict[str, Any]:
-    response = await tenant.get(f"/v1/jobs/{job_id}")
-    assert response.status_code == 200, response.text
-    body: dict[str, Any] = response.json()
-    return body
-
-
-async def deliver(services: Services) -> int:
-    return await services.worker().run(once=True)

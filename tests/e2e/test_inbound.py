@@ -2,52 +2,26 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import socket
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import uvicorn
 
 from homing.api.app import create_app
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
+from tests.fixtures import serving
 
 PROVIDERS = ["sendgrid", "resend", "postmark", "mailgun"]
-STARTUP_SECONDS = 10.0
-
-
-class _Server(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
 
 
 @pytest.fixture
 async def homing_url(services: Services) -> AsyncIterator[str]:
     """Homing's API on a loopback port, so the sandbox can post to it."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    config = uvicorn.Config(
-        create_app(services), log_config=None, log_level="warning", lifespan="off", ws="none"
-    )
-    server = _Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    deadline = asyncio.get_running_loop().time() + STARTUP_SECONDS
-    while not server.started:
-        assert not task.done() and asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.005)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    async with serving(create_app(services), log_level="warning") as url:
+        yield url
 
 
 async def _connect(

@@ -24,7 +24,7 @@ from homing.crypto import generate_master_key
 from homing.models import Plan
 from homing.services import Services, build
 from homing.settings import Settings
-from tests.e2e.conftest import sandbox, sb  # noqa: F401  (fixtures used by this package)
+from tests.fixtures import settings_for
 from tests.netguard import loopback_only
 
 ADMIN_TOKEN = "admin-token-hostile-0123456789"
@@ -33,25 +33,27 @@ MAX_BODY_BYTES = 65_536
 INBOUND_MAX_BODY_BYTES = 8_192
 
 
+# What the hand-written tests and the fuzzing harness share: admin API and billing on.
+HOSTILE_SETTINGS: dict[str, Any] = {
+    "admin_token": ADMIN_TOKEN,
+    "paystack_secret_key": "sk_test_hostile_paystack_0123",
+    "polar_webhook_secret": "polar_whs_hostile_0123456789",
+    "provider_timeout_seconds": 1,
+    "webhook_allowed_networks": "127.0.0.0/8",
+}
+
+
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
     """Function-scoped settings for the hand-written hostile tests: admin API on,
     billing endpoints on, small body limits so oversized bodies stay cheap."""
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
-        admin_token=ADMIN_TOKEN,
-        paystack_secret_key="sk_test_hostile_paystack_0123",
-        polar_webhook_secret="polar_whs_hostile_0123456789",
+    return settings_for(
+        database_url,
+        tmp_path,
+        secret_key,
         max_body_bytes=MAX_BODY_BYTES,
         inbound_max_body_bytes=INBOUND_MAX_BODY_BYTES,
-        provider_timeout_seconds=1,
-        webhook_allowed_networks="127.0.0.0/8",
-        alert_batch_seconds=0,
-        poll_interval_seconds=0.05,
+        **HOSTILE_SETTINGS,
     )
 
 
@@ -78,19 +80,7 @@ class Harness:
 
 @contextlib.contextmanager
 def _harness(database_url: str, tmp: Path) -> Iterator[Harness]:
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp / "data",
-        secret_key=generate_master_key(),
-        admin_token=ADMIN_TOKEN,
-        paystack_secret_key="sk_test_hostile_paystack_0123",
-        polar_webhook_secret="polar_whs_hostile_0123456789",
-        provider_timeout_seconds=1,
-        webhook_allowed_networks="127.0.0.0/8",
-        alert_batch_seconds=0,
-    )
+    settings = settings_for(database_url, tmp, generate_master_key(), **HOSTILE_SETTINGS)
     with pytest.MonkeyPatch.context() as patch, asyncio.Runner() as runner:
         loopback_only(patch)
         services = runner.run(build(settings))

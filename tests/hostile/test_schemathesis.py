@@ -38,6 +38,31 @@ def schema(harness: Harness) -> OpenApiSchema:
     return loaded
 
 
+def _fuzzed(
+    harness: Harness,
+    schema: OpenApiSchema,
+    auth: str,
+    mode: GenerationMode,
+    examples: int,
+    **run: str,
+) -> FuzzReport:
+    """Fuzz with one credential and mode, and record the figures of that run; the
+    ``fast`` run draws the same cases every time, the ``slow`` one draws at random."""
+    derandomize = run["run"] == "fast"
+    report = fuzz(harness, schema, AUTH[auth](harness), mode, examples, derandomize=derandomize)
+    record(
+        "hostile-schemathesis",
+        **run,
+        auth=auth,
+        mode=mode.value,
+        operations=report.operations,
+        cases=report.cases,
+        failures=len(report.failures),
+        statuses=dict(report.statuses),
+    )
+    return report
+
+
 def _check(report: FuzzReport, label: str) -> None:
     assert report.cases > report.operations, f"{label}: too few cases reached the app"
     shown = "\n".join(report.failures[:15])
@@ -49,17 +74,7 @@ def _check(report: FuzzReport, label: str) -> None:
 def test_no_5xx_and_every_error_in_the_envelope(
     harness: Harness, schema: OpenApiSchema, auth: str, mode: GenerationMode
 ) -> None:
-    report = fuzz(harness, schema, AUTH[auth](harness), mode, FAST_EXAMPLES[auth], derandomize=True)
-    record(
-        "hostile-schemathesis",
-        run="fast",
-        auth=auth,
-        mode=mode.value,
-        operations=report.operations,
-        cases=report.cases,
-        failures=len(report.failures),
-        statuses=dict(report.statuses),
-    )
+    report = _fuzzed(harness, schema, auth, mode, FAST_EXAMPLES[auth], run="fast")
     _check(report, f"{auth}/{mode.value}")
 
 
@@ -75,18 +90,7 @@ def test_no_5xx_and_every_error_in_the_envelope_long_run(
     harness: Harness = request.getfixturevalue("harness" if database == "sqlite" else "pg_harness")
     schema = schemathesis.openapi.from_asgi("/openapi.json", harness.app)
     assert isinstance(schema, OpenApiSchema)
-    report = fuzz(
-        harness, schema, AUTH[auth](harness), mode, SLOW_EXAMPLES[auth], derandomize=False
-    )
-    record(
-        "hostile-schemathesis",
-        run="slow",
-        database=database,
-        auth=auth,
-        mode=mode.value,
-        operations=report.operations,
-        cases=report.cases,
-        failures=len(report.failures),
-        statuses=dict(report.statuses),
+    report = _fuzzed(
+        harness, schema, auth, mode, SLOW_EXAMPLES[auth], run="slow", database=database
     )
     _check(report, f"{database}/{auth}/{mode.value}")

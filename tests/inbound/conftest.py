@@ -22,6 +22,7 @@ from homing.models import Channel, ProviderAccount, new_id
 from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient
+from tests.fixtures import settings_for
 
 PAYSTACK_KEY = "sk_test_paystack_0123456789"
 POLAR_SECRET = "polar_whs_0123456789abcdef"
@@ -32,14 +33,10 @@ POSTMARK_AUTH = {"username": "hooks", "password": "postmark-hook-pass"}
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
-        alert_batch_seconds=0,
-        poll_interval_seconds=0.05,
+    return settings_for(
+        database_url,
+        tmp_path,
+        secret_key,
         inbound_max_body_bytes=4096,
         paystack_secret_key=PAYSTACK_KEY,
         polar_webhook_secret=POLAR_SECRET,

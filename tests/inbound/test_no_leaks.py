@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import io
-import logging
-from collections.abc import Iterator
 
 import httpx
-import pytest
 from sqlalchemy import select
 
-from homing.logs import configure_logging
 from homing.services import Services
 from homing.store.schema import metadata
 from tests.conftest import TenantClient
@@ -23,17 +19,6 @@ from tests.inbound.conftest import (
     resend_event,
     send_email,
 )
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    buffer = io.StringIO()
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    configure_logging("debug", buffer)
-    yield buffer
-    root.handlers = handlers
-    root.setLevel(level)
 
 
 async def test_inbound_secrets_never_appear_in_clear(

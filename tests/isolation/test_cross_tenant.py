@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from homing.store.schema import metadata
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import register, send
 from tests.figures import record
+from tests.fixtures import settings_for
 from tests.hostile.fuzz import envelope_problem
 
 # Routes with path parameters that are not tenant objects, and why they are not here.
@@ -62,22 +63,7 @@ _PARAM = re.compile(r"{(\w+)(?::[^}]*)?}")
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
-        admin_token=ADMIN_TOKEN,
-        provider_timeout_seconds=2,
-        alert_batch_seconds=0,
-    )
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=None) as server:
-        yield server
+    return settings_for(database_url, tmp_path, secret_key, admin_token=ADMIN_TOKEN)
 
 
 def route_table(app: FastAPI) -> Iterator[tuple[str, str]]:

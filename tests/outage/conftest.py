@@ -3,27 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Protocol, TypeVar
 
 import pytest
 
 from tests.outage.servers import PostgresCluster, RedisServer
 
 
-@pytest.fixture
-def pg_cluster() -> Iterator[PostgresCluster]:
-    cluster = PostgresCluster()
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.destroy()
+class _Server(Protocol):
+    def start(self) -> object: ...
+    def destroy(self) -> object: ...
 
 
-@pytest.fixture
-def own_redis() -> Iterator[RedisServer]:
-    server = RedisServer()
+S = TypeVar("S", bound=_Server)
+
+
+def _running(server: S) -> Iterator[S]:
+    # Destroyed even when it fails to start: a half-started server holds a port and a dir.
     try:
         server.start()
         yield server
     finally:
         server.destroy()
+
+
+@pytest.fixture
+def pg_cluster() -> Iterator[PostgresCluster]:
+    yield from _running(PostgresCluster())
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    yield from _running(RedisServer())

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,9 @@ from homing.errors import StoreUnavailable
 from homing.models import Channel, JobStatus, Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
-from homing.settings import Settings
 from homing.store.schema import jobs
 from tests.figures import record
+from tests.fixtures import HOMING_TIMING, settings_for
 from tests.outage.servers import PostgresCluster
 from tests.processes import HomingProcess, eventually, free_port
 
@@ -75,20 +74,8 @@ def _check_unavailable(response: httpx.Response, load: Load) -> None:
         load.problems.append("503 without Retry-After")
 
 
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=None) as server:
-        yield server
-
-
 async def _setup(cluster: PostgresCluster, key: str, sandbox: SandboxServer, tmp: Path) -> Any:
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=cluster.url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        secret_key=key,
-        data_dir=tmp / "data",
-    )
+    settings = settings_for(cluster.url, tmp, key, **HOMING_TIMING)
     services = await build(settings)
     tenant, api_key = await services.tenants.create(
         "steady", Plan.STARTUP, rate_limit_per_minute=1_000_000

@@ -10,7 +10,6 @@ without spending an attempt (``closed``) or goes ahead (``open``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,37 +22,27 @@ from homing.clock import ManualClock
 from homing.models import Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
-from homing.settings import Settings
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import register, send
 from tests.figures import record
+from tests.fixtures import settings_for, sqlite_url
 from tests.outage.servers import RedisServer
 from tests.processes import eventually
 
 PACED = [{"scope": "account", "limit": 1000, "per_seconds": 1}]
 
 
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=None) as server:
-        yield server
-
-
 async def _outage_services(
     tmp_path: Path, secret_key: str, redis: RedisServer, policy: str
 ) -> Services:
-    settings = Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'homing.db'}",
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
+    settings = settings_for(
+        sqlite_url(tmp_path),
+        tmp_path,
+        secret_key,
         redis_url=redis.url,
         redis_key_prefix=f"outage-{policy}",
         redis_timeout_seconds=0.2,
-        rate_limit_on_redis_error=policy,  # type: ignore[arg-type]
-        provider_timeout_seconds=2,
-        alert_batch_seconds=0,
+        rate_limit_on_redis_error=policy,
     )
     return await build(settings, clock=ManualClock())
 

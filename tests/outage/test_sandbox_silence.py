@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -33,6 +32,7 @@ from homing.store.schema import dead_letters
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import register, send
 from tests.figures import record
+from tests.fixtures import settings_for, sqlite_url
 from tests.processes import eventually
 
 MAX_ATTEMPTS = 6
@@ -40,30 +40,15 @@ JOBS = 20
 
 
 def _settings(tmp_path: Path, secret_key: str, silence: float) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'homing.db'}",
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=secret_key,
+    return settings_for(
+        sqlite_url(tmp_path),
+        tmp_path,
+        secret_key,
         max_attempts=MAX_ATTEMPTS,
         retry_base_seconds=3 * silence / 31,
         retry_max_seconds=silence * 2,
         provider_timeout_seconds=0.5,
-        lease_seconds=30,
-        poll_interval_seconds=0.05,
-        alert_batch_seconds=0,
     )
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    server = SandboxServer(port=0, smtp_port=None)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def _statuses(tenant: TenantClient, ids: list[str]) -> dict[str, int]:

@@ -31,12 +31,6 @@ SHORT = httpx.Timeout(5.0, read=0.3)
 
 
 @pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(smtp_port=None) as server:
-        yield server
-
-
-@pytest.fixture
 async def client(sandbox: SandboxServer) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=sandbox.base_url, timeout=5) as http:
         yield http

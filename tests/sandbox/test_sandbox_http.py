@@ -46,12 +46,6 @@ MAILGUN_FORM = {
 
 
 @pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(smtp_port=None) as server:
-        yield server
-
-
-@pytest.fixture
 async def client(sandbox: SandboxServer) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=sandbox.base_url, timeout=5) as http:
         yield http

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from email.message import EmailMessage
 
 import aiosmtplib
 import pytest
 
 from homing.sandbox import FaultMode, FaultRule, SandboxServer
-
-
-@pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer() as server:
-        yield server
 
 
 def message(job_id: str = "job-smtp-1") -> EmailMessage:

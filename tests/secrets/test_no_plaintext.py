@@ -16,35 +16,30 @@ Supersedes the smaller tests/e2e/test_secrets.py.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import hashlib
 import hmac
 import io
 import json
-import logging
 import os
-import socket
 import time
-from collections.abc import AsyncIterator, Generator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from sqlalchemy import select
 
 from homing.api.app import create_app
-from homing.logs import configure_logging
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.schema import metadata
 from homing.webhooks import verify
 from tests.figures import record
+from tests.fixtures import serving, settings_for
 from tests.webhooks.receiver import Receiver
 
 ADMIN_TOKEN = "adm_Secret_Token_Admin_77777"
@@ -84,81 +79,31 @@ def master_key() -> str:
 
 
 @pytest.fixture
-async def sandbox() -> AsyncIterator[SandboxServer]:
-    async with SandboxServer(port=0, smtp_port=0) as server:
-        yield server
-
-
-@pytest.fixture
 def settings(
     database_url: str, tmp_path: Path, master_key: str, sandbox: SandboxServer
 ) -> Settings:
-    return Settings(
-        _env_file=None,  # type: ignore[call-arg]
-        database_url=database_url,
-        provider_allowed_networks="127.0.0.0/8,::1/128",
-        data_dir=tmp_path / "data",
-        secret_key=master_key,
+    return settings_for(
+        database_url,
+        tmp_path,
+        master_key,
         admin_token=ADMIN_TOKEN,
         paystack_secret_key=PAYSTACK_KEY,
         polar_webhook_secret=POLAR_SECRET,
         billing_prices="INDIE:NGN:500000",
         webhook_allowed_networks="127.0.0.0/8",
         alert_slack_webhook_url=sandbox.base_url + "/slack/T000/B000/secrets",
-        alert_batch_seconds=0,
         max_attempts=1,
         provider_timeout_seconds=1,
-        poll_interval_seconds=0.05,
         log_level="debug",
     )
 
 
 @pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    buffer = io.StringIO()
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    configure_logging("debug", buffer)
-    yield buffer
-    root.handlers = handlers
-    root.setLevel(level)
-
-
-class _Server(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
-
-
-@pytest.fixture
 async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post signed events to it."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    config = uvicorn.Config(create_app(services), log_config=None, lifespan="off", ws="none")
-    server = _Server(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert not task.done() and time.monotonic() < deadline
-        await asyncio.sleep(0.005)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = Receiver()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+    """Homing's API on a loopback port, so the sandbox can post signed events to it
+    (uvicorn's own log lines included, at the scan's debug level)."""
+    async with serving(create_app(services)) as url:
+        yield url
 
 
 def _recording(seen: Seen) -> Any:

@@ -17,12 +17,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.domains import DomainNotVerified
 from homing.errors import IdempotencyConflict, QuotaExceeded, UnstorableValue
-from homing.models import Channel, JobStatus, Plan, Priority, Queue
+from homing.models import Channel, JobStatus, Priority, Queue
 from homing.plans import Quota, month_of
 from homing.services import Services
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
 from homing.store.schema import jobs, queue_entries
 from homing.store.usage import UsageStore
+from tests.conftest import stored_tenant
 
 EMAIL_QUOTA = (Quota("email", frozenset({Channel.EMAIL}), 10),)
 
@@ -37,11 +38,6 @@ def _new(tenant_id: str, n: int = 0, *, key: str | None = None, body: str = "h")
         idempotency_key=key,
         request_hash=body if key else None,
     )
-
-
-async def _tenant(services: Services) -> str:
-    tenant, _ = await services.tenants.create("t", Plan.STARTUP)
-    return tenant.id
 
 
 @contextmanager
@@ -76,7 +72,7 @@ async def _settle(*accepts: Any) -> list[Accepted | BaseException]:
 async def test_accepts_started_together_share_transactions_and_each_is_stored(
     services: Services,
 ) -> None:
-    a, b = await _tenant(services), await _tenant(services)
+    a, b = await stored_tenant(services), await stored_tenant(services)
     with _counting_transactions(services) as opened:
         results = await _settle(
             *(services.jobs.accept(_new(tenant, n)) for n in range(30) for tenant in (a, b))
@@ -94,7 +90,7 @@ async def test_accepts_started_together_share_transactions_and_each_is_stored(
 async def test_one_idempotency_key_sent_many_times_at_once_is_one_job(
     services: Services,
 ) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     results = await _settle(*(services.jobs.accept(_new(tenant, key="k")) for _ in range(10)))
     accepted = [r for r in results if isinstance(r, Accepted)]
     assert len(accepted) == 10
@@ -108,7 +104,7 @@ async def test_one_idempotency_key_sent_many_times_at_once_is_one_job(
 async def test_a_reused_key_with_another_body_in_the_same_burst_is_a_conflict(
     services: Services,
 ) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     first, second, third = await _settle(
         services.jobs.accept(_new(tenant, key="k", body="one")),
         services.jobs.accept(_new(tenant, key="k", body="two")),
@@ -122,7 +118,7 @@ async def test_a_reused_key_with_another_body_in_the_same_burst_is_a_conflict(
 async def test_a_quota_refuses_exactly_those_over_it_and_no_other_tenants(
     services: Services,
 ) -> None:
-    limited, other = await _tenant(services), await _tenant(services)
+    limited, other = await stored_tenant(services), await stored_tenant(services)
     results = await _settle(
         *(services.jobs.accept(_new(limited, n), EMAIL_QUOTA) for n in range(25)),
         *(services.jobs.accept(_new(other, n)) for n in range(25)),
@@ -140,7 +136,7 @@ async def test_a_quota_refuses_exactly_those_over_it_and_no_other_tenants(
 async def test_a_suppressed_recipient_in_a_group_is_stored_suppressed_without_quota(
     services: Services,
 ) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     await services.inbound.suppressions.add(
         tenant, Channel.EMAIL, "User3@Example.com", "bounce", "manual"
     )
@@ -155,7 +151,7 @@ async def test_a_suppressed_recipient_in_a_group_is_stored_suppressed_without_qu
 async def test_a_check_loads_once_per_scope_and_refuses_only_its_own_job(
     services: Services,
 ) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     loads: list[str] = []
 
     def rule(sender_ok: bool) -> AcceptCheck:
@@ -182,7 +178,7 @@ async def test_a_check_loads_once_per_scope_and_refuses_only_its_own_job(
 async def test_a_value_the_database_refuses_fails_only_its_own_accept(
     services: Services,
 ) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     # PostgreSQL text cannot hold NUL: SQLSTATE 22021, a data exception.
     results = await _settle(
         *(services.jobs.accept(_new(tenant, n, key=f"k{n}")) for n in range(5)),
@@ -195,7 +191,7 @@ async def test_a_value_the_database_refuses_fails_only_its_own_accept(
 
 
 async def test_a_caller_that_goes_away_leaves_the_others_answered(services: Services) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     gone = asyncio.create_task(services.jobs.accept(_new(tenant, 0)))
     others = [asyncio.create_task(services.jobs.accept(_new(tenant, n))) for n in range(1, 6)]
     gone.cancel()

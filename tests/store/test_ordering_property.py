@@ -14,9 +14,9 @@ from homing.clock import ManualClock
 from homing.crypto import generate_master_key
 from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
 from homing.services import build
-from homing.settings import Settings
 from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
+from tests.fixtures import HOMING_TIMING, settings_for, sqlite_url
 
 KEYS = ["a", "b", None]
 accept = st.tuples(st.just("accept"), st.sampled_from(KEYS))
@@ -37,12 +37,8 @@ async def _check(ops: list[tuple[object, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         clock = ManualClock()
         services = await build(
-            Settings(
-                _env_file=None,  # type: ignore[call-arg]
-                database_url=f"sqlite+aiosqlite:///{Path(tmp) / 'h.db'}",
-                provider_allowed_networks="127.0.0.0/8,::1/128",
-                data_dir=Path(tmp),
-                secret_key=generate_master_key(),  # type: ignore[arg-type]
+            settings_for(
+                sqlite_url(Path(tmp), "h.db"), Path(tmp), generate_master_key(), **HOMING_TIMING
             ),
             clock=clock,
         )

@@ -9,10 +9,11 @@ import pytest
 
 from homing.clock import ManualClock
 from homing.errors import Conflict, IdempotencyConflict, NotFound
-from homing.models import Channel, JobStatus, Plan, Priority, Queue
+from homing.models import Channel, JobStatus, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
+from tests.conftest import stored_tenant
 
 
 def _new(tenant_id: str, priority: Priority = Priority.NORMAL, key: str | None = None) -> NewJob:
@@ -27,13 +28,8 @@ def _new(tenant_id: str, priority: Priority = Priority.NORMAL, key: str | None =
     )
 
 
-async def _tenant(services: Services) -> str:
-    tenant, _ = await services.tenants.create("t", Plan.STARTUP)
-    return tenant.id
-
-
 async def test_accept_stores_job_and_queue_entry_together(services: Services) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     accepted = await services.jobs.accept(_new(tenant_id))
     assert accepted.job.status is JobStatus.PENDING
     assert await services.queue.pending_count(Queue.EMAIL) == 1
@@ -42,7 +38,7 @@ async def test_accept_stores_job_and_queue_entry_together(services: Services) ->
 async def test_claim_takes_higher_priority_first_and_leases(
     services: Services, clock: ManualClock
 ) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     low = (await services.jobs.accept(_new(tenant_id, Priority.LOW))).job
     critical = (await services.jobs.accept(_new(tenant_id, Priority.CRITICAL))).job
     claimed = await services.queue.claim(Queue.EMAIL, 1, lease_seconds=30)
@@ -59,7 +55,7 @@ async def test_claim_takes_higher_priority_first_and_leases(
 
 
 async def test_concurrent_claims_never_hand_out_one_entry_twice(services: Services) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     for _ in range(40):
         await services.jobs.accept(_new(tenant_id))
     batches = await asyncio.gather(
@@ -72,7 +68,7 @@ async def test_concurrent_claims_never_hand_out_one_entry_twice(services: Servic
 async def test_outcomes_complete_reschedule_and_dead_letter(
     services: Services, clock: ManualClock
 ) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     jobs = [(await services.jobs.accept(_new(tenant_id))).job for _ in range(3)]
     claimed = {c.job.id: c for c in await services.queue.claim(Queue.EMAIL, 3, 30)}
     done, later, dead = (claimed[j.id] for j in jobs)
@@ -98,7 +94,7 @@ async def test_outcomes_complete_reschedule_and_dead_letter(
 async def test_a_stale_lease_cannot_overwrite_the_new_holder(
     services: Services, clock: ManualClock
 ) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     job = (await services.jobs.accept(_new(tenant_id))).job
     first = (await services.queue.claim(Queue.EMAIL, 1, 30))[0]
     clock.advance(31)
@@ -111,7 +107,7 @@ async def test_a_stale_lease_cannot_overwrite_the_new_holder(
 
 
 async def test_idempotency_key_replays_or_conflicts(services: Services) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     first = await services.jobs.accept(_new(tenant_id, key="k1"))
     again = await services.jobs.accept(_new(tenant_id, key="k1"))
     assert again.replayed and again.job.id == first.job.id
@@ -122,7 +118,7 @@ async def test_idempotency_key_replays_or_conflicts(services: Services) -> None:
 
 
 async def test_concurrent_identical_requests_make_one_job(services: Services) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     results = await asyncio.gather(
         *(services.jobs.accept(_new(tenant_id, key="same")) for _ in range(10))
     )
@@ -131,7 +127,7 @@ async def test_concurrent_identical_requests_make_one_job(services: Services) ->
 
 
 async def test_retry_is_conditional_on_failed(services: Services) -> None:
-    tenant_id = await _tenant(services)
+    tenant_id = await stored_tenant(services)
     job = (await services.jobs.accept(_new(tenant_id))).job
     with pytest.raises(Conflict):
         await services.jobs.retry(tenant_id, job.id)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from homing.clock import ManualClock
-from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
+from homing.models import Channel, ClaimedJob, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, QueueStore, Rescheduled
+from tests.conftest import stored_tenant
 
 LEASE = 30.0
 
@@ -24,11 +25,6 @@ def _new(tenant_id: str, key: str | None = None, priority: Priority = Priority.N
     )
 
 
-async def _tenant(services: Services, name: str = "t") -> str:
-    tenant, _ = await services.tenants.create(name, Plan.STARTUP)
-    return tenant.id
-
-
 async def _accept(services: Services, tenant_id: str, n: int, **kw: object) -> list[str]:
     return [(await services.jobs.accept(_new(tenant_id, **kw))).job.id for _ in range(n)]  # type: ignore[arg-type]
 
@@ -42,8 +38,8 @@ def _done(claimed: ClaimedJob) -> Completed:
 
 
 async def test_a_flooding_tenant_gets_an_equal_share_not_the_batch(services: Services) -> None:
-    flood = await _tenant(services, "flood")
-    quiet = [await _tenant(services, f"quiet-{i}") for i in range(3)]
+    flood = await stored_tenant(services, "flood")
+    quiet = [await stored_tenant(services, f"quiet-{i}") for i in range(3)]
     await _accept(services, flood, 200)
     for tenant in quiet:
         await _accept(services, tenant, 2)
@@ -53,7 +49,7 @@ async def test_a_flooding_tenant_gets_an_equal_share_not_the_batch(services: Ser
 
 
 async def test_single_claims_rotate_between_tenants(services: Services) -> None:
-    tenants = sorted([await _tenant(services, n) for n in ("a", "b", "c")])
+    tenants = sorted([await stored_tenant(services, n) for n in ("a", "b", "c")])
     for tenant in tenants:
         await _accept(services, tenant, 5)
     served = [(await _claim(services, 1))[0].job.tenant_id for _ in range(9)]
@@ -61,8 +57,8 @@ async def test_single_claims_rotate_between_tenants(services: Services) -> None:
 
 
 async def test_priority_beats_fairness(services: Services) -> None:
-    busy = await _tenant(services, "busy")
-    other = await _tenant(services, "other")
+    busy = await stored_tenant(services, "busy")
+    other = await stored_tenant(services, "other")
     await _accept(services, busy, 10, priority=Priority.CRITICAL)
     await _accept(services, other, 10, priority=Priority.LOW)
     claimed = await _claim(services, 10)
@@ -74,7 +70,7 @@ async def test_the_in_flight_cap_holds_back_a_tenant_until_it_finishes(
     services: Services, clock: ManualClock
 ) -> None:
     queue = QueueStore(services.db, clock, tenant_inflight=4)
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     await _accept(services, tenant, 20)
     first = await queue.claim(Queue.EMAIL, 50, LEASE)
     assert len(first) == 4
@@ -86,7 +82,7 @@ async def test_the_in_flight_cap_holds_back_a_tenant_until_it_finishes(
 
 
 async def test_jobs_without_a_key_run_in_parallel(services: Services) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     await _accept(services, tenant, 10)
     assert len(await _claim(services, 50)) == 10
 
@@ -94,7 +90,7 @@ async def test_jobs_without_a_key_run_in_parallel(services: Services) -> None:
 async def test_one_key_delivers_in_acceptance_order_through_retries_and_failures(
     services: Services, clock: ManualClock
 ) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     ordered = await _accept(services, tenant, 4, key="order-1")
     loose = await _accept(services, tenant, 2)
     first = await _claim(services, 50)
@@ -114,8 +110,8 @@ async def test_one_key_delivers_in_acceptance_order_through_retries_and_failures
 
 
 async def test_keys_are_independent_and_per_tenant(services: Services) -> None:
-    a = await _tenant(services, "a")
-    b = await _tenant(services, "b")
+    a = await stored_tenant(services, "a")
+    b = await stored_tenant(services, "b")
     await _accept(services, a, 3, key="k1")
     await _accept(services, a, 3, key="k2")
     await _accept(services, b, 3, key="k1")
@@ -125,7 +121,7 @@ async def test_keys_are_independent_and_per_tenant(services: Services) -> None:
 
 
 async def test_a_retried_dead_letter_rejoins_its_key_at_the_back(services: Services) -> None:
-    tenant = await _tenant(services)
+    tenant = await stored_tenant(services)
     first, second = await _accept(services, tenant, 2, key="k")
     [head] = await _claim(services, 50)
     await services.queue.apply([Failed(first, head.claim_token, (), 3, "x", "transient")])

@@ -4,16 +4,12 @@ delete; sealed at rest and never in a log or a later response."""
 from __future__ import annotations
 
 import io
-import logging
-from collections.abc import Iterator
 
 import httpx
-import pytest
 import standardwebhooks
 from sqlalchemy import select
 
 from homing.clock import ManualClock
-from homing.logs import configure_logging
 from homing.services import Services
 from homing.store.schema import metadata
 from homing.webhooks import verify
@@ -126,17 +122,6 @@ async def test_a_second_rotation_ends_the_first_overlap(
     assert len(request.headers["webhook-signature"].split(" ")) == 2
     assert _verifies(third, request) and _verifies(second, request)
     assert not _verifies(first, request)
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    buffer = io.StringIO()
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    configure_logging("debug", buffer)
-    yield buffer
-    root.handlers = handlers
-    root.setLevel(level)
 
 
 async def test_no_secret_or_tenant_header_value_in_the_database_logs_or_responses(

@@ -7,7 +7,6 @@ import asyncio
 import ipaddress
 import socket
 import ssl
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -162,16 +161,6 @@ async def test_unix_sockets_are_refused() -> None:
         with pytest.raises(AddressRefused):
             await c.post("unix:///var/run/docker.sock", content=b"{}")
     assert network.attempts == []
-
-
-@pytest.fixture
-async def receiver() -> AsyncIterator[Receiver]:
-    server = Receiver()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def test_loopback_is_refused_for_real_until_its_network_is_allowed(
