@@ -7,12 +7,14 @@ import os
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
 
 class Channel(enum.StrEnum):
+    """How a notification travels: email, SMS, chat or webhook."""
+
     EMAIL = "email"
     WEBHOOK = "webhook"
     SMS = "sms"
@@ -28,12 +30,16 @@ class Priority(enum.IntEnum):
 
 
 class Plan(enum.StrEnum):
+    """A tenant's plan, which sets its request rate and monthly quotas."""
+
     FREE = "FREE"
     INDIE = "INDIE"
     STARTUP = "STARTUP"
 
 
 class JobStatus(enum.StrEnum):
+    """Where a job stands; the terminal ones have no queue entry."""
+
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
     COMPLETED = "COMPLETED"
@@ -45,12 +51,15 @@ TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.
 
 
 class DeliveryMode(enum.StrEnum):
+    """Whether an uncertain provider outcome may be resent (at least once) or ends the
+    job (at most once)."""
+
     AT_LEAST_ONCE = "at_least_once"
     AT_MOST_ONCE = "at_most_once"
 
 
 class FailureClass(enum.StrEnum):
-    """How a provider failure is handled (DESIGN §3)."""
+    """How a provider failure is handled (docs/architecture.md, "Failure classes")."""
 
     TRANSIENT = "transient"
     THROTTLED = "throttled"
@@ -72,6 +81,8 @@ class AttemptOutcome(enum.StrEnum):
 
 
 class Queue(enum.StrEnum):
+    """The logical queues a job is placed on, one per channel plus Homing's own email."""
+
     EMAIL = "notifications-email"
     WEBHOOK = "notifications-webhook"
     SMS = "notifications-sms"
@@ -114,6 +125,8 @@ def new_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Tenant:
+    """A customer of Homing: its plan, limits and whether it is suspended."""
+
     id: str
     name: str
     plan: Plan
@@ -153,6 +166,8 @@ def resolve_pin(pin: str | None, accounts: Sequence[ProviderAccount]) -> Provide
 
 @dataclass(frozen=True, slots=True)
 class EmailContent:
+    """The message of an email job: recipient, sender, subject and bodies."""
+
     to: str
     from_: str
     subject: str
@@ -162,6 +177,8 @@ class EmailContent:
 
 @dataclass(frozen=True, slots=True)
 class Job:
+    """The durable record of one notification, as the tenant sees it."""
+
     id: str
     tenant_id: str
     channel: Channel
@@ -215,3 +232,46 @@ class ClaimedJob:
     attempt_number: int
     deferred_seconds: float
     provider_calls: int = 0
+
+
+class DomainStatus(enum.StrEnum):
+    """Where a sending domain stands at its provider."""
+
+    PENDING = "pending"
+    VERIFIED = "verified"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DnsRecord:
+    """One record the tenant publishes. ``purpose``: dkim, spf, return_path, mx, …"""
+
+    type: str
+    host: str
+    value: str
+    purpose: str | None = None
+    priority: int | None = None
+    valid: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> DnsRecord:
+        return cls(
+            type=str(data["type"]),
+            host=str(data["host"]),
+            value=str(data["value"]),
+            purpose=data.get("purpose"),
+            priority=data.get("priority"),
+            valid=data.get("valid"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DomainInfo:
+    """A provider's view of one sending domain: its id there, status and DNS records."""
+
+    provider_domain_id: str
+    status: DomainStatus
+    records: tuple[DnsRecord, ...]

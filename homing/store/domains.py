@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
-from homing.providers.domains import DnsRecord, DomainStatus
+from homing.models import DnsRecord, DomainStatus
 from homing.store.database import Database
 from homing.store.inbound_schema import sending_domains
 from homing.store.schema import provider_accounts
@@ -19,6 +19,8 @@ from homing.store.schema import provider_accounts
 
 @dataclass(frozen=True, slots=True)
 class SendingDomain:
+    """A tenant's sending domain, its provider's id for it, status and DNS records."""
+
     id: str
     tenant_id: str
     provider_account_id: str
@@ -49,6 +51,8 @@ def _domain(row: Any) -> SendingDomain:
 
 
 class DomainStore:
+    """The SQL of tenants' sending domains."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 
