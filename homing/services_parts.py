@@ -1,0 +1,198 @@
+"""The wiring of the inbound and webhook parts, for ``homing.services`` (the one
+composition root) to call: each built once from the settings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+import httpcore
+import httpx
+
+from homing.clock import Clock, as_datetime
+from homing.crypto import Sealer
+from homing.domains import Domains
+from homing.inbound.alerts import InboundAlerts
+from homing.inbound.billing import parse_prices
+from homing.inbound.receiver import InboundLimits, Receiver
+from homing.inbound.report import ReportRow, summarize
+from homing.inbound.secrets import InboundSecrets, InboundTarget
+from homing.inbound.verify import VerificationFailed
+from homing.providers.webhook.sender import WebhookSender
+from homing.providers.webhook.ssrf import UrlPolicy, parse_networks
+from homing.providers.webhook.transport import (
+    Resolver,
+    SystemResolver,
+    WebhookClients,
+    guarded_client,
+)
+from homing.ratelimit import RateLimiter
+from homing.settings import Settings
+from homing.store.database import Database
+from homing.store.delivery import DeliveryStore
+from homing.store.domains import DomainStore
+from homing.store.inbound import Entry, InboundStore
+from homing.store.inbound_nonces import NonceStore
+from homing.store.inbound_secrets import InboundSecretStore
+from homing.store.providers import ProviderStore
+from homing.store.suppressions import SuppressionStore
+from homing.store.webhooks import WebhookStore
+from homing.webhooks.secrets import WebhookSecrets
+
+# A nonce is kept this much past its signature's tolerance: the processes that check it
+# may not share one clock to the second.
+NONCE_MARGIN: Final = timedelta(seconds=60)
+
+
+@dataclass
+class Inbound:
+    """Inbound provider events, suppressions and sending domains: the parts the
+    inbound routes and the worker share, with the checks that need several of them."""
+
+    journal: InboundStore
+    receiver: Receiver
+    secrets: InboundSecrets
+    suppressions: SuppressionStore
+    domains: Domains
+    alerts: InboundAlerts
+    clock: Clock
+    nonces: NonceStore
+
+    async def verify(self, target: InboundTarget, body: bytes, headers: Mapping[str, str]) -> None:
+        """Raise VerificationFailed unless the request is the account's provider's, and
+        its signature's one-time value (Mailgun's token) was not accepted before."""
+        now = self.clock.now()
+        nonce = target.verify(body, headers, now)
+        if nonce is None:
+            return
+        expires_at = datetime.fromtimestamp(nonce.until, UTC) + NONCE_MARGIN
+        claimed = await self.nonces.claim(
+            target.provider_account_id, nonce.value, expires_at, as_datetime(now)
+        )
+        if not claimed:
+            raise VerificationFailed()
+
+    async def history(self, tenant_id: str, job_id: str) -> list[Entry]:
+        """The provider events applied to one of the tenant's jobs, oldest first."""
+        return await self.journal.for_job(tenant_id, job_id)
+
+    async def report(self, hours: int, tenant_id: str | None = None) -> list[ReportRow]:
+        """Per hour and type over the last ``hours`` hours (the current one included)."""
+        now = as_datetime(self.clock.now())
+        since = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=hours - 1)
+        return await summarize(self.journal.window(since, tenant_id))
+
+    async def aclose(self) -> None:
+        await self.alerts.aclose()
+
+
+def build_inbound(
+    settings: Settings,
+    db: Database,
+    sealer: Sealer,
+    clock: Clock,
+    http: httpx.AsyncClient,
+    providers: ProviderStore,
+    limiter: RateLimiter,
+    alert_http: httpx.AsyncClient | None = None,
+) -> Inbound:
+    """The inbound parts. ``http`` reaches providers (domain APIs); ``alert_http``, the
+    operator's Slack URL, which is no provider endpoint (``http`` when not given)."""
+    journal = InboundStore(db, clock)
+    alerts = InboundAlerts(alert_http or http, settings.alert_slack_webhook_url)
+    limits = InboundLimits(
+        max_events_per_body=settings.inbound_max_events_per_body,
+        events_per_minute=settings.inbound_events_per_minute,
+    )
+    receiver = Receiver(
+        journal,
+        DeliveryStore(db, clock),
+        alerts,
+        parse_prices(settings.billing_prices),
+        limiter,
+        limits,
+    )
+    return Inbound(
+        journal=journal,
+        receiver=receiver,
+        secrets=InboundSecrets(InboundSecretStore(db), providers, sealer, clock),
+        suppressions=SuppressionStore(db, clock),
+        domains=Domains(
+            DomainStore(db),
+            providers,
+            sealer,
+            http,
+            clock,
+            deadline_seconds=settings.provider_deadline_seconds,
+        ),
+        alerts=alerts,
+        clock=clock,
+        nonces=NonceStore(db),
+    )
+
+
+@dataclass
+class Webhooks:
+    """The webhook channel's parts: endpoint store, signing secrets, the guarded
+    clients and the URL policy; ``sender`` builds the adapter the worker calls."""
+
+    store: WebhookStore
+    secrets: WebhookSecrets
+    clients: WebhookClients
+    policy: UrlPolicy
+    max_payload_bytes: int
+    excerpt_bytes: int
+
+    def sender(self, sealer: Sealer, clock: Clock) -> WebhookSender:
+        """The webhook adapter, sharing these clients."""
+        return WebhookSender(
+            store=self.store,
+            secrets=self.secrets,
+            sealer=sealer,
+            clients=self.clients,
+            policy=self.policy,
+            clock=clock,
+            excerpt_bytes=self.excerpt_bytes,
+        )
+
+    async def aclose(self) -> None:
+        await self.clients.aclose()
+
+
+def build_webhooks(
+    settings: Settings,
+    db: Database,
+    sealer: Sealer,
+    clock: Clock,
+    *,
+    resolver: Resolver | None = None,
+    network: httpcore.AsyncNetworkBackend | None = None,
+) -> Webhooks:
+    """The webhook parts. ``resolver`` and ``network`` are for tests: a stub DNS, and
+    the backend that opens sockets once the guard has passed an address."""
+    policy = UrlPolicy(
+        require_https=settings.webhook_require_https,
+        allowed_networks=parse_networks(settings.webhook_allowed_network_list),
+    )
+    resolver = resolver or SystemResolver()
+
+    def client(scheme: str) -> httpx.AsyncClient:
+        return guarded_client(
+            policy.for_scheme(scheme),
+            resolver,
+            timeout=settings.webhook_timeout_seconds,
+            max_connections=max(100, settings.worker_concurrency),
+            inner=network,
+        )
+
+    store = WebhookStore(db, clock)
+    return Webhooks(
+        store=store,
+        secrets=WebhookSecrets(store, sealer, clock, settings.webhook_rotation_overlap_seconds),
+        clients=WebhookClients(https=client("https"), http=client("http")),
+        policy=policy,
+        max_payload_bytes=settings.webhook_max_payload_bytes,
+        excerpt_bytes=settings.webhook_response_excerpt_bytes,
+    )
