@@ -30,6 +30,9 @@ from homing.store.providers import ProviderStore
 
 @dataclass(frozen=True, slots=True)
 class NewProvider:
+    """A provider account a tenant asks to add, before its credentials are checked and
+    sealed."""
+
     tenant_id: str
     channel: Channel
     provider: str
@@ -60,6 +63,9 @@ def credentials_preview(credentials: dict[str, Any]) -> str:
 
 
 class ProviderAccounts:
+    """Registers a tenant's provider accounts: validates the credentials with the
+    vendor, seals them, stores the account."""
+
     def __init__(
         self,
         store: ProviderStore,

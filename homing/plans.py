@@ -122,6 +122,8 @@ def month_end(period: str) -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class QuotaUsage:
+    """How much of one monthly quota a tenant has used in the current period."""
+
     quota: Quota
     used: int
     period: str

@@ -19,12 +19,17 @@ _SAMPLE = 5
 
 @dataclass(frozen=True, slots=True)
 class DeadLetterAlert:
+    """One dead-lettered job as the operator's alert reports it."""
+
     job_id: str
     error_class: str
     error: str
 
 
 class Alerter:
+    """Batches dead-letter alerts to the operator's Slack webhook (or the log), so a
+    spike gives one message with a count."""
+
     def __init__(
         self,
         http: httpx.AsyncClient,

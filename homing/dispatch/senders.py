@@ -45,6 +45,9 @@ def seal_credentials(sealer: Sealer, account_id: str, credentials: dict[str, Any
 
 
 class Sender(Protocol):
+    """One channel's way to make a provider call for a job; the pass runner calls it per
+    candidate account."""
+
     def supports_idempotency(self, account: ProviderAccount) -> bool: ...
 
     async def send(self, account: ProviderAccount, job: Job) -> SendResult: ...

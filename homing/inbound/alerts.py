@@ -16,6 +16,9 @@ log = logging.getLogger("homing.inbound")
 
 
 class InboundAlerts:
+    """Tells the operator (Slack or the log) about journal conflicts and provider calls
+    that failed while handling inbound events."""
+
     def __init__(self, http: httpx.AsyncClient, slack_webhook_url: str | None) -> None:
         self._http = http
         self._slack_url = slack_webhook_url

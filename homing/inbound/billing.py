@@ -26,6 +26,9 @@ Prices = Mapping[tuple[Plan, str], int]
 
 @dataclass(frozen=True, slots=True)
 class Payment:
+    """A verified payment event of a billing provider: who paid, for which plan, how
+    much."""
+
     tenant_id: str
     plan: Plan
     amount: int

@@ -8,10 +8,10 @@ for the one request every send makes (JSON to an absolute URL): it skips httpx's
 request building and hands the request to aiohttp itself.
 
 The one thing this transport must get exactly right is *when* a failure happened,
-because the dispatcher acts on it (DESIGN §3): a failure before the request left
-(refused, DNS, TLS, connect timeout, no pool slot) is ``httpx.ConnectError`` or
-``httpx.ConnectTimeout`` — safe to send elsewhere; a failure after it may have
-reached the provider (read timeout, disconnect, reset) is ``httpx.ReadTimeout``,
+because the dispatcher acts on it (docs/architecture.md, "Failure classes"): a failure
+before the request left (refused, DNS, TLS, connect timeout, no pool slot) is
+``httpx.ConnectError`` or ``httpx.ConnectTimeout`` — safe to send elsewhere; a failure
+after it may have reached the provider (read timeout, disconnect, reset) is ``httpx.ReadTimeout``,
 ``httpx.RemoteProtocolError`` or ``httpx.ReadError`` — uncertain.
 
 Two bounds hold for every call through it. A response body is read up to
@@ -20,7 +20,8 @@ less, and an endless answer must not fill the process's memory (what is cut off 
 judged by the status and the part that fits). With an ``EndpointGuard`` (every client
 ``homing.services`` builds for providers) each URL passes the endpoint policy before
 the request, each connection goes only to addresses it allows, and a redirect is
-refused as ``EndpointRefused`` rather than returned (DESIGN §6).
+refused as ``EndpointRefused`` rather than returned (docs/architecture.md,
+"Provider endpoints").
 """
 
 from __future__ import annotations

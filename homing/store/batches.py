@@ -34,6 +34,9 @@ ItemResult = Accepted | IdempotencyConflict
 
 
 class BatchStore:
+    """Accepts many jobs of one tenant and channel in one transaction: new jobs, their
+    queue entries and quota commit together or nothing does."""
+
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock

@@ -32,6 +32,8 @@ def _account(row: Any) -> ProviderAccount:
 
 
 class ProviderStore:
+    """The SQL of provider accounts, whose credentials stay sealed."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -34,6 +34,9 @@ class Swap:
 
 
 class ResealStore:
+    """The SQL of key rotation: pages sealed columns and swaps each ciphertext for its
+    resealed one."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -73,6 +73,9 @@ class AddressRefused(Exception):
 
 
 class Resolver(Protocol):
+    """Resolves a host name to addresses, so the guard checks the address it then
+    connects to."""
+
     async def resolve(self, host: str, port: int) -> list[IPAddress]:
         """Every address ``host`` resolves to; raise ``OSError`` when it does not."""
         ...
