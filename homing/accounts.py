@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 
 from homing.crypto import Sealer, mask, mask_password
-from homing.dispatch.senders import seal_credentials
 from homing.errors import InvalidRequest, ProviderTimeout
 from homing.models import Channel, ProviderAccount, new_id
 from homing.providers.base import ProviderFailure
@@ -25,7 +24,7 @@ from homing.providers.registry import (
     SECRET_CREDENTIAL_FIELDS,
     email_provider,
 )
-from homing.store.providers import ProviderStore
+from homing.store.providers import ProviderStore, seal_credentials
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
-from homing.dispatch.senders import open_credentials
 from homing.errors import Conflict, InvalidRequest, ProviderTimeout
 from homing.models import Channel, DomainInfo, DomainStatus, new_id
 from homing.providers.base import ProviderFailure
@@ -27,7 +26,7 @@ from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded
 from homing.providers.registry import domain_provider
 from homing.store.accepting import AcceptCheck
 from homing.store.domains import DomainStore, SendingDomain
-from homing.store.providers import ProviderStore
+from homing.store.providers import ProviderStore, open_credentials
 
 _T = TypeVar("_T")
 _MAX_NAME: Final = 253

@@ -15,7 +15,6 @@ from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.domains import Domains
 from homing.inbound.alerts import InboundAlerts
-from homing.inbound.billing import parse_prices
 from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
@@ -29,7 +28,7 @@ from homing.providers.webhook.transport import (
     guarded_client,
 )
 from homing.ratelimit import RateLimiter
-from homing.settings import Settings
+from homing.settings import Settings, parse_prices
 from homing.store.database import Database
 from homing.store.delivery import DeliveryStore
 from homing.store.domains import DomainStore
