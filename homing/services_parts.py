@@ -20,7 +20,7 @@ from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
 from homing.inbound.verify import VerificationFailed
 from homing.providers.webhook.sender import WebhookSender
-from homing.providers.webhook.ssrf import UrlPolicy, parse_networks
+from homing.providers.webhook.ssrf import UrlPolicy, check_url, normalise_url, parse_networks
 from homing.providers.webhook.transport import (
     Resolver,
     SystemResolver,
@@ -155,6 +155,16 @@ class Webhooks:
             clock=clock,
             excerpt_bytes=self.excerpt_bytes,
         )
+
+    def check_url(self, url: str) -> str:
+        """The normalised ``url``, or ``UrlRefused``: what the URL alone shows (the API
+        checks it at accept; the guarded clients check the resolved addresses)."""
+        return check_url(url, self.policy)
+
+    @staticmethod
+    def normalise_url(url: str) -> str:
+        """``url`` as Homing stores and compares it."""
+        return normalise_url(url)
 
     async def aclose(self) -> None:
         await self.clients.aclose()
