@@ -14,7 +14,6 @@ from typing import Any
 import httpx
 
 from homing.crypto import Sealer, mask, mask_password
-from homing.dispatch.senders import seal_credentials
 from homing.errors import InvalidRequest, ProviderTimeout
 from homing.models import Channel, ProviderAccount, new_id
 from homing.providers.base import ProviderFailure
@@ -25,11 +24,14 @@ from homing.providers.registry import (
     SECRET_CREDENTIAL_FIELDS,
     email_provider,
 )
-from homing.store.providers import ProviderStore
+from homing.store.providers import ProviderStore, seal_credentials
 
 
 @dataclass(frozen=True, slots=True)
 class NewProvider:
+    """A provider account a tenant asks to add, before its credentials are checked and
+    sealed."""
+
     tenant_id: str
     channel: Channel
     provider: str
@@ -60,6 +62,9 @@ def credentials_preview(credentials: dict[str, Any]) -> str:
 
 
 class ProviderAccounts:
+    """Registers a tenant's provider accounts: validates the credentials with the
+    vendor, seals them, stores the account."""
+
     def __init__(
         self,
         store: ProviderStore,

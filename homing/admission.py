@@ -1,4 +1,5 @@
-"""Admission control (DESIGN §4): who is asking, may they send now, may they send this.
+"""Admission control (docs/architecture.md, "Admission"): who is asking, may they send
+now, may they send this.
 
 - Who: API keys are checked against the database through a short-lived in-process
   cache (``HOMING_AUTH_CACHE_SECONDS``, under one second), so a busy key costs one
@@ -39,6 +40,10 @@ class _Cached:
 
 
 class Admission:
+    """The API's gate: authenticates API keys (with a short cache), applies the plan's
+    request rate and monthly quota, and hands valid jobs to the store in one
+    transaction."""
+
     def __init__(
         self,
         tenants: TenantStore,

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
@@ -156,14 +154,6 @@ async def _rotate_keys(services: Services) -> int:
 async def _migrated(_services: Services) -> int:
     print("database is up to date", file=sys.stderr)
     return 0
-
-
-def install_stop_signals(stop: asyncio.Event) -> None:
-    """SIGINT and SIGTERM ask for a graceful stop."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,16 @@ from typing import Protocol
 
 
 class Clock(Protocol):
+    """The one source of time, injected everywhere so tests can move it."""
+
     def now(self) -> float:
         """Seconds since the epoch."""
         ...
 
 
 class SystemClock:
+    """The wall clock."""
+
     def now(self) -> float:
         return time.time()
 

@@ -1,4 +1,4 @@
-"""Secrets at rest (DESIGN §5).
+"""Secrets at rest (docs/architecture.md, "Secrets").
 
 - ``Sealer``: AES-256-GCM with a key id; the associated data binds each ciphertext
   to its table, row and field, so a ciphertext copied elsewhere does not open.
@@ -54,6 +54,8 @@ class RequestHash:
 
 @dataclass(frozen=True, slots=True)
 class MasterKey:
+    """A 32-byte master key and its key id, which every ciphertext it seals carries."""
+
     key_id: str
     key: bytes
 

@@ -18,15 +18,14 @@ import httpx
 from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
-from homing.dispatch.senders import open_credentials
 from homing.errors import Conflict, InvalidRequest, ProviderTimeout
-from homing.models import Channel, new_id
+from homing.models import Channel, DomainInfo, DomainStatus, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
-from homing.providers.domains import DomainInfo, DomainStatus, domain_provider
+from homing.providers.registry import domain_provider
 from homing.store.accepting import AcceptCheck
 from homing.store.domains import DomainStore, SendingDomain
-from homing.store.providers import ProviderStore
+from homing.store.providers import ProviderStore, open_credentials
 
 _T = TypeVar("_T")
 _MAX_NAME: Final = 253
@@ -96,6 +95,9 @@ async def _asked(provider: str, call: Awaitable[_T], deadline: float) -> _T:
 
 
 class Domains:
+    """The sending-domain manager: registers a domain with the tenant's provider,
+    verifies it, and tells the API whether a sender's domain may send."""
+
     def __init__(
         self,
         store: DomainStore,

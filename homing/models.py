@@ -14,6 +14,8 @@ from typing import Any
 
 
 class Channel(enum.StrEnum):
+    """How a notification travels: email, SMS, chat or webhook."""
+
     EMAIL = "email"
     WEBHOOK = "webhook"
     SMS = "sms"
@@ -29,12 +31,16 @@ class Priority(enum.IntEnum):
 
 
 class Plan(enum.StrEnum):
+    """A tenant's plan, which sets its request rate and monthly quotas."""
+
     FREE = "FREE"
     INDIE = "INDIE"
     STARTUP = "STARTUP"
 
 
 class JobStatus(enum.StrEnum):
+    """Where a job stands; the terminal ones have no queue entry."""
+
     PENDING = "PENDING"
     PROCESSING = "PROCESSING"
     COMPLETED = "COMPLETED"
@@ -46,12 +52,15 @@ TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.
 
 
 class DeliveryMode(enum.StrEnum):
+    """Whether an uncertain provider outcome may be resent (at least once) or ends the
+    job (at most once)."""
+
     AT_LEAST_ONCE = "at_least_once"
     AT_MOST_ONCE = "at_most_once"
 
 
 class FailureClass(enum.StrEnum):
-    """How a provider failure is handled (DESIGN §3)."""
+    """How a provider failure is handled (docs/architecture.md, "Failure classes")."""
 
     TRANSIENT = "transient"
     THROTTLED = "throttled"
@@ -73,6 +82,8 @@ class AttemptOutcome(enum.StrEnum):
 
 
 class Queue(enum.StrEnum):
+    """The logical queues a job is placed on, one per channel plus Homing's own email."""
+
     EMAIL = "notifications-email"
     WEBHOOK = "notifications-webhook"
     SMS = "notifications-sms"
@@ -220,6 +231,8 @@ def new_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Tenant:
+    """A customer of Homing: its plan, limits and whether it is suspended."""
+
     id: str
     name: str
     plan: Plan
@@ -259,6 +272,8 @@ def resolve_pin(pin: str | None, accounts: Sequence[ProviderAccount]) -> Provide
 
 @dataclass(frozen=True, slots=True)
 class EmailContent:
+    """The message of an email job: recipient, sender, subject and bodies."""
+
     to: str
     from_: str
     subject: str
@@ -268,6 +283,8 @@ class EmailContent:
 
 @dataclass(frozen=True, slots=True)
 class Job:
+    """The durable record of one notification, as the tenant sees it."""
+
     id: str
     tenant_id: str
     channel: Channel

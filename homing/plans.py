@@ -105,6 +105,8 @@ def effective_limits(tenant: Tenant, plans: Mapping[Plan, Limits]) -> Limits:
 
 @dataclass(frozen=True, slots=True)
 class QuotaUsage:
+    """How much of one monthly quota a tenant has used in the current period."""
+
     quota: Quota
     used: int
     period: str

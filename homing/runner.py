@@ -148,8 +148,6 @@ async def run_api(
 
 async def run_worker(services: Services, *, once: bool = False) -> int:
     """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable."""
-    from homing.cli import install_stop_signals
-
     stop = asyncio.Event()
     install_stop_signals(stop)
     processed = await services.worker().run(once=once, stop=stop)
@@ -238,3 +236,11 @@ async def _demo_tenant(services: Services, base_url: object, api_url: str) -> No
     )
     print(f"demo tenant {tenant.id}\nAPI key (shown once): {key}\ntry:\n  {curl}", file=sys.stdout)
     sys.stdout.flush()
+
+
+def install_stop_signals(stop: asyncio.Event) -> None:
+    """SIGINT and SIGTERM ask for a graceful stop."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)

@@ -20,7 +20,6 @@ from homing.dispatch.sandbox import SandboxGuard
 from homing.dispatch.senders import EmailSender
 from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
-from homing.inbound.service import Inbound, build_inbound
 from homing.models import Channel, Queue
 from homing.plans import load_plans
 from homing.providers.endpoints import EndpointPolicy
@@ -30,6 +29,7 @@ from homing.providers.webhook.ssrf import parse_networks
 from homing.queue.pacing import Pacer
 from homing.queue.wakeup import PostgresWakeups, Wakeup, asyncpg_dsn
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
+from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhooks
 from homing.settings import Settings
 from homing.store.batches import BatchStore
 from homing.store.database import Database
@@ -43,13 +43,16 @@ from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
 from homing.tenancy import TenantAdmin
 from homing.tenant_settings import TenantSettingsManager
-from homing.webhooks.service import Webhooks, build_webhooks
 
 log = logging.getLogger("homing")
 
 
 @dataclass
 class Services:
+    """Every service of one process, built once from the settings by ``build`` and
+    closed once by ``aclose``; the entry points and the API take what they need from
+    it."""
+
     settings: Settings
     db: Database
     sealer: Sealer

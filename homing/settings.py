@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from homing.models import Plan
+
 
 class Settings(BaseSettings):
     """Every setting Homing reads. The README documents each one."""
@@ -98,8 +100,6 @@ class Settings(BaseSettings):
     @field_validator("billing_prices")
     @classmethod
     def _price_list(cls, value: str) -> str:
-        from homing.inbound.billing import parse_prices
-
         parse_prices(value)
         return value
 
@@ -146,3 +146,17 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.resolved_database_url.startswith("sqlite")
+
+
+def parse_prices(value: str) -> dict[tuple[Plan, str], int]:
+    """``"INDIE:NGN:500000,STARTUP:USD:2900"`` → {(INDIE, "NGN"): 500000, …}; ValueError."""
+    prices: dict[tuple[Plan, str], int] = {}
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        try:
+            plan, currency, amount = item.split(":")
+            prices[(Plan(plan.strip().upper()), currency.strip().upper())] = int(amount)
+        except ValueError:
+            raise ValueError(f"a billing price is PLAN:CURRENCY:AMOUNT, not {item!r}") from None
+    return prices

@@ -22,6 +22,8 @@ MAX_QUOTA = 1_000_000_000
 
 @dataclass(frozen=True, slots=True)
 class UsageReport:
+    """A tenant's limits and what it used of them this period."""
+
     tenant: Tenant
     limits: Limits
     period: str
@@ -64,6 +66,8 @@ def check_rate(rate: int | None) -> int | None:
 
 
 class TenantAdmin:
+    """The operator's tenant manager: create, list, change, suspend and report usage."""
+
     def __init__(
         self, tenants: TenantStore, usage: UsageStore, admission: Admission, clock: Clock
     ) -> None:

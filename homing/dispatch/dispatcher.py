@@ -21,6 +21,9 @@ from homing.store.tenants import HELD_ERROR_CLASS
 
 
 class Dispatcher:
+    """Turns a claimed job into its outcome: runs one pass over the providers, then asks
+    the retry policy whether to complete, retry, defer or dead-letter it."""
+
     def __init__(
         self,
         runner: PassRunner,

@@ -71,6 +71,9 @@ def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAc
 
 @dataclass(slots=True)
 class PassResult:
+    """What one pass over the candidate providers did: its attempts, failures, the
+    provider that accepted, and the calls it spent."""
+
     attempts: list[Attempt] = field(default_factory=list)
     failures: list[PassFailure] = field(default_factory=list)
     accepted_by: ProviderAccount | None = None

@@ -20,6 +20,9 @@ CALL_LIMIT = "call_limit"
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
+    """The numbers of the retry policy: attempts, backoff base and cap, the deferral
+    bound and the call limit per job."""
+
     max_attempts: int
     base_seconds: float
     max_seconds: float
@@ -52,6 +55,8 @@ class PassFailure:
 
 @dataclass(frozen=True, slots=True)
 class Retry:
+    """The policy's verdict: try again after ``delay`` seconds."""
+
     delay: float
     error: str
     error_class: str
@@ -67,6 +72,8 @@ class Defer:
 
 @dataclass(frozen=True, slots=True)
 class GiveUp:
+    """The policy's verdict: fail the job now and dead-letter it."""
+
     error: str
     error_class: str
 

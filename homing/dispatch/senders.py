@@ -7,10 +7,9 @@ only in the adapter for the duration of it.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 import httpx
-import orjson
 
 from homing.crypto import Sealer
 from homing.errors import EndpointRefused
@@ -18,33 +17,13 @@ from homing.models import EmailContent, FailureClass, Job, ProviderAccount
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
 from homing.providers.guard import EndpointGuard
 from homing.providers.registry import email_provider
-from homing.store.providers import CREDENTIALS_FIELD
-
-PROVIDER_ACCOUNTS_TABLE = "provider_accounts"
-
-
-def open_credentials(sealer: Sealer, account: ProviderAccount) -> dict[str, Any]:
-    """Decrypt an account's credentials (bound to its row id and field)."""
-    plaintext = sealer.open(
-        account.credentials_sealed,
-        table=PROVIDER_ACCOUNTS_TABLE,
-        row_id=account.id,
-        field=CREDENTIALS_FIELD,
-    )
-    credentials: dict[str, Any] = orjson.loads(plaintext)
-    return credentials
-
-
-def seal_credentials(sealer: Sealer, account_id: str, credentials: dict[str, Any]) -> str:
-    return sealer.seal(
-        orjson.dumps(credentials),
-        table=PROVIDER_ACCOUNTS_TABLE,
-        row_id=account_id,
-        field=CREDENTIALS_FIELD,
-    )
+from homing.store.providers import open_credentials
 
 
 class Sender(Protocol):
+    """One channel's way to make a provider call for a job; the pass runner calls it per
+    candidate account."""
+
     def supports_idempotency(self, account: ProviderAccount) -> bool: ...
 
     async def send(self, account: ProviderAccount, job: Job) -> SendResult: ...

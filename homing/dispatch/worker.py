@@ -43,6 +43,9 @@ class _Call:
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
+    """What a worker claims from and how much: queues, concurrency, claim batch size,
+    lease and poll interval."""
+
     queues: Sequence[Queue]
     concurrency: int
     batch_size: int
@@ -51,6 +54,9 @@ class WorkerConfig:
 
 
 class Worker:
+    """The worker loop: claims due entries in batches, runs each through the dispatcher
+    under a renewed lease, records the outcome and waits for wake-ups when idle."""
+
     def __init__(
         self,
         config: WorkerConfig,

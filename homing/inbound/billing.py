@@ -21,6 +21,7 @@ from homing.inbound.parse import iso, load_json, mapping, text, unreadable
 from homing.inbound.verify import lowered
 from homing.models import Payment as Payment
 from homing.models import Plan
+from homing.settings import parse_prices as parse_prices  # re-exported
 
 Prices = Mapping[tuple[Plan, str], int]
 
@@ -33,20 +34,6 @@ class BillingEvent:
     vendor_type: str
     occurred_at: datetime | None
     payment: Payment | None = None
-
-
-def parse_prices(value: str) -> dict[tuple[Plan, str], int]:
-    """``"INDIE:NGN:500000,STARTUP:USD:2900"`` → {(INDIE, "NGN"): 500000, …}; ValueError."""
-    prices: dict[tuple[Plan, str], int] = {}
-    for item in (part.strip() for part in value.split(",")):
-        if not item:
-            continue
-        try:
-            plan, currency, amount = item.split(":")
-            prices[(Plan(plan.strip().upper()), currency.strip().upper())] = int(amount)
-        except ValueError:
-            raise ValueError(f"a billing price is PLAN:CURRENCY:AMOUNT, not {item!r}") from None
-    return prices
 
 
 def check_price(payment: Payment, prices: Prices) -> None:

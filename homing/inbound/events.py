@@ -1,8 +1,9 @@
 """What an inbound provider event means to Homing, whatever vendor sent it.
 
-``EventType`` is the one vocabulary (PROVIDERS.md §6). A job's ``delivery_status`` is
-the highest-ranked type among its events: it only moves forward, so a late
-``delivered`` never undoes ``bounced`` and the order events arrive in does not matter.
+``EventType`` is the one vocabulary every vendor's event names map onto. A job's
+``delivery_status`` is the highest-ranked type among its events: it only moves forward,
+so a late ``delivered`` never undoes ``bounced`` and the order events arrive in does not
+matter.
 """
 
 from __future__ import annotations

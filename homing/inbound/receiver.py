@@ -84,6 +84,8 @@ class Scope:
 
 @dataclass(slots=True)
 class Summary:
+    """Counts of what one inbound request did with its events."""
+
     received: int = 0
     applied: int = 0
     ignored: int = 0
@@ -100,6 +102,9 @@ class Summary:
 
 
 class Receiver:
+    """Journals verified inbound events, applies each once to its job's delivery status
+    and suppressions, and quarantines what does not parse."""
+
     def __init__(
         self,
         journal: InboundStore,

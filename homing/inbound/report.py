@@ -21,6 +21,8 @@ UNKNOWN = "unknown"
 
 @dataclass(frozen=True, slots=True)
 class ReportRow:
+    """One hour and event type of the inbound report: how many, the p95 lag, the errors."""
+
     hour: datetime
     type: str
     count: int

@@ -123,6 +123,9 @@ def _checked(provider: str, given: dict[str, Any]) -> Any:
 
 
 class InboundSecrets:
+    """Tenants' inbound verification secrets: sealed at rest, masked when shown, opened
+    only to verify a request."""
+
     def __init__(
         self, store: InboundSecretStore, providers: ProviderStore, sealer: Sealer, clock: Clock
     ) -> None:

@@ -3,7 +3,8 @@
 An adapter is built per call from the tenant's decrypted credentials, its config and
 an injected ``httpx.AsyncClient``; it never reads settings, never touches the
 database, and never logs a credential. It either returns a ``SendResult`` or raises
-``ProviderFailure`` carrying one of the failure classes of DESIGN §3.
+``ProviderFailure`` carrying one of the failure classes of docs/architecture.md,
+"Failure classes".
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def mailboxes(content: EmailContent, provider: str) -> tuple[Mailbox, Mailbox]:
 
 @dataclass(frozen=True, slots=True)
 class SendResult:
+    """A provider's acceptance of one message: its id there and what it answered."""
+
     provider_message_id: str | None
     status_code: int | None
     response_excerpt: str | None = None
@@ -92,9 +95,17 @@ class EmailProvider(Protocol):
 
 
 class EmailProviderFactory(Protocol):
+    """Builds an email adapter from decrypted credentials, config and an injected HTTP
+    client."""
+
     def __call__(
         self,
         credentials: dict[str, Any],
         config: dict[str, Any],
         http: httpx.AsyncClient,
     ) -> EmailProvider: ...
+
+
+def text(value: Any) -> str:
+    """``value`` as a string, ``""`` for a missing field of a vendor's reply."""
+    return "" if value is None else str(value)

@@ -2,23 +2,24 @@
 
 The HTTP email adapters (SendGrid, Resend, Postmark, Mailgun) implement
 ``DomainProvider``; SMTP has no such API. Each adapter maps its vendor's reply onto
-``DomainInfo``: the provider's id for the domain, a status and the DNS records.
+``homing.models.DomainInfo``: the provider's id for the domain, a status and the DNS
+records. ``homing.providers.registry.domain_provider`` builds the adapter by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 import httpx
 
 from homing.errors import InvalidRequest
-from homing.models import DnsRecord as DnsRecord
-from homing.models import DomainInfo as DomainInfo
-from homing.models import DomainStatus as DomainStatus
+from homing.models import DnsRecord, DomainInfo
 
 
 class DomainProvider(Protocol):
+    """The sending-domain calls an email adapter may offer."""
+
     async def create_domain(self, domain: str) -> DomainInfo:
         """Register ``domain``; raise ProviderFailure when the provider refuses."""
         ...
@@ -31,6 +32,9 @@ class DomainProvider(Protocol):
 
 
 class DomainProviderFactory(Protocol):
+    """Builds a domain-capable adapter from decrypted credentials, config and an
+    injected HTTP client."""
+
     def __call__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
     ) -> DomainProvider: ...
@@ -40,28 +44,3 @@ class DomainsUnsupported(InvalidRequest):
     """This provider has no sending-domain API."""
 
     code = "domains_unsupported"
-
-
-def domain_provider(
-    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
-) -> DomainProvider:
-    """The adapter of provider ``name`` as a DomainProvider, or DomainsUnsupported."""
-    from homing.providers.email.mailgun import MailgunProvider
-    from homing.providers.email.postmark import PostmarkProvider
-    from homing.providers.email.resend import ResendProvider
-    from homing.providers.email.sendgrid import SendGridProvider
-
-    adapters: Final[dict[str, DomainProviderFactory]] = {
-        "sendgrid": SendGridProvider,
-        "resend": ResendProvider,
-        "postmark": PostmarkProvider,
-        "mailgun": MailgunProvider,
-    }
-    adapter = adapters.get(name)
-    if adapter is None:
-        raise DomainsUnsupported(f"{name} has no sending-domain API", {"provider": name})
-    return adapter(credentials, config, http)
-
-
-def text(value: Any) -> str:
-    return "" if value is None else str(value)

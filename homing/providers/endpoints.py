@@ -1,4 +1,5 @@
-"""Where a provider account may send (DESIGN §6 "Provider endpoints"): a pure policy.
+"""Where a provider account may send : a pure policy
+(docs/architecture.md, "Provider endpoints").
 
 A provider's ``config.base_url`` must be its vendor's official API host (or one of the
 vendor's documented regional hosts), over https on the standard port. Anything else is
@@ -36,7 +37,7 @@ from homing.providers.webhook.ssrf import (
 
 __all__ = ["ANY_ADDRESS", "OFFICIAL_HOSTS", "EndpointPolicy", "SandboxServers", "Target"]
 
-# PROVIDERS.md §0: each vendor's API host and its documented regional hosts.
+# Each vendor's API host and the regional hosts its API reference documents.
 OFFICIAL_HOSTS: Final[Mapping[str, frozenset[str]]] = {
     "sendgrid": frozenset({"api.sendgrid.com", "api.eu.sendgrid.com"}),
     "resend": frozenset({"api.resend.com"}),

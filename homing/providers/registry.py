@@ -12,6 +12,7 @@ import httpx
 
 from homing.errors import UnknownProvider
 from homing.providers.base import EmailProvider, EmailProviderFactory
+from homing.providers.domains import DomainProvider, DomainProviderFactory, DomainsUnsupported
 from homing.providers.email.mailgun import MailgunProvider
 from homing.providers.email.postmark import PostmarkProvider
 from homing.providers.email.resend import ResendProvider
@@ -26,6 +27,7 @@ __all__ = [
     "EMAIL_PROVIDERS",
     "SECRET_CREDENTIAL_FIELDS",
     "UnknownEmailProvider",
+    "domain_provider",
     "email_provider",
 ]
 
@@ -35,6 +37,14 @@ EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = {
     PostmarkProvider.name: PostmarkProvider,
     MailgunProvider.name: MailgunProvider,
     SmtpProvider.name: SmtpProvider,
+}
+
+# SMTP has no sending-domain API.
+DOMAIN_PROVIDERS: Final[dict[str, DomainProviderFactory]] = {
+    SendGridProvider.name: SendGridProvider,
+    ResendProvider.name: ResendProvider,
+    PostmarkProvider.name: PostmarkProvider,
+    MailgunProvider.name: MailgunProvider,
 }
 
 # Required keys only; SMTP's username/password/starttls are optional (an open relay
@@ -83,3 +93,13 @@ def email_provider(
     if factory is SmtpProvider and endpoints is not None:
         return SmtpProvider(credentials, config, http, opener=endpoints.open_smtp)
     return factory(credentials, config, http)
+
+
+def domain_provider(
+    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+) -> DomainProvider:
+    """The adapter of provider ``name`` as a DomainProvider, or DomainsUnsupported."""
+    adapter = DOMAIN_PROVIDERS.get(name)
+    if adapter is None:
+        raise DomainsUnsupported(f"{name} has no sending-domain API", {"provider": name})
+    return adapter(credentials, config, http)

@@ -8,10 +8,10 @@ for the one request every send makes (JSON to an absolute URL): it skips httpx's
 request building and hands the request to aiohttp itself.
 
 The one thing this transport must get exactly right is *when* a failure happened,
-because the dispatcher acts on it (DESIGN §3): a failure before the request left
-(refused, DNS, TLS, connect timeout, no pool slot) is ``httpx.ConnectError`` or
-``httpx.ConnectTimeout`` — safe to send elsewhere; a failure after it may have
-reached the provider (read timeout, disconnect, reset) is ``httpx.ReadTimeout``,
+because the dispatcher acts on it (docs/architecture.md, "Failure classes"): a failure
+before the request left (refused, DNS, TLS, connect timeout, no pool slot) is
+``httpx.ConnectError`` or ``httpx.ConnectTimeout`` — safe to send elsewhere; a failure
+after it may have reached the provider (read timeout, disconnect, reset) is ``httpx.ReadTimeout``,
 ``httpx.RemoteProtocolError`` or ``httpx.ReadError`` — uncertain.
 
 This is the one outbound HTTP stack: provider calls (``build_client``) and webhook

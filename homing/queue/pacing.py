@@ -2,9 +2,10 @@
 
 A rule is ``{"scope": "account"|"recipient", "limit": N, "per_seconds": S}`` in the
 account's ``config.rate_rules``. A send takes one slot from every rule that applies;
-when any is full the provider counts as throttled for this job (DESIGN §3), and the
-job learns when the fullest rule frees a slot. Windows live where the rate limiter
-keeps them: Redis when several processes share it, memory otherwise.
+when any is full the provider counts as throttled for this job (docs/architecture.md,
+"Failure classes"), and the job learns when the fullest rule frees a slot. Windows live
+where the rate limiter keeps them: Redis when several processes share it, memory
+otherwise.
 """
 
 from __future__ import annotations

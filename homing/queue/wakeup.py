@@ -23,6 +23,9 @@ log = logging.getLogger("homing.wakeup")
 
 
 class Wakeup:
+    """Wakes idle workers when work is accepted: in process directly, across processes
+    through the database's NOTIFY."""
+
     def __init__(self) -> None:
         self._event = asyncio.Event()
         self._publish: Callable[[], None] | None = None

@@ -1,4 +1,6 @@
-"""Each vendor's sending-domain API as the sandbox speaks it (PROVIDERS.md §1-4).
+"""Each vendor's sending-domain API as the sandbox speaks it, after the vendors' API
+references (SendGrid domain authentication, Resend domains, Postmark domains API,
+Mailgun domains API).
 
 - SendGrid: ``POST /v3/whitelabel/domains`` → 201 with three CNAMEs under ``dns``;
   ``POST …/{id}/validate``; ``GET …/{id}``.

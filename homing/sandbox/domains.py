@@ -21,6 +21,8 @@ def _dkim_key() -> str:
 
 @dataclass
 class SandboxDomain:
+    """A sending domain as the emulated provider keeps it."""
+
     provider: str
     id: str
     name: str

@@ -61,6 +61,9 @@ def _auth(url: str, given: Any) -> tuple[str, tuple[str, str] | None]:
 
 
 class EventPoster:
+    """Posts provider events back to Homing, signed exactly as the emulated vendor signs
+    them."""
+
     def __init__(self, state: SandboxState) -> None:
         self.state = state
 

@@ -25,12 +25,16 @@ IDEMPOTENCY_TTL_SECONDS = 24 * 3600.0
 
 
 class FaultMode(StrEnum):
+    """The faults the sandbox can inject into a provider call."""
+
     ERROR = "error"
     TIMEOUT = "timeout"
     ACCEPT_THEN_HANG = "accept_then_hang"
 
 
 class FaultScope(StrEnum):
+    """How long an injected fault lasts."""
+
     SEND = "send"
     CHECK = "check"
     ALL = "all"
@@ -127,6 +131,8 @@ class FaultBook:
 
 @dataclass(frozen=True, slots=True)
 class RecordedMessage:
+    """One message the sandbox accepted, as a test reads it back."""
+
     provider: str
     to: tuple[str, ...]
     sender: str
@@ -204,6 +210,8 @@ class Recorder:
 
 @dataclass(frozen=True, slots=True)
 class StoredReply:
+    """The reply the sandbox gave to an idempotency key, replayed on a repeat."""
+
     fingerprint: str
     status_code: int
     body: bytes

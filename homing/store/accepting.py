@@ -1,6 +1,6 @@
 """Accepting single jobs, with group commit: accepts that wait together share a transaction.
 
-Every accept is the transactional outbox of DESIGN §2: its job, its queue entry and its
+Every accept is the outbox of docs/architecture.md "The queue": its job, its queue entry and its
 count in the month's usage commit together or not at all, and its caller is answered
 only after that commit. Under load many accepts wait at the same moment; rather than
 one transaction each (BEGIN, an idempotency lookup, a suppression lookup, two inserts,
@@ -75,6 +75,8 @@ MAX_GROUP = 256
 
 @dataclass(frozen=True, slots=True)
 class NewJob:
+    """A validated job the store accepts: tenant, queue placement, payload and pins."""
+
     tenant_id: str
     channel: Channel
     queue: Queue
@@ -93,6 +95,9 @@ class NewJob:
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
+    """An accepted job, and whether it was a replay of an earlier request with the same
+    idempotency key."""
+
     job: Job
     replayed: bool
 
@@ -136,6 +141,10 @@ class _Waiting:
 
 
 class AcceptGroups:
+    """Group commit for single accepts: accepts that wait together share one
+    transaction, and an accept that cannot share goes through again alone, so no accept
+    fails for another's sake."""
+
     def __init__(self, db: Database, clock: Clock, *, concurrency: int = 1) -> None:
         self._db = db
         self._clock = clock
@@ -421,7 +430,7 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "channel": new.channel.value,
         "queue": new.queue.value,
         "status": JobStatus.PENDING.value,
-        # Homing's own mail always goes first (DESIGN §4).
+        # Homing's own mail always goes first (docs/architecture.md, "The queue").
         "priority": int(Priority.CRITICAL if new.queue is Queue.PLATFORM_EMAIL else new.priority),
         "payload": new.payload,
         "delivery": new.delivery.value,

@@ -42,6 +42,9 @@ async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent)
 
 
 class DeliveryStore:
+    """Applies inbound events to jobs' delivery status (forward only), and moves a
+    tenant that paid to its plan."""
+
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock

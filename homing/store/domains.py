@@ -22,6 +22,8 @@ from homing.store.schema import provider_accounts
 
 @dataclass(frozen=True, slots=True)
 class SendingDomain:
+    """A tenant's sending domain, its provider's id for it, status and DNS records."""
+
     id: str
     tenant_id: str
     provider_account_id: str
@@ -52,6 +54,8 @@ def _domain(row: Any) -> SendingDomain:
 
 
 class DomainStore:
+    """The SQL of tenants' sending domains."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -110,6 +110,9 @@ def _insert(conn: AsyncConnection) -> Any:
 
 
 class InboundStore:
+    """The append-only journal of inbound events: unique on source, tenant and event id,
+    settled once processed."""
+
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock

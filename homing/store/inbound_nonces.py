@@ -28,6 +28,9 @@ def nonce_key(value: str) -> str:
 
 
 class NonceStore:
+    """One-time values of inbound signatures (Mailgun's token), claimed once until they
+    expire."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -17,6 +17,8 @@ from homing.store.schema import provider_accounts
 
 @dataclass(frozen=True, slots=True)
 class StoredSecret:
+    """An inbound verification secret as stored: sealed, with its masked preview."""
+
     provider_account_id: str
     tenant_id: str
     provider: str
@@ -48,6 +50,8 @@ def _joined() -> Any:
 
 
 class InboundSecretStore:
+    """The SQL of inbound verification secrets."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

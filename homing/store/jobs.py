@@ -30,11 +30,16 @@ def _no_quotas(channel: Channel) -> Sequence[Quota]:
 
 @dataclass(frozen=True, slots=True)
 class JobPage:
+    """One page of a tenant's jobs and the cursor of the next."""
+
     jobs: list[Job]
     next_cursor: str | None
 
 
 class JobStore:
+    """The SQL of jobs: accept one, read, page, and retry a dead-lettered job with a
+    conditional update."""
+
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock

@@ -23,6 +23,8 @@ from homing.store.tenants import key_row
 
 @dataclass(frozen=True, slots=True)
 class ApiKey:
+    """An API key as listed: its id, name and prefix, never the key."""
+
     id: str
     tenant_id: str
     name: str
@@ -45,6 +47,8 @@ def _key(row: Any) -> ApiKey:
 
 
 class ApiKeyStore:
+    """The SQL of API keys, stored as hashes only."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from sqlalchemy import delete, select, update
 
+from homing.crypto import Sealer
 from homing.errors import NotFound
 from homing.models import Channel, ProviderAccount
 from homing.store.database import Database
@@ -14,6 +16,29 @@ from homing.store.inbound_schema import provider_inbound
 from homing.store.schema import provider_accounts
 
 CREDENTIALS_FIELD = "credentials"
+PROVIDER_ACCOUNTS_TABLE = "provider_accounts"
+
+
+def open_credentials(sealer: Sealer, account: ProviderAccount) -> dict[str, Any]:
+    """Decrypt an account's credentials (bound to its row id and field)."""
+    plaintext = sealer.open(
+        account.credentials_sealed,
+        table=PROVIDER_ACCOUNTS_TABLE,
+        row_id=account.id,
+        field=CREDENTIALS_FIELD,
+    )
+    credentials: dict[str, Any] = orjson.loads(plaintext)
+    return credentials
+
+
+def seal_credentials(sealer: Sealer, account_id: str, credentials: dict[str, Any]) -> str:
+    """Encrypt an account's credentials, bound to its row id and field."""
+    return sealer.seal(
+        orjson.dumps(credentials),
+        table=PROVIDER_ACCOUNTS_TABLE,
+        row_id=account_id,
+        field=CREDENTIALS_FIELD,
+    )
 
 
 def _account(row: Any) -> ProviderAccount:
@@ -32,6 +57,8 @@ def _account(row: Any) -> ProviderAccount:
 
 
 class ProviderStore:
+    """The SQL of provider accounts, whose credentials stay sealed."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -27,6 +27,8 @@ from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 
 @dataclass(frozen=True, slots=True)
 class Completed:
+    """The outcome of a job a provider accepted, applied under its claim token."""
+
     job_id: str
     claim_token: str
     attempts: Sequence[Attempt]
@@ -54,6 +56,9 @@ class Rescheduled:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
+    """The outcome of a failed pass (retry, deferral or dead letter), applied under its
+    claim token."""
+
     job_id: str
     claim_token: str
     attempts: Sequence[Attempt]
@@ -75,6 +80,9 @@ class Applied:
 
 
 class QueueStore:
+    """The queue's SQL: claims due entries with a lease and a claim token, fairly across
+    tenants and in order per ordering key; renews leases; applies outcomes."""
+
     def __init__(self, db: Database, clock: Clock, *, tenant_inflight: int = 100) -> None:
         self._db = db
         self._clock = clock

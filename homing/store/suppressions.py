@@ -32,6 +32,8 @@ SUPPRESSED_ERROR_CLASS = "suppressed"
 
 @dataclass(frozen=True, slots=True)
 class Suppression:
+    """An address that must not be sent to on a channel, and why."""
+
     tenant_id: str
     channel: Channel
     address: str
@@ -42,6 +44,8 @@ class Suppression:
 
 @dataclass(frozen=True, slots=True)
 class SuppressionPage:
+    """One page of a tenant's suppressions and the cursor of the next."""
+
     entries: list[Suppression]
     next_cursor: str | None
 
@@ -105,6 +109,8 @@ async def add_suppression(conn: AsyncConnection, values: dict[str, Any]) -> bool
 
 
 class SuppressionStore:
+    """The SQL of suppressions, and of releasing jobs held for a suppressed address."""
+
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock

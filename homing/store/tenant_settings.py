@@ -72,6 +72,8 @@ async def read_settings(conn: AsyncConnection, tenant_id: str) -> TenantSettings
 
 
 class TenantSettingsStore:
+    """The SQL of the tenant settings resource."""
+
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock

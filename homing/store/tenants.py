@@ -25,6 +25,8 @@ _CHANGEABLE = frozenset({"name", "plan", "rate_limit_per_minute", "quota_overrid
 
 @dataclass(frozen=True, slots=True)
 class TenantPage:
+    """One page of tenants and the cursor of the next."""
+
     tenants: list[Tenant]
     next_cursor: str | None
 
@@ -51,6 +53,9 @@ def _tenant(row: Any) -> Tenant:
 
 
 class TenantStore:
+    """The SQL of tenants: create, read, page, update, find the suspended among some,
+    release held jobs, and authenticate an API key hash."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

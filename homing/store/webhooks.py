@@ -40,6 +40,8 @@ class SecretRecord:
 
 @dataclass(frozen=True, slots=True)
 class GoneEndpoint:
+    """A webhook URL that answered 410 Gone and is no longer called."""
+
     url: str
     job_id: str
     gone_at: datetime
@@ -81,6 +83,8 @@ def _secret_row(record: SecretRecord) -> dict[str, Any]:
 
 
 class WebhookStore:
+    """The SQL of webhook signing secrets and gone endpoints."""
+
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock

@@ -71,6 +71,8 @@ def header_problem(name: str, value: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class WebhookMessage:
+    """One webhook a job sends: URL, body, headers and event type."""
+
     url: str
     body: bytes
     headers: dict[str, str] = field(repr=False)

@@ -1,4 +1,5 @@
-"""A tenant's outbound signing secret: generate, inspect, rotate, delete (DESIGN §5, §6).
+"""A tenant's outbound signing secret: generate, inspect, rotate, delete
+(docs/architecture.md, "Secrets", "Webhooks out").
 
 Secrets are sealed with AES-256-GCM bound to their row and field. The plaintext
 exists only in the response that issues it (shown once) and, per delivery, in
@@ -36,6 +37,8 @@ class IssuedSecret:
 
 @dataclass(frozen=True, slots=True)
 class SecretStatus:
+    """What a tenant may see of its webhook secret: masked previews and times."""
+
     configured: bool
     preview: str | None = None
     created_at: datetime | None = None
@@ -44,6 +47,9 @@ class SecretStatus:
 
 
 class WebhookSecrets:
+    """Tenants' webhook signing secrets: create, rotate with an overlap window, show
+    masked, open to sign."""
+
     def __init__(
         self, store: WebhookStore, sealer: Sealer, clock: Clock, overlap_seconds: float
     ) -> None:

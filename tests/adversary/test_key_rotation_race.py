@@ -17,11 +17,11 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.crypto import MasterKey, Sealer, generate_master_key
-from homing.dispatch.senders import open_credentials, seal_credentials
 from homing.keyrotation import KeyRotation
 from homing.models import Channel, Plan, ProviderAccount, new_id
 from homing.services import Services
 from homing.store.database import Database
+from homing.store.providers import open_credentials, seal_credentials
 from homing.store.schema import provider_accounts
 
 REPLACEMENT = {"api_key": "re_live_replaced_while_rotating"}

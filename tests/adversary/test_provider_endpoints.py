@@ -17,10 +17,10 @@ import httpx
 import pytest
 
 from homing.api.app import create_app
-from homing.dispatch.senders import seal_credentials
 from homing.models import Channel, ProviderAccount, new_id
 from homing.services import Services, build
 from homing.settings import Settings
+from homing.store.providers import seal_credentials
 from tests.adversary._endpoints_helpers import (
     LoopbackServer,
     NetworkRecorder,

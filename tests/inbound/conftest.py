@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from svix.webhooks import Webhook as SvixWebhook
 
-from homing.dispatch.senders import seal_credentials
 from homing.models import Channel, ProviderAccount, new_id
 from homing.services import Services
 from homing.settings import Settings
+from homing.store.providers import seal_credentials
 from tests.conftest import TenantClient
 from tests.fixtures import settings_for
 

@@ -12,8 +12,7 @@ import pytest
 
 from homing.clock import as_datetime
 from homing.inbound.cli import run_report
-from homing.models import new_id
-from homing.providers.domains import DnsRecord, DomainStatus
+from homing.models import DnsRecord, DomainStatus, new_id
 from homing.services import Services
 from homing.store.domains import SendingDomain
 from homing.store.inbound_schema import inbound_events

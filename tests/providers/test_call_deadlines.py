@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 import pytest
 
 from homing.accounts import NewProvider
-from homing.dispatch.senders import seal_credentials
 from homing.errors import InvalidRequest, ProviderTimeout
 from homing.models import Channel, Plan, ProviderAccount, new_id
 from homing.services import Services
 from homing.settings import Settings
+from homing.store.providers import seal_credentials
 
 DEADLINE = 0.5
 

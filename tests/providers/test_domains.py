@@ -12,15 +12,10 @@ import httpx
 import pytest
 
 from homing.errors import InvalidRequest
-from homing.models import FailureClass
+from homing.models import DnsRecord, DomainStatus, FailureClass
 from homing.providers.base import ProviderFailure
-from homing.providers.domains import (
-    DnsRecord,
-    DomainProvider,
-    DomainStatus,
-    DomainsUnsupported,
-    domain_provider,
-)
+from homing.providers.domains import DomainProvider, DomainsUnsupported
+from homing.providers.registry import domain_provider
 
 Handler = Callable[[httpx.Request], httpx.Response]
 

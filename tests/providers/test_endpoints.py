@@ -1,4 +1,5 @@
-"""The provider endpoint policy, its resolver and the client's bounds (DESIGN §6)."""
+"""The provider endpoint policy, its resolver and the client's bounds
+(docs/architecture.md, "Provider endpoints")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SMTP adapter against a real aiosmtpd server on 127.0.0.1 (PROVIDERS.md §7)."""
+"""SMTP adapter against a real aiosmtpd server on 127.0.0.1 (RFC 5321 reply codes)."""
 
 from __future__ import annotations
 

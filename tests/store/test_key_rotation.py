@@ -8,7 +8,6 @@ import pytest
 from sqlalchemy import select, update
 
 from homing.crypto import MasterKey, Sealer, generate_master_key
-from homing.dispatch.senders import open_credentials, seal_credentials
 from homing.errors import DecryptionError
 from homing.inbound.secrets import InboundSecrets
 from homing.keyrotation import KeyRotation
@@ -16,6 +15,7 @@ from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_i
 from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.inbound_secrets import InboundSecretStore
+from homing.store.providers import open_credentials, seal_credentials
 from homing.store.schema import jobs, provider_accounts, webhook_secrets
 from homing.store.webhooks import SECRET_FIELD, WEBHOOK_SECRETS_TABLE
 from homing.webhooks.message import read_message, write_message

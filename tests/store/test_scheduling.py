@@ -1,4 +1,4 @@
-"""Fair, ordered claims (DESIGN §4), on SQLite and PostgreSQL."""
+"""Fair, ordered claims (docs/architecture.md, "The queue"), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

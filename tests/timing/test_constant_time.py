@@ -1,4 +1,5 @@
-"""Every comparison of a secret or a signature is constant-time (DESIGN §5).
+"""Every comparison of a secret or a signature is constant-time
+(docs/architecture.md, "Secrets").
 
 A plain ``==`` on a secret leaks, through its timing, how many leading bytes matched.
 This inspects the source of every module on the paths where Homing compares secrets

@@ -24,7 +24,6 @@ from homing.api.webhook_schemas import (
 )
 from homing.errors import InvalidRequest, PayloadTooLarge
 from homing.models import QUEUE_FOR_CHANNEL, Channel
-from homing.providers.webhook.ssrf import check_url, normalise_url
 from homing.store.accepting import NewJob
 from homing.webhooks.message import write_message
 from homing.webhooks.secrets import IssuedSecret
@@ -73,7 +72,7 @@ async def send_webhook(
     principal, services = sending(request)
     tenant = principal.tenant
     webhooks = services.webhooks
-    url = check_url(body.url, webhooks.policy)
+    url = webhooks.check_url(body.url)
     raw = _body(body.payload, webhooks.max_payload_bytes)
     payload = write_message(services.sealer, tenant.id, url, raw, body.headers, body.event_type)
     fingerprint = request_hash(services.sealer, _canonical(body))
@@ -156,5 +155,7 @@ async def enable_endpoint(
     body: EndpointUrl, principal: PrincipalDep, services: ServicesDep
 ) -> Response:
     """Deliver to a gone URL again. 404 when the URL is not marked gone."""
-    await services.webhooks.store.reenable(principal.tenant.id, normalise_url(body.url))
+    await services.webhooks.store.reenable(
+        principal.tenant.id, services.webhooks.normalise_url(body.url)
+    )
     return Response(status_code=204)

@@ -8,9 +8,14 @@ from typing import Any, ClassVar, Final
 import httpx
 
 from homing.errors import InvalidCredentials
-from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
-from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
+from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
+from homing.providers.base import (
+    OutgoingEmail,
+    ProviderFailure,
+    SendResult,
+    mailboxes,
+    text,
+)
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -29,7 +34,8 @@ THROTTLED = FailureClass.THROTTLED
 PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
 MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
 
-# PROVIDERS.md §4 and §5. A 401 body is plain text `Forbidden`, not JSON.
+# https://documentation.mailgun.com/docs/mailgun/api-reference/ (errors and codes). A
+# 401 body is plain text `Forbidden`, not JSON.
 STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
     400: MESSAGE_PERMANENT,
     401: PROVIDER_PERMANENT,
@@ -45,7 +51,8 @@ STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
     504: TRANSIENT,
 }
 # A 400 is the message's fault unless the account cannot send at all; an unverified
-# sender domain stays with the message (DESIGN §3), so that phrase is checked first.
+# sender domain stays with the message (docs/architecture.md, "Failure classes"), so
+# that phrase is checked first.
 BAD_REQUEST_RULES: Final = (
     ("is unverified", MESSAGE_PERMANENT),
     ("not allowed to send", PROVIDER_PERMANENT),

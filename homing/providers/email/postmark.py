@@ -8,9 +8,14 @@ from typing import Any, ClassVar, Final
 import httpx
 
 from homing.errors import InvalidCredentials, InvalidRequest
-from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
-from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
+from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
+from homing.providers.base import (
+    OutgoingEmail,
+    ProviderFailure,
+    SendResult,
+    mailboxes,
+    text,
+)
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -27,8 +32,8 @@ THROTTLED = FailureClass.THROTTLED
 PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
 MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
 
-# PROVIDERS.md §3 and §5. The body's ErrorCode is more precise than the status, so it
-# decides whenever it is present and known.
+# https://postmarkapp.com/developer/api/overview#error-codes. The body's ErrorCode is
+# more precise than the status, so it decides whenever it is present and known.
 ERROR_CODE_CLASSES: Final[Mapping[int, FailureClass]] = {
     10: PROVIDER_PERMANENT,  # bad or missing server token
     100: TRANSIENT,  # maintenance

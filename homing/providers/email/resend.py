@@ -8,9 +8,14 @@ from typing import Any, ClassVar, Final
 import httpx
 
 from homing.errors import InvalidCredentials
-from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
-from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
+from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
+from homing.providers.base import (
+    OutgoingEmail,
+    ProviderFailure,
+    SendResult,
+    mailboxes,
+    text,
+)
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -29,8 +34,9 @@ THROTTLED = FailureClass.THROTTLED
 PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
 MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
 
-# PROVIDERS.md §5. Resend's docs moved auth errors between 400, 401 and 403, so the
-# error `name` decides first, then phrases in the message, then the status code.
+# https://resend.com/docs/api-reference/errors. Resend's docs moved auth errors between
+# 400, 401 and 403, so the error `name` decides first, then phrases in the message, then
+# the status code.
 NAME_CLASSES: Final[Mapping[str, FailureClass]] = {
     "validation_error": MESSAGE_PERMANENT,
     "invalid_idempotency_key": MESSAGE_PERMANENT,

@@ -9,9 +9,14 @@ import httpx
 
 from homing.addresses import Mailbox
 from homing.errors import InvalidCredentials
-from homing.models import FailureClass
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult, mailboxes
-from homing.providers.domains import DnsRecord, DomainInfo, DomainStatus, text
+from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
+from homing.providers.base import (
+    OutgoingEmail,
+    ProviderFailure,
+    SendResult,
+    mailboxes,
+    text,
+)
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -29,8 +34,9 @@ THROTTLED = FailureClass.THROTTLED
 PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
 MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
 
-# PROVIDERS.md §5. 403 means two things: a key without mail.send (the provider's
-# setup) or, with `field: "from"`, an unverified sender (this message) — see _classify.
+# https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/responses.
+# 403 means two things: a key without mail.send (the provider's setup) or, with `field:
+# "from"`, an unverified sender (this message) — see _classify.
 STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
     400: MESSAGE_PERMANENT,
     401: PROVIDER_PERMANENT,

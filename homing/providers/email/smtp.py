@@ -1,4 +1,5 @@
-"""SMTP submission over aiosmtplib (RFC 5321/6409), classified per PROVIDERS.md §7.
+"""SMTP submission over aiosmtplib (RFC 5321/6409), classified by its reply
+codes (RFC 5321 §4.2).
 
 One connection per send: connect (implicit TLS or STARTTLS), AUTH, MAIL, RCPT, DATA,
 QUIT. Where the session broke decides the class: before DATA nothing was accepted, so

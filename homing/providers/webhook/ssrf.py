@@ -1,4 +1,5 @@
-"""Which addresses a webhook may reach (DESIGN §6): a pure classifier and URL check.
+"""Which addresses a webhook may reach : a pure classifier and URL check
+(docs/architecture.md, "Webhooks out").
 
 Every address that is not globally routable is refused — loopback in any spelling,
 RFC 1918, carrier-grade NAT, link-local (cloud metadata lives there), unique-local,
@@ -205,6 +206,9 @@ def literal_address(host: str) -> IPAddress | None:
 
 @dataclass(frozen=True, slots=True)
 class UrlPolicy:
+    """Which webhook URLs may be called: HTTPS only or not, and which private networks
+    the operator allows."""
+
     require_https: bool = True
     allowed_networks: tuple[IPNetwork, ...] = ()
 

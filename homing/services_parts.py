@@ -1,4 +1,5 @@
-"""Everything inbound and deliverability, built once from the settings."""
+"""The wiring of the inbound and webhook parts, for ``homing.services`` (the one
+composition root) to call: each built once from the settings."""
 
 from __future__ import annotations
 
@@ -12,14 +13,23 @@ import httpx
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.dispatch.alerts import Alerter
+from homing.dispatch.webhook_delivery import WebhookDelivery
 from homing.domains import Domains
-from homing.inbound.billing import parse_prices
 from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
 from homing.inbound.verify import VerificationFailed
+from homing.providers.transport import SocketFactory
+from homing.providers.webhook.sender import WebhookSender
+from homing.providers.webhook.ssrf import UrlPolicy, check_url, normalise_url, parse_networks
+from homing.providers.webhook.transport import (
+    Resolver,
+    SystemResolver,
+    WebhookClients,
+    guarded_client,
+)
 from homing.ratelimit import RateLimiter
-from homing.settings import Settings
+from homing.settings import Settings, parse_prices
 from homing.store.database import Database
 from homing.store.delivery import DeliveryStore
 from homing.store.domains import DomainStore
@@ -28,6 +38,8 @@ from homing.store.inbound_nonces import NonceStore
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import ProviderStore
 from homing.store.suppressions import SuppressionStore
+from homing.store.webhooks import WebhookStore
+from homing.webhooks.secrets import WebhookSecrets
 
 # A nonce is kept this much past its signature's tolerance: the processes that check it
 # may not share one clock to the second.
@@ -36,6 +48,9 @@ NONCE_MARGIN: Final = timedelta(seconds=60)
 
 @dataclass
 class Inbound:
+    """Inbound provider events, suppressions and sending domains: the parts the
+    inbound routes and the worker share, with the checks that need several of them."""
+
     journal: InboundStore
     receiver: Receiver
     secrets: InboundSecrets
@@ -114,4 +129,74 @@ def build_inbound(
         alerts=alerts,
         clock=clock,
         nonces=NonceStore(db),
+    )
+
+
+@dataclass
+class Webhooks:
+    """The webhook channel's parts: endpoint store, signing secrets, the guarded
+    clients and the URL policy; ``sender`` builds the adapter the worker calls."""
+
+    store: WebhookStore
+    secrets: WebhookSecrets
+    clients: WebhookClients
+    policy: UrlPolicy
+    max_payload_bytes: int
+    excerpt_bytes: int
+
+    def sender(self, sealer: Sealer, clock: Clock) -> WebhookDelivery:
+        """The webhook channel's Sender: the provider call and the state around it."""
+        sender = WebhookSender(
+            clients=self.clients, policy=self.policy, clock=clock, excerpt_bytes=self.excerpt_bytes
+        )
+        return WebhookDelivery(sender, self.store, self.secrets.open_all, sealer)
+
+    def check_url(self, url: str) -> str:
+        """The normalised ``url``, or ``UrlRefused``: what the URL alone shows (the API
+        checks it at accept; the guarded clients check the resolved addresses)."""
+        return check_url(url, self.policy)
+
+    @staticmethod
+    def normalise_url(url: str) -> str:
+        """``url`` as Homing stores and compares it."""
+        return normalise_url(url)
+
+    async def aclose(self) -> None:
+        await self.clients.aclose()
+
+
+def build_webhooks(
+    settings: Settings,
+    db: Database,
+    sealer: Sealer,
+    clock: Clock,
+    *,
+    resolver: Resolver | None = None,
+    socket_factory: SocketFactory | None = None,
+) -> Webhooks:
+    """The webhook parts. ``resolver`` and ``socket_factory`` are for tests: a stub DNS,
+    and what opens a socket once the guard has passed an address."""
+    policy = UrlPolicy(
+        require_https=settings.webhook_require_https,
+        allowed_networks=parse_networks(settings.webhook_allowed_network_list),
+    )
+    resolver = resolver or SystemResolver()
+
+    def client(scheme: str) -> httpx.AsyncClient:
+        return guarded_client(
+            policy.for_scheme(scheme),
+            resolver,
+            timeout=settings.webhook_timeout_seconds,
+            max_connections=max(100, settings.worker_concurrency),
+            socket_factory=socket_factory,
+        )
+
+    store = WebhookStore(db, clock)
+    return Webhooks(
+        store=store,
+        secrets=WebhookSecrets(store, sealer, clock, settings.webhook_rotation_overlap_seconds),
+        clients=WebhookClients(https=client("https"), http=client("http")),
+        policy=policy,
+        max_payload_bytes=settings.webhook_max_payload_bytes,
+        excerpt_bytes=settings.webhook_response_excerpt_bytes,
     )
