@@ -22,8 +22,8 @@ import httpx
 import redis.asyncio as aioredis
 from pydantic import SecretStr
 
-from homing.accounts import NewProvider
 from homing.crypto import generate_master_key
+from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan, Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings

@@ -238,7 +238,7 @@ class Tenant:
     plan: Plan
     suspended: bool
     created_at: datetime
-    # Custom limits that override the plan's (homing.plans): requests a minute, and
+    # Custom limits that override the plan's (homing.managers.plans): requests a minute, and
     # monthly quotas by quota name ("webhook", "email+webhook"; None lifts a quota).
     rate_limit_per_minute: int | None = None
     quota_overrides: dict[str, int | None] | None = None

@@ -8,20 +8,22 @@ from functools import cached_property
 
 import httpx
 
-from homing.accounts import ProviderAccounts
-from homing.admission import Admission
+from homing.alerts import Alerter
 from homing.clock import Clock, SystemClock
 from homing.crypto import MasterKey, Sealer, load_or_create_key_file
-from homing.dispatch.alerts import Alerter
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
 from homing.dispatch.policy import RetryPolicy
-from homing.dispatch.sandbox import SandboxGuard
+from homing.dispatch.sandbox_guard import SandboxGuard
 from homing.dispatch.senders import EmailSender
 from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
+from homing.managers.accounts import ProviderAccounts
+from homing.managers.admission import Admission
+from homing.managers.plans import load_plans
+from homing.managers.tenancy import TenantAdmin
+from homing.managers.tenant_settings import TenantSettingsManager
 from homing.models import Channel, Queue
-from homing.plans import load_plans
 from homing.providers.endpoints import EndpointPolicy
 from homing.providers.guard import EndpointGuard, Resolver
 from homing.providers.transport import build_client
@@ -41,8 +43,6 @@ from homing.store.queue import QueueStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
-from homing.tenancy import TenantAdmin
-from homing.tenant_settings import TenantSettingsManager
 
 log = logging.getLogger("homing")
 

@@ -10,36 +10,36 @@ from typing import Final
 
 import httpx
 
+from homing.alerts import Alerter
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
-from homing.dispatch.alerts import Alerter
 from homing.dispatch.webhook_delivery import WebhookDelivery
-from homing.domains import Domains
 from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
 from homing.inbound.verify import VerificationFailed
+from homing.managers.sending_domains import Domains
+from homing.managers.webhook_secrets import WebhookSecrets
 from homing.providers.transport import SocketFactory
-from homing.providers.webhook.sender import WebhookSender
-from homing.providers.webhook.ssrf import UrlPolicy, check_url, normalise_url, parse_networks
-from homing.providers.webhook.transport import (
+from homing.providers.webhook.clients import (
     Resolver,
     SystemResolver,
     WebhookClients,
     guarded_client,
 )
+from homing.providers.webhook.sender import WebhookSender
+from homing.providers.webhook.ssrf import UrlPolicy, check_url, normalise_url, parse_networks
 from homing.ratelimit import RateLimiter
 from homing.settings import Settings, parse_prices
 from homing.store.database import Database
 from homing.store.delivery import DeliveryStore
-from homing.store.domains import DomainStore
+from homing.store.domain_rows import DomainStore
 from homing.store.inbound import Entry, InboundStore
 from homing.store.inbound_nonces import NonceStore
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import ProviderStore
 from homing.store.suppressions import SuppressionStore
 from homing.store.webhooks import WebhookStore
-from homing.webhooks.secrets import WebhookSecrets
 
 # A nonce is kept this much past its signature's tolerance: the processes that check it
 # may not share one clock to the second.
@@ -99,7 +99,7 @@ def build_inbound(
     alerts: Alerter,
 ) -> Inbound:
     """The inbound parts. ``http`` reaches providers (domain APIs); ``alerts`` is the
-    process's one alerter (``homing.dispatch.alerts``)."""
+    process's one alerter (``homing.alerts``)."""
     journal = InboundStore(db, clock)
     limits = InboundLimits(
         max_events_per_body=settings.inbound_max_events_per_body,

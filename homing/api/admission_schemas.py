@@ -9,10 +9,10 @@ from pydantic import BaseModel, Field, StringConstraints
 
 from homing.api.base_schemas import Page, Strict
 from homing.api.schemas import EmailCreate
+from homing.managers.plans import Limits, month_end
+from homing.managers.tenancy import MAX_RATE_PER_MINUTE, UsageReport
 from homing.models import Tenant
-from homing.plans import Limits, month_end
 from homing.store.keys import ApiKey
-from homing.tenancy import MAX_RATE_PER_MINUTE, UsageReport
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 PlanName = Literal["FREE", "INDIE", "STARTUP"]

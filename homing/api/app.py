@@ -8,7 +8,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from homing import __version__
 from homing.api import errors
 from homing.api.admin_guard import AdminGuard
-from homing.api.admission import SendingAdmission
 from homing.api.bodies import capped, over_declared, too_large
 from homing.api.direct import DirectEmail
 from homing.api.errors import PassedOn, error_response
@@ -29,6 +28,7 @@ from homing.api.routes import (
     usage,
     webhooks,
 )
+from homing.api.sending_gate import SendingAdmission
 from homing.errors import PayloadTooLarge
 from homing.services import Services
 

@@ -17,12 +17,12 @@ from pydantic import ValidationError
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from homing.api.admission import PRINCIPAL_STATE
 from homing.api.bodies import declared_length, read_body
 from homing.api.errors import error_response
 from homing.api.paths import routed_path
 from homing.api.routes.notifications import accept_email
 from homing.api.schemas import EmailCreate
+from homing.api.sending_gate import PRINCIPAL_STATE
 from homing.errors import HomingError, PayloadTooLarge
 from homing.services import Services
 from homing.store.tenants import Principal

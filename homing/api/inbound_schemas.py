@@ -13,7 +13,7 @@ from homing.api.base_schemas import Page, Strict
 from homing.inbound.events import delivery_status
 from homing.inbound.report import ReportRow
 from homing.inbound.secrets import InboundSecretInfo
-from homing.store.domains import SendingDomain
+from homing.store.domain_rows import SendingDomain
 from homing.store.inbound import Entry
 from homing.store.suppressions import Suppression
 

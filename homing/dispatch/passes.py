@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from homing.clock import Clock, as_datetime
 from homing.dispatch.policy import PassFailure
-from homing.dispatch.sandbox import SandboxGuard, destination
+from homing.dispatch.sandbox_guard import SandboxGuard, destination
 from homing.dispatch.senders import Sender
 from homing.errors import DecryptionError, InvalidRequest
 from homing.models import (

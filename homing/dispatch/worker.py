@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from homing.dispatch.alerts import Alerter, DeadLetterAlert
+from homing.alerts import Alerter, DeadLetterAlert
 from homing.dispatch.dispatcher import Dispatcher
 from homing.errors import StoreError
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ClaimedJob, ProviderAccount, Queue

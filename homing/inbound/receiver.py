@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final
 
-from homing.dispatch.alerts import Alerter
+from homing.alerts import Alerter
 from homing.errors import RateLimited, RateLimitUnavailable, StoreError
 from homing.inbound import billing
 from homing.inbound.billing import BillingEvent, Prices, check_price

@@ -4,7 +4,8 @@ The HTTP clients and the SMTP client time each phase (connect, each read), so a 
 that answers one byte at a time never trips them. ``within`` bounds the whole call:
 connect, send, and reading the answer. Each path applies it in one place: the pass
 for sends (``homing.dispatch.passes``), the registration manager for credential checks
-(``homing.accounts``), the domains manager for domain calls (``homing.domains``).
+(``homing.managers.accounts``), the domains manager for domain calls
+(``homing.managers.sending_domains``).
 """
 
 from __future__ import annotations

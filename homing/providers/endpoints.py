@@ -65,7 +65,7 @@ _SHAPES: Final = {
 
 
 class SandboxServers(Protocol):
-    """Which servers the sandbox URLs name (``homing.dispatch.sandbox.SandboxGuard``:
+    """Which servers the sandbox URLs name (``homing.dispatch.sandbox_guard.SandboxGuard``:
     its matcher serves test keys and this policy alike)."""
 
     def serves(self, scheme: str | None, host: str, port: int | None) -> bool: ...

@@ -12,7 +12,7 @@ import httpx
 
 from homing.errors import UnknownProvider
 from homing.providers.base import EmailProvider, EmailProviderFactory
-from homing.providers.domains import DomainProvider, DomainProviderFactory, DomainsUnsupported
+from homing.providers.domain_api import DomainProvider, DomainProviderFactory, DomainsUnsupported
 from homing.providers.email.mailgun import MailgunProvider
 from homing.providers.email.postmark import PostmarkProvider
 from homing.providers.email.resend import ResendProvider

@@ -15,7 +15,7 @@ after it may have reached the provider (read timeout, disconnect, reset) is ``ht
 ``httpx.RemoteProtocolError`` or ``httpx.ReadError`` — uncertain.
 
 This is the one outbound HTTP stack: provider calls (``build_client``) and webhook
-deliveries (``homing.providers.webhook.transport.guarded_client``) both go through it,
+deliveries (``homing.providers.webhook.clients.guarded_client``) both go through it,
 each with its own guard (``homing.providers.guard``). What holds for every call: no
 redirect followed, no proxy or ``.netrc`` from the environment, no cookie kept,
 per-phase timeouts (connect, read), and a response body read up to

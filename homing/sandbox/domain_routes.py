@@ -28,7 +28,7 @@ from homing.sandbox import mailgun as mailgun_api
 from homing.sandbox import postmark as postmark_api
 from homing.sandbox import resend as resend_api
 from homing.sandbox import sendgrid as sendgrid_api
-from homing.sandbox.domains import (
+from homing.sandbox.domain_state import (
     mailgun_body,
     postmark_body,
     resend_body,

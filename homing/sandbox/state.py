@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from homing.sandbox.domains import DomainBook
+from homing.sandbox.domain_state import DomainBook
 from homing.sandbox.signing import SandboxKeys
 
 PROVIDERS = ("sendgrid", "resend", "postmark", "mailgun", "smtp", "slack")

@@ -19,8 +19,8 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import select, update
 
-from homing.accounts import credentials_preview
 from homing.clock import ManualClock
+from homing.managers.accounts import credentials_preview
 from homing.models import FailureClass
 from homing.providers.base import ProviderFailure
 from homing.providers.registry import email_provider

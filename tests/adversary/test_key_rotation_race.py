@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.crypto import MasterKey, Sealer, generate_master_key
-from homing.keyrotation import KeyRotation
+from homing.managers.keyrotation import KeyRotation
 from homing.models import Channel, Plan, ProviderAccount, new_id
 from homing.services import Services
 from homing.store.database import Database

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from homing.api.admission import PRINCIPAL_STATE
 from homing.api.direct import DirectEmail
+from homing.api.sending_gate import PRINCIPAL_STATE
 from homing.models import Plan
 from homing.services import Services
 from tests.conftest import TenantClient

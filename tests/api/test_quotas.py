@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 
 from homing.clock import ManualClock
 from homing.errors import QuotaExceeded
+from homing.managers.plans import month_end, month_of
 from homing.models import Channel, Plan, Priority, Queue
-from homing.plans import month_end, month_of
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.accepting import NewJob

@@ -36,9 +36,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from homing.accounts import NewProvider
 from homing.api.app import create_app
 from homing.crypto import generate_master_key
+from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan
 from homing.sandbox.server import SandboxServer
 from homing.sandbox.state import FaultRule

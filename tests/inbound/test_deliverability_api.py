@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 
+from homing.cli.journal import run_report
 from homing.clock import as_datetime
-from homing.inbound.cli import run_report
 from homing.models import DnsRecord, DomainStatus, new_id
 from homing.services import Services
-from homing.store.domains import SendingDomain
+from homing.store.domain_rows import SendingDomain
 from homing.store.inbound_schema import inbound_events
 from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import add_account, send_email

@@ -259,7 +259,7 @@ async def test_hard_bounce_suppresses_the_next_send_without_queue_or_quota(
 
 
 def _period(services: Services) -> str:
-    from homing.plans import month_of
+    from homing.managers.plans import month_of
 
     return month_of(services.clock.now())
 

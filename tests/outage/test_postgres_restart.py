@@ -20,9 +20,9 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from homing.accounts import NewProvider
 from homing.crypto import generate_master_key
 from homing.errors import StoreUnavailable
+from homing.managers.accounts import NewProvider
 from homing.models import Channel, JobStatus, Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from homing.accounts import NewProvider
 from homing.errors import InvalidRequest, ProviderTimeout
+from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan, ProviderAccount, new_id
 from homing.services import Services
 from homing.settings import Settings

@@ -14,7 +14,7 @@ import pytest
 from homing.errors import InvalidRequest
 from homing.models import DnsRecord, DomainStatus, FailureClass
 from homing.providers.base import ProviderFailure
-from homing.providers.domains import DomainProvider, DomainsUnsupported
+from homing.providers.domain_api import DomainProvider, DomainsUnsupported
 from homing.providers.registry import domain_provider
 
 Handler = Callable[[httpx.Request], httpx.Response]

@@ -10,7 +10,7 @@ import socket
 import httpx
 import pytest
 
-from homing.dispatch.sandbox import SandboxGuard
+from homing.dispatch.sandbox_guard import SandboxGuard
 from homing.errors import EndpointRefused
 from homing.providers.endpoints import EndpointPolicy
 from homing.providers.guard import EndpointGuard

@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.domains import DomainNotVerified
 from homing.errors import IdempotencyConflict, QuotaExceeded, UnstorableValue
+from homing.managers.plans import Quota, month_of
+from homing.managers.sending_domains import DomainNotVerified
 from homing.models import Channel, JobStatus, Priority, Queue
-from homing.plans import Quota, month_of
 from homing.services import Services
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
 from homing.store.schema import jobs, queue_entries

@@ -10,7 +10,7 @@ from sqlalchemy import select, update
 from homing.crypto import MasterKey, Sealer, generate_master_key
 from homing.errors import DecryptionError
 from homing.inbound.secrets import InboundSecrets
-from homing.keyrotation import KeyRotation
+from homing.managers.keyrotation import KeyRotation
 from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_id
 from homing.services import Services
 from homing.store.accepting import NewJob

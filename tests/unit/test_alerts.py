@@ -8,7 +8,7 @@ import logging
 import httpx
 import pytest
 
-from homing.dispatch.alerts import Alerter, DeadLetterAlert
+from homing.alerts import Alerter, DeadLetterAlert
 
 SLACK = "https://hooks.slack.invalid/services/T0/B0/x"
 

@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from homing.models import Channel, Plan, Priority, Tenant
-from homing.plans import (
+from homing.managers.plans import (
     effective_limits,
     load_plans,
     make_quota,
@@ -17,6 +16,7 @@ from homing.plans import (
     quota_channels,
     quota_usage,
 )
+from homing.models import Channel, Plan, Priority, Tenant
 
 NOW = datetime(2026, 5, 17, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from homing.dispatch.sandbox import SandboxGuard
+from homing.dispatch.sandbox_guard import SandboxGuard
 from homing.models import Channel, DeliveryMode, FailureClass, Job, JobStatus, Priority, Queue
 from homing.providers.base import ProviderFailure
 

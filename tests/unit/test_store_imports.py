@@ -104,14 +104,14 @@ def test_no_module_above_the_store_builds_sql() -> None:
 def test_the_checks_see_imports_in_every_form() -> None:
     """The reader finds plain, from-, relative and function-local imports."""
     source = (
-        "import homing.plans\n"
+        "import homing.managers.plans\n"
         "from ..inbound import events\n"
         "from . import rows\n"
         "def f():\n"
         "    from sqlalchemy import text\n"
     )
     names = [name for _line, name in _imports_in(source, "homing.store")]
-    assert names == ["homing.plans", "homing.inbound", "homing.store", "sqlalchemy"]
+    assert names == ["homing.managers.plans", "homing.inbound", "homing.store", "sqlalchemy"]
 
 
 def test_providers_do_provider_io_only() -> None:

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from homing.providers.transport import AiohttpTransport
+from homing.providers.webhook.clients import AddressRefused, guarded_client
 from homing.providers.webhook.ssrf import AddressPolicy, IPAddress, parse_networks
-from homing.providers.webhook.transport import AddressRefused, guarded_client
 from tests.webhooks.receiver import Receiver, Reply
 
 PUBLIC = AddressPolicy()

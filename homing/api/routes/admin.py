@@ -20,8 +20,8 @@ from homing.api.admission_schemas import (
 )
 from homing.api.base_schemas import Page
 from homing.api.deps import ServicesDep
+from homing.managers.plans import RATE_WINDOW_SECONDS
 from homing.models import Plan, Tenant
-from homing.plans import RATE_WINDOW_SECONDS
 from homing.services import Services
 
 router = APIRouter(prefix="/admin/v1", tags=["admin"])

@@ -87,8 +87,8 @@ async def send_email_batch(
         accounts = await services.providers.all(tenant.id, Channel.EMAIL, enabled_only=True)
         parsed = _pinned_ok(parsed, accounts, results)
     news = [email_job(services.sealer, tenant.id, item, item.idempotency_key) for _, item in parsed]
-    # The sending-domain rule (homing.domains) runs in the accepting transaction, as
-    # for a single email: one query for the batch, a refusal for each message it fails.
+    # The sending-domain rule (homing.managers.sending_domains) runs in the accepting transaction,
+    # as for a single email: one query for the batch, a refusal for each message it fails.
     domains = services.inbound.domains
     checks = [domains.sender_rule(tenant.id, item.from_) for _, item in parsed]
     outcomes = await services.admission.accept_many(principal, news, checks)

@@ -47,7 +47,7 @@ def request_hash(sealer: Sealer, canonical: bytes) -> RequestHash:
 
 def requested_priority(requested: str | None) -> Priority:
     """What the request asked for, NORMAL by default. The plan may still force one
-    (FREE traffic is always LOW): ``Admission.accept`` applies homing/plans.toml."""
+    (FREE traffic is always LOW): ``Admission.accept`` applies homing/managers/plans.toml."""
     return Priority[requested or "NORMAL"]
 
 

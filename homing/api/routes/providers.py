@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from homing.accounts import NewProvider
 from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.schemas import ProviderCreate, ProviderPatch, ProviderPublic
+from homing.managers.accounts import NewProvider
 from homing.models import Channel
 
 router = APIRouter(tags=["providers"])

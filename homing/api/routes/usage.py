@@ -6,7 +6,7 @@ from fastapi import APIRouter
 
 from homing.api.admission_schemas import UsagePublic
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.plans import RATE_WINDOW_SECONDS
+from homing.managers.plans import RATE_WINDOW_SECONDS
 
 router = APIRouter(tags=["usage"])
 

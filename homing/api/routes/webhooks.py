@@ -23,10 +23,10 @@ from homing.api.webhook_schemas import (
     WebhookSecretStatus,
 )
 from homing.errors import InvalidRequest, PayloadTooLarge
+from homing.managers.webhook_secrets import IssuedSecret
 from homing.models import QUEUE_FOR_CHANNEL, Channel
 from homing.store.accepting import NewJob
 from homing.webhooks.message import write_message
-from homing.webhooks.secrets import IssuedSecret
 
 router = APIRouter(tags=["webhooks"])
 

@@ -23,8 +23,8 @@ from homing.errors import UrlRefused
 from homing.models import FailureClass, Job, SignatureFormat
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.http import parse_retry_after
+from homing.providers.webhook.clients import AddressRefused, WebhookClients, read_capped
 from homing.providers.webhook.ssrf import UrlPolicy, check_url
-from homing.providers.webhook.transport import AddressRefused, WebhookClients, read_capped
 from homing.webhooks.message import EVENT_TYPE_HEADER, RESERVED_HEADERS, WebhookMessage
 from homing.webhooks.signing import signature_headers
 

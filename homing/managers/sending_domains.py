@@ -24,7 +24,7 @@ from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.registry import domain_provider
 from homing.store.accepting import AcceptCheck
-from homing.store.domains import DomainStore, SendingDomain
+from homing.store.domain_rows import DomainStore, SendingDomain
 from homing.store.providers import ProviderStore, open_credentials
 
 _T = TypeVar("_T")

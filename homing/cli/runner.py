@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 
 import uvicorn
 
-from homing.accounts import NewProvider
 from homing.api.app import create_app
+from homing.cli.supervisor import ChildProcesses, default_worker_processes
+from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan
 from homing.services import Services
-from homing.supervisor import ChildProcesses, default_worker_processes
 
 log = logging.getLogger("homing")
 
@@ -51,7 +51,7 @@ class _Server(uvicorn.Server):
     ready_fd: int | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        """Serve, then tell the parent so through ``ready_fd`` (homing.supervisor)."""
+        """Serve, then tell the parent so through ``ready_fd`` (homing.cli.supervisor)."""
         await super().startup(sockets=sockets)
         if self.ready_fd is not None and self.started:
             os.write(self.ready_fd, b".")
@@ -157,7 +157,7 @@ async def run_worker(services: Services, *, once: bool = False) -> int:
 
 async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
     """The API, and workers: in this process on SQLite, in child processes on
-    PostgreSQL (homing.supervisor). ``demo`` adds the sandbox and a demo tenant."""
+    PostgreSQL (homing.cli.supervisor). ``demo`` adds the sandbox and a demo tenant."""
     sandbox = None
     env = dict(os.environ)
     if demo:

@@ -9,9 +9,9 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
-from homing import tenant_cli
+from homing.cli import journal as inbound_cli
+from homing.cli import tenant_commands as tenant_cli
 from homing.errors import ConfigError, HomingError
-from homing.inbound import cli as inbound_cli
 from homing.logs import configure_logging
 from homing.services import Services, build
 from homing.settings import Settings
@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
 
     api = commands.add_parser("api", help="the HTTP API only")
     _add_bind(api)
-    # A child of another ``homing api``/``homing run``, joining its port (homing.runner).
+    # A child of another ``homing api``/``homing run``, joining its port (homing.cli.runner).
     api.add_argument("--joined", action="store_true", help=argparse.SUPPRESS)
     api.add_argument("--ready-fd", type=int, default=None, help=argparse.SUPPRESS)
 
@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
-    from homing import runner
+    from homing.cli import runner
 
     if args.command == "sandbox":
         from homing.sandbox.server import serve_forever
@@ -129,7 +129,7 @@ def _port(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _rotate_keys(services: Services) -> int:
-    from homing.keyrotation import KeyRotation
+    from homing.managers.keyrotation import KeyRotation
 
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)

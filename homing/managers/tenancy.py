@@ -7,11 +7,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from homing.admission import Admission
 from homing.clock import Clock
 from homing.errors import InvalidRequest, NotFound
+from homing.managers.admission import Admission
+from homing.managers.plans import (
+    Limits,
+    QuotaUsage,
+    month_of,
+    quota_channels,
+    quota_name,
+    quota_usage,
+)
 from homing.models import Channel, Plan, Tenant
-from homing.plans import Limits, QuotaUsage, month_of, quota_channels, quota_name, quota_usage
 from homing.ratelimit import RateDecision
 from homing.store.tenants import TenantPage, TenantStore
 from homing.store.usage import UsageStore

@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 from homing.crypto import hash_api_key
 from homing.errors import RateLimited, RateLimitUnavailable
+from homing.managers.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
 from homing.models import Job, Plan, Tenant
-from homing.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
 from homing.ratelimit import RateDecision, RateLimiter
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
 from homing.store.batches import BatchStore, ItemResult

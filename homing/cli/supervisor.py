@@ -6,7 +6,7 @@ On PostgreSQL, where any number of processes may share the queue, ``homing run``
 therefore serves the API itself and delivers in ``homing worker`` child processes, one
 per two cores by default (``HOMING_RUN_WORKER_PROCESSES``); and both ``homing run`` and
 ``homing api`` may serve the API from more processes on the same port
-(``HOMING_API_PROCESSES``, ``homing.runner``). A child that dies is started again;
+(``HOMING_API_PROCESSES``, ``homing.cli.runner``). A child that dies is started again;
 stopping the parent stops them all (SIGTERM, then SIGKILL after a grace period). On
 SQLite everything stays in the one process: the embedded database has one writer.
 """

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from homing.admission import Admission
 from homing.api.errors import error_response
 from homing.api.paths import routed_path
 from homing.errors import HomingError, TenantSuspended, Unauthenticated
-from homing.plans import RATE_WINDOW_SECONDS
+from homing.managers.admission import Admission
+from homing.managers.plans import RATE_WINDOW_SECONDS
 from homing.ratelimit import RateDecision
 from homing.store.tenants import Principal
 

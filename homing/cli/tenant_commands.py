@@ -12,8 +12,8 @@ from typing import Any
 
 from homing.api.admission_schemas import TenantDetail, TenantList, TenantPublic, UsagePublic
 from homing.errors import InvalidRequest
+from homing.managers.plans import RATE_WINDOW_SECONDS
 from homing.models import Plan, Tenant
-from homing.plans import RATE_WINDOW_SECONDS
 from homing.services import Services
 
 _PLANS = [p.value for p in Plan]

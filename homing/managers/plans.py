@@ -1,6 +1,6 @@
 """Plans and a tenant's effective limits: request rate, monthly quotas, forced priority.
 
-Plans are data (``homing/plans.toml``, shipped with the package). A quota is named
+Plans are data (``homing/managers/plans.toml``, shipped with the package). A quota is named
 after the channels it counts, joined by ``+`` (``"webhook"``, ``"email+webhook"``);
 a channel no quota names is unlimited. A tenant's custom rate limit and custom quotas
 override its plan's, quota by quota; a custom quota of ``None`` lifts the plan's quota.
@@ -79,8 +79,8 @@ def parse_plans(text: str) -> dict[Plan, Limits]:
 
 
 def load_plans() -> dict[Plan, Limits]:
-    """The plans shipped with Homing (``homing/plans.toml``)."""
-    return parse_plans(resources.files("homing").joinpath("plans.toml").read_text())
+    """The plans shipped with Homing (``homing/managers/plans.toml``)."""
+    return parse_plans(resources.files("homing.managers").joinpath("plans.toml").read_text())
 
 
 def effective_limits(tenant: Tenant, plans: Mapping[Plan, Limits]) -> Limits:

@@ -1,0 +1,1 @@
+"""The managers: domain rules between the API (and CLI) and the store."""

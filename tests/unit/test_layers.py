@@ -1,0 +1,275 @@
+"""The import rules of docs/architecture.md ("Layers"), read from the code with ``ast``.
+
+Every module of ``homing/`` belongs to one layer; a layer imports only the layers the
+table allows. Imports inside functions count (a lazy import is still a dependency), and
+so do ``TYPE_CHECKING`` imports for the layer rules (a type is a dependency too); the
+cycle check leaves those out, because they never run.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import homing
+
+ROOT = Path(homing.__file__).resolve().parent
+KERNEL = frozenset(
+    {
+        "settings",
+        "errors",
+        "models",
+        "clock",
+        "crypto",
+        "logs",
+        "addresses",
+        "ratelimit",
+        "alerts",
+    }
+)
+FOLDERS = frozenset(
+    {
+        "webhooks",
+        "store",
+        "queue",
+        "providers",
+        "inbound",
+        "managers",
+        "dispatch",
+        "api",
+        "sandbox",
+        "migrations",
+        "cli",
+    }
+)
+EVERY = frozenset({*FOLDERS - {"cli"}, "kernel", "services", "entry"})
+
+# docs/architecture.md, "Layers": what each layer may import besides itself.
+ALLOWED: dict[str, frozenset[str]] = {
+    "kernel": frozenset(),
+    "webhooks": frozenset({"kernel"}),
+    "store": frozenset({"kernel"}),
+    "queue": frozenset({"kernel", "store"}),
+    "providers": frozenset({"kernel", "webhooks"}),
+    "inbound": frozenset({"kernel", "store", "webhooks"}),
+    "managers": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
+    "dispatch": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
+    "api": frozenset({"kernel", "webhooks", "store", "queue", "inbound", "managers", "services"}),
+    "services": EVERY - {"services", "api", "entry", "sandbox", "migrations"},
+    "entry": EVERY - {"entry"},
+    "sandbox": frozenset({"kernel"}),
+    "migrations": frozenset({"kernel", "store"}),
+}
+
+VENDORS = frozenset({"sendgrid", "resend", "postmark", "mailgun", "smtp", "paystack", "polar"})
+# Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
+RESOURCE_FOLDERS = frozenset({"store", "api/routes", "managers"})
+# The HTTP mapping of the kernel's error tree (STYLE names both files).
+FACES = frozenset({"homing/errors.py", "homing/api/errors.py"})
+
+
+@dataclass(frozen=True)
+class Import:
+    """One ``homing`` import of one module: where it is and what it names."""
+
+    source: str
+    target: str
+    line: int
+    runs: bool  # False inside ``if TYPE_CHECKING:``
+
+    def __str__(self) -> str:
+        return f"{path_of(self.source)}:{self.line} imports {self.target}"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES: dict[str, Path] = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def path_of(module: str) -> str:
+    return str(MODULES[module].relative_to(ROOT.parent))
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in KERNEL:
+        return "kernel"
+    if parts[1] in ("services", "services_parts"):
+        return "services"
+    if parts[1] in ("__main__", "cli"):
+        return "entry"
+    return parts[1] if parts[1] in FOLDERS else None
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _walk(node: ast.AST, runs: bool) -> Iterator[tuple[ast.AST, bool]]:
+    for child in ast.iter_child_nodes(node):
+        inner = runs and not (isinstance(child, ast.If) and _type_checking(child))
+        yield child, inner
+        yield from _walk(child, inner)
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    if MODULES[module].name != "__init__.py":
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imports_of(module: str) -> Iterator[Import]:
+    tree = ast.parse(MODULES[module].read_text(), str(MODULES[module]))
+    for node, runs in _walk(tree, True):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            parent = _resolve(module, node)
+            # ``from homing.x import y`` names the module homing.x.y when there is one.
+            names = [
+                f"{parent}.{a.name}" if f"{parent}.{a.name}" in MODULES else parent
+                for a in node.names
+            ]
+        else:
+            continue
+        for name in names:
+            if name == "homing" or name.startswith("homing."):
+                yield Import(module, name, node.lineno, runs)
+
+
+IMPORTS: list[Import] = sorted(
+    {imp for module in MODULES for imp in imports_of(module)},
+    key=lambda imp: (imp.source, imp.line, imp.target),
+)
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    loose = [path_of(m) for m in MODULES if layer_of(m) is None]
+    assert not loose, f"modules outside every layer of docs/architecture.md: {loose}"
+
+
+def test_the_layer_table_has_no_cycle() -> None:
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in ALLOWED[start] - seen:
+            if nxt == goal or reaches(nxt, goal, seen | {nxt}):
+                return True
+        return False
+
+    cyclic = [layer for layer in ALLOWED if reaches(layer, layer, set())]
+    assert not cyclic, f"layers that may import themselves through others: {cyclic}"
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_a_layer_imports_only_the_layers_it_may(layer: str) -> None:
+    allowed = ALLOWED[layer] | {layer}
+    wrong = [
+        f"{imp} ({layer} -> {layer_of(imp.target)})"
+        for imp in IMPORTS
+        if layer_of(imp.source) == layer and layer_of(imp.target) not in allowed
+    ]
+    may = ", ".join(sorted(ALLOWED[layer])) or "nothing but itself"
+    assert not wrong, f"{layer} may import {may}; found:\n  " + "\n  ".join(wrong)
+
+
+def test_migration_revisions_import_no_application_code() -> None:
+    # A revision runs against databases made long ago: the code it would import changes.
+    # Only the migrations' own frozen copies (homing.migrations.types) may be imported.
+    wrong = [
+        str(imp)
+        for imp in IMPORTS
+        if imp.source.startswith("homing.migrations.versions")
+        and not imp.target.startswith("homing.migrations.")
+    ]
+    assert not wrong, "migration revisions must copy what they need:\n  " + "\n  ".join(wrong)
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for child in sorted(edges[node]):
+            if child not in index:
+                visit(child)
+                low[node] = min(low[node], low[child])
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+        if low[node] == index[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for root in sorted(edges):
+        if root not in index:
+            visit(root)
+    return found
+
+
+def test_no_import_cycles_between_modules() -> None:
+    edges: dict[str, set[str]] = {m: set() for m in MODULES}
+    where: dict[tuple[str, str], Import] = {}
+    for imp in IMPORTS:
+        # A package's __init__ re-exporting its own modules is no cycle of design.
+        inner = imp.target.startswith(imp.source + ".") or imp.source.startswith(imp.target + ".")
+        if imp.runs and imp.target in MODULES and imp.target != imp.source and not inner:
+            edges[imp.source].add(imp.target)
+            where.setdefault((imp.source, imp.target), imp)
+    described = []
+    for component in _cycles(edges):
+        members = set(component)
+        links = [str(where[(a, b)]) for a in component for b in sorted(edges[a] & members)]
+        described.append("cycle: " + "; ".join(links))
+    assert not described, "\n".join(described)
+
+
+def _faces(paths: list[Path]) -> bool:
+    """Each file is one folder's face of one vendor (``providers/email/sendgrid.py``,
+    ``inbound/verify/sendgrid.py``), or one layer's face of one resource
+    (``store/jobs.py``, ``api/routes/jobs.py``)."""
+    folders = [p.parent for p in paths]
+    if paths[0].stem in VENDORS:
+        return len(set(folders)) == len(folders)
+    layers = [layer_of(module_name(p)) for p in paths]
+    relative = [p.relative_to(ROOT.parent).as_posix() for p in paths]
+    faces = all(
+        p.parent.relative_to(ROOT).as_posix() in RESOURCE_FOLDERS or r in FACES
+        for p, r in zip(paths, relative, strict=True)
+    )
+    return faces and len(set(layers)) == len(layers)
+
+
+def test_module_names_are_unique() -> None:
+    by_name: dict[str, list[Path]] = collections.defaultdict(list)
+    for path in MODULES.values():
+        # The sandbox is a program of its own (an emulator): its names are its own.
+        skip = {"migrations", "sandbox"} & set(path.relative_to(ROOT).parts)
+        if path.name != "__init__.py" and not skip:
+            by_name[path.name].append(path)
+    clashes = []
+    for name, paths in sorted(by_name.items()):
+        if len(paths) > 1 and not _faces(paths):
+            clashes.append(f"{name}: " + ", ".join(str(p.relative_to(ROOT.parent)) for p in paths))
+    assert not clashes, "module names that say two things:\n  " + "\n  ".join(clashes)
