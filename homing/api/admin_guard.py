@@ -28,6 +28,10 @@ def _digest(token: str) -> bytes:
 
 
 class AdminGuard:
+    """ASGI middleware in front of ``/admin/v1``: 404 while no admin token is set,
+    401 unless the bearer token matches it (compared in constant time), judged on the
+    routed path so a ``root_path`` prefix cannot slip past it."""
+
     def __init__(self, app: ASGIApp, token: str | None) -> None:
         self.app = app
         self._digest = _digest(token) if token else None

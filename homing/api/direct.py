@@ -32,6 +32,10 @@ _KEY_MAX = 255  # as the route's Idempotency-Key header
 
 
 class DirectEmail:
+    """ASGI middleware that accepts a well-formed ``POST /v1/notifications/email`` with
+    the route's own model and function, without FastAPI's request machinery; anything
+    else goes on to FastAPI with its body replayed, so every refusal is the route's."""
+
     def __init__(self, app: ASGIApp, services: Services, max_body_bytes: int) -> None:
         self.app = app
         self.services = services

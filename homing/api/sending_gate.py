@@ -56,6 +56,10 @@ def rate_headers(decision: RateDecision) -> dict[str, str]:
 
 
 class SendingAdmission:
+    """ASGI middleware that admits ``POST /v1/notifications/…`` and job retries: it
+    checks the key and the tenant's rate window before the body is read, answers 429
+    past it, and adds the ``RateLimit-*`` headers to every answer of those routes."""
+
     def __init__(self, app: ASGIApp, admission: Admission) -> None:
         self.app = app
         self.admission = admission

@@ -56,6 +56,9 @@ class AddressRefused(Exception):
 
 
 class Resolver(Protocol):
+    """Resolves a host name to addresses, so the guard checks the very addresses it
+    then connects to (tests inject a stub; ``SystemResolver`` asks the system)."""
+
     async def resolve(self, host: str, port: int) -> list[IPAddress]:
         """Every address ``host`` resolves to; raise ``OSError`` when it does not."""
         ...
