@@ -38,6 +38,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
 
 from homing.clock import Clock, SystemClock
+from homing.errors import RateLimited, RateLimitUnavailable
 
 __all__ = ["OnError", "RateDecision", "RateLimiter", "memory_limiter", "redis_limiter"]
 
@@ -72,6 +73,21 @@ class RateDecision:
         """Whole seconds until ``reset_at`` (at least 1 when refused)."""
         seconds = math.ceil(max(0.0, self.reset_at - (time.time() if now is None else now)))
         return max(seconds, 0 if self.allowed else 1)
+
+    def enforce(self, window_seconds: int, counted: str = "requests", whose: str = "") -> None:
+        """Raise RateLimited (RateLimitUnavailable when failing closed) if refused: "more
+        than ``limit`` ``counted`` in ``window_seconds`` seconds``whose``; retry in …"."""
+        if self.allowed:
+            return
+        if self.degraded:
+            raise RateLimitUnavailable()
+        retry_after = self.reset_in()
+        raise RateLimited(
+            f"more than {self.limit} {counted} in {window_seconds} seconds{whose}; "
+            f"retry in {retry_after} s",
+            {"limit": self.limit, "window_seconds": window_seconds, "retry_after": retry_after},
+            retry_after=retry_after,
+        )
 
 
 @dataclass(frozen=True, slots=True)

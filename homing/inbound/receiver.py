@@ -20,7 +20,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from homing.alerts import Alerter
-from homing.errors import RateLimited, RateLimitUnavailable, StoreError
+from homing.errors import StoreError
 from homing.inbound import billing
 from homing.inbound.billing import BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
@@ -147,17 +147,7 @@ class Receiver:
         decision = await self._limiter.hit(
             f"inbound:{scope.account_id}", limit, RATE_WINDOW_SECONDS, cost
         )
-        if decision.allowed:
-            return
-        if decision.degraded:
-            raise RateLimitUnavailable()
-        retry_after = decision.reset_in()
-        raise RateLimited(
-            f"more than {limit} events in {RATE_WINDOW_SECONDS} seconds for this account; "
-            f"retry in {retry_after} s",
-            {"limit": limit, "window_seconds": RATE_WINDOW_SECONDS, "retry_after": retry_after},
-            retry_after=retry_after,
-        )
+        decision.enforce(RATE_WINDOW_SECONDS, "events", " for this account")
 
     async def _one(self, scope: Scope, raw: RawEvent, journaled: Journaled) -> str:
         if journaled.outcome == "conflict":

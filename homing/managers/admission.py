@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from homing.crypto import hash_api_key
-from homing.errors import RateLimited, RateLimitUnavailable
 from homing.managers.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
 from homing.models import Job, Plan, Tenant
 from homing.ratelimit import RateDecision, RateLimiter
@@ -169,21 +168,7 @@ class Admission:
     @staticmethod
     def enforce(decision: RateDecision) -> None:
         """Raise RateLimited (or RateLimitUnavailable when failing closed) if refused."""
-        if decision.allowed:
-            return
-        if decision.degraded:
-            raise RateLimitUnavailable()
-        retry_after = decision.reset_in()
-        raise RateLimited(
-            f"more than {decision.limit} requests in {RATE_WINDOW_SECONDS} seconds; "
-            f"retry in {retry_after} s",
-            {
-                "limit": decision.limit,
-                "window_seconds": RATE_WINDOW_SECONDS,
-                "retry_after": retry_after,
-            },
-            retry_after=retry_after,
-        )
+        decision.enforce(RATE_WINDOW_SECONDS)
 
     def _drop(self, matches: Callable[[Principal], bool]) -> None:
         self._generation += 1
