@@ -9,7 +9,7 @@ sender then fails as ``message_permanent``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import replace
 from typing import Final, TypeVar
 
@@ -185,12 +185,6 @@ class Domains:
         return self._store.accept_check(
             tenant_id, lambda registered: check_sender(registered, sender)
         )
-
-    async def sender_check(self, tenant_id: str) -> Callable[[str], None]:
-        """The sender rule over the tenant's domains as they are now (one query), for
-        checking many messages."""
-        registered = await self._store.statuses(tenant_id)
-        return lambda sender: check_sender(registered, sender)
 
 
 def check_sender(registered: Mapping[str, set[DomainStatus]], sender: str) -> None:
