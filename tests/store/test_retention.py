@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 from homing.clock import ManualClock, as_datetime
-from homing.errors import NotFound
+from homing.errors import Conflict, NotFound
 from homing.managers.retention import PURGED, SCRUBBED
 from homing.models import Attempt, AttemptOutcome, Channel, JobStatus, Priority, Queue
 from homing.services import Services
@@ -204,3 +204,13 @@ async def test_small_batches_purge_everything_and_zero_days_keep_for_ever(
     assert (await services.retention().run()).jobs == 5
     async with services.db.transaction() as conn:
         assert await conn.scalar(select(func.count()).select_from(jobs)) == 0
+
+
+async def test_a_scrubbed_failed_job_is_not_retried(services: Services, clock: ManualClock) -> None:
+    tenant_id = await stored_tenant(services)
+    dead = await _finished(services, clock, tenant_id, fail=True)
+    clock.advance(8 * DAY)
+    assert (await services.retention().run()).payloads == 1
+    with pytest.raises(Conflict, match="removed by retention"):
+        await services.jobs.retry(tenant_id, dead)
+    assert (await services.jobs.get(tenant_id, dead))[0].status is JobStatus.FAILED
