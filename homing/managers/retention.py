@@ -160,6 +160,8 @@ class Retention:
                     )
             except StoreError as exc:
                 log.warning("retention purge failed", extra={"error": str(exc)})
+            except Exception:  # the loop must outlive any one failed run
+                log.exception("retention purge failed unexpectedly")
             try:
                 await asyncio.wait_for(stop.wait(), interval_seconds)
             except TimeoutError:
