@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -21,6 +22,7 @@ from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
 from homing.managers.plans import load_plans
+from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
 from homing.models import Channel, Queue
@@ -40,6 +42,7 @@ from homing.store.keys import ApiKeyStore
 from homing.store.migrate import migrate
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
+from homing.store.retention import RetentionStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
@@ -96,6 +99,16 @@ class Services:
     def tenant_settings(self) -> TenantSettingsManager:
         """The tenant settings resource (``/v1/settings``)."""
         return TenantSettingsManager(TenantSettingsStore(self.db, self.clock))
+
+    def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
+        """The purge under HOMING_RETENTION_DAYS and HOMING_PAYLOAD_RETENTION_DAYS."""
+        s = self.settings
+        policy = RetentionPolicy(
+            days=s.retention_days,
+            payload_days=s.payload_retention_days,
+            batch_size=s.retention_batch_size,
+        )
+        return Retention(RetentionStore(self.db), self.clock, policy, progress)
 
     def retry_policy(self) -> RetryPolicy:
         s = self.settings

@@ -88,6 +88,13 @@ class Settings(BaseSettings):
     inbound_max_events_per_body: int = Field(default=5_000, ge=1, le=100_000)
     # Per provider account, over a moving minute (memory or Redis, as admission).
     inbound_events_per_minute: int = Field(default=20_000, ge=1, le=1_000_000)
+    # Retention (README "Retention"): finished jobs, with their attempts, dead letters
+    # and inbound events, are deleted after ``retention_days`` (0: kept for ever); their
+    # bodies and sealed headers are scrubbed after ``payload_retention_days`` (0: never).
+    retention_days: int = Field(default=30, ge=0, le=36_500)
+    payload_retention_days: int = Field(default=7, ge=0, le=36_500)
+    retention_interval_seconds: float = Field(default=300.0, ge=1, le=86_400)
+    retention_batch_size: int = Field(default=500, ge=1, le=10_000)
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""

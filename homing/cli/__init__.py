@@ -1,4 +1,4 @@
-"""``homing`` — run, api, worker, migrate, sandbox, tenant."""
+"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant."""
 
 from __future__ import annotations
 
@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     keys_commands.add_parser(
         "rotate", help="re-seal every stored secret with HOMING_SECRET_KEY (see README)"
     )
+
+    purge = commands.add_parser("purge", help="run the retention purge once, now")
+    purge.add_argument("--dry-run", action="store_true", help="count what would go; change nothing")
 
     sandbox = commands.add_parser("sandbox", help="the local provider emulator")
     sandbox.add_argument("--host", default="127.0.0.1")
@@ -106,6 +109,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "worker": lambda s: runner.run_worker(s, once=args.once),
         "migrate": _migrated,
         "keys": _rotate_keys,
+        "purge": lambda s: _purge(s, dry_run=args.dry_run),
         "tenant": lambda s: tenant_cli.run(s, args),
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
@@ -145,6 +149,25 @@ async def _rotate_keys(services: Services) -> int:
                 "already_current": report.current,
                 # Changed (wiped or replaced) between the read and the write: left as is.
                 "skipped": report.skipped,
+            }
+        )
+    )
+    return 0
+
+
+async def _purge(services: Services, *, dry_run: bool) -> int:
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    report = await services.retention(progress).run(dry_run=dry_run)
+    print(
+        json.dumps(
+            {
+                "dry_run": report.dry_run,
+                "jobs": report.jobs,
+                "payloads": report.payloads,
+                # Another worker was purging: this run stopped; run it again later.
+                "locked": report.locked,
             }
         )
     )

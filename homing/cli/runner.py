@@ -146,11 +146,31 @@ async def run_api(
     return 0
 
 
+@contextlib.asynccontextmanager
+async def retention_running(
+    services: Services, stop: asyncio.Event, *, enabled: bool = True
+) -> AsyncIterator[None]:
+    """The periodic retention purge, beside the worker loop, for as long as the block
+    runs (README "Retention"). Every worker process runs one; the store's lock lets
+    one purge at a time."""
+    if not enabled:
+        yield
+        return
+    interval = services.settings.retention_interval_seconds
+    task = asyncio.create_task(services.retention().run_periodically(stop, interval))
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 async def run_worker(services: Services, *, once: bool = False) -> int:
     """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable."""
     stop = asyncio.Event()
     install_stop_signals(stop)
-    processed = await services.worker().run(once=once, stop=stop)
+    async with retention_running(services, stop, enabled=not once):
+        processed = await services.worker().run(once=once, stop=stop)
     log.info("worker stopped", extra={"processed": processed})
     return 0
 
@@ -191,7 +211,11 @@ async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
         },
     )
     try:
-        async with api_children(host, port, serving - 1, env):
+        # The worker children purge; in one process, this one does.
+        async with (
+            retention_running(services, stop, enabled=children is None),
+            api_children(host, port, serving - 1, env),
+        ):
             await _server(services, host, port).serve(sockets=[sock])
     finally:
         stop.set()

@@ -121,12 +121,14 @@ class JobStore:
         retry sends again, so it is counted in the month's usage like a new accept, in
         the same transaction: over one of ``quotas(channel)`` it raises QuotaExceeded
         and the job stays FAILED. ``test_only`` (a test key) re-queues only a test job;
-        a live one is Forbidden.
+        a live one is Forbidden. A job whose payload retention scrubbed is a Conflict.
         """
         epoch = self._clock.now()
         now = as_datetime(epoch)
         c = jobs.c
         conditions = [c.id == job_id, c.tenant_id == tenant_id, c.status == JobStatus.FAILED.value]
+        # Retention scrubbed its bodies: sending it again would send the marker.
+        conditions.append(c.payload_scrubbed_at.is_(None))
         if test_only:
             conditions.append(c.test.is_(True))
         async with self._db.transaction() as conn:
@@ -167,15 +169,20 @@ class JobStore:
     async def _not_retried(
         self, conn: AsyncConnection, tenant_id: str, job_id: str, test_only: bool
     ) -> NotFound | Conflict | Forbidden:
-        query = select(jobs.c.status, jobs.c.test).where(
+        query = select(jobs.c.status, jobs.c.test, jobs.c.payload_scrubbed_at).where(
             jobs.c.id == job_id, jobs.c.tenant_id == tenant_id
         )
         found = (await conn.execute(query)).first()
         if found is None:
             return NotFound("job not found")
-        status, test = found
+        status, test, scrubbed_at = found
         if test_only and not test:
             return Forbidden("this job was sent with a live key; retrying it needs a live API key")
+        if scrubbed_at is not None and status == JobStatus.FAILED.value:
+            return Conflict(
+                "this job's payload was removed by retention; it cannot be sent again",
+                {"status": status},
+            )
         return Conflict(
             f"only FAILED jobs can be retried; this job is {status}", {"status": status}
         )

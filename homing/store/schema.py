@@ -98,12 +98,22 @@ jobs = Table(
     Column("completed_at", UTCDateTime),
     Column("ordering_key", String(255)),
     Column("test", Boolean, nullable=False, default=False, server_default=false()),
+    # When retention replaced the payload's bodies by a marker (migration 0012).
+    Column("payload_scrubbed_at", UTCDateTime),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
     # Inbound events map back to jobs by the provider's message id when no hjid came
     # back (migration 0005).
     Index("ix_jobs_tenant_provider_message_id", "tenant_id", "provider_message_id"),
+    # Retention walks finished jobs oldest first (homing/store/retention.py).
+    Index("ix_jobs_completed_at", "completed_at"),
+    Index(
+        "ix_jobs_unscrubbed",
+        "completed_at",
+        sqlite_where=text("payload_scrubbed_at IS NULL"),
+        postgresql_where=text("payload_scrubbed_at IS NULL"),
+    ),
 )
 
 # The hot table: a row exists only while its job has work to do. ``available_at`` is

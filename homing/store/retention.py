@@ -1,0 +1,132 @@
+"""The SQL of retention: delete finished jobs past their age, scrub old payloads.
+
+Each batch is one short transaction. On PostgreSQL it first takes a transaction-level
+advisory lock (``pg_try_advisory_xact_lock``): when another worker holds it, the batch
+does nothing and says so, so two workers never purge at once, and the lock goes with
+the transaction however it ends. SQLite has one process and ``BEGIN IMMEDIATE``.
+
+Only finished jobs are touched: a terminal status, a ``completed_at``, and no queue
+entry (a job that has one still has work to do, whatever its status says).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, delete, exists, func, select, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.elements import ColumnElement
+
+from homing.models import TERMINAL_STATUSES
+from homing.store.database import Database
+from homing.store.inbound_schema import inbound_events
+from homing.store.schema import attempts, dead_letters, jobs, queue_entries
+from homing.store.sql import one_of
+
+# Any fixed 64-bit number, the same in every Homing process: "retention is running".
+RETENTION_LOCK_KEY = 0x486F6D696E6752  # "HomingR"
+
+Scrub = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def _finished(conn: AsyncConnection, before: datetime) -> ColumnElement[bool]:
+    return (
+        (jobs.c.completed_at < before)
+        & one_of(conn, jobs.c.status, [s.value for s in TERMINAL_STATUSES])
+        & ~exists().where(queue_entries.c.job_id == jobs.c.id)
+    )
+
+
+class RetentionStore:
+    """Batches of the purge: jobs (with their attempts, dead letters and inbound
+    events) finished before a cutoff, and payloads of jobs finished before another."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def _locked_out(self, conn: AsyncConnection) -> bool:
+        """True when another process holds the retention lock (PostgreSQL only)."""
+        if self._db.is_sqlite:
+            return False
+        got = await conn.scalar(
+            text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": RETENTION_LOCK_KEY}
+        )
+        return not got
+
+    async def purge_jobs(self, before: datetime, limit: int) -> int | None:
+        """Delete up to ``limit`` finished jobs completed before ``before``, oldest
+        first, with everything that refers to them. None: another worker is purging."""
+        async with self._db.transaction() as conn:
+            if await self._locked_out(conn):
+                return None
+            query = (
+                select(jobs.c.id)
+                .where(_finished(conn, before))
+                .order_by(jobs.c.completed_at)
+                .limit(limit)
+            )
+            ids = list((await conn.scalars(query)).all())
+            if not ids:
+                return 0
+            for table in (attempts, dead_letters, inbound_events):
+                await conn.execute(delete(table).where(one_of(conn, table.c.job_id, ids)))
+            result = await conn.execute(
+                delete(jobs).where(one_of(conn, jobs.c.id, ids) & _finished(conn, before))
+            )
+            return int(result.rowcount)
+
+    async def scrub_payloads(
+        self, before: datetime, limit: int, scrub: Scrub, now: datetime
+    ) -> int | None:
+        """Replace the payloads of up to ``limit`` unscrubbed finished jobs completed
+        before ``before`` (and of their dead letters) by ``scrub(payload)``, oldest
+        first. None: another worker is purging."""
+        async with self._db.transaction() as conn:
+            if await self._locked_out(conn):
+                return None
+            query = (
+                select(jobs.c.id, jobs.c.payload)
+                .where(jobs.c.payload_scrubbed_at.is_(None) & _finished(conn, before))
+                .order_by(jobs.c.completed_at)
+                .limit(limit)
+            )
+            rows = (await conn.execute(query)).all()
+            if not rows:
+                return 0
+            params = [{"b_id": r.id, "b_payload": scrub(dict(r.payload))} for r in rows]
+            await conn.execute(
+                update(jobs)
+                .where(jobs.c.id == bindparam("b_id"))
+                .values(payload=bindparam("b_payload"), payload_scrubbed_at=now),
+                params,
+            )
+            await conn.execute(
+                update(dead_letters)
+                .where(dead_letters.c.job_id == bindparam("b_id"))
+                .values(payload=bindparam("b_payload")),
+                params,
+            )
+            return len(rows)
+
+    async def count_jobs(self, before: datetime) -> int:
+        """How many finished jobs completed before ``before`` (the dry run)."""
+        async with self._db.transaction() as conn:
+            query = select(func.count()).select_from(jobs).where(_finished(conn, before))
+            return int(await conn.scalar(query) or 0)
+
+    async def count_payloads(self, before: datetime, not_before: datetime) -> int:
+        """How many unscrubbed finished jobs completed in [not_before, before): the
+        payloads a run would scrub once the older jobs are gone (the dry run)."""
+        async with self._db.transaction() as conn:
+            query = (
+                select(func.count())
+                .select_from(jobs)
+                .where(
+                    jobs.c.payload_scrubbed_at.is_(None)
+                    & (jobs.c.completed_at >= not_before)
+                    & _finished(conn, before)
+                )
+            )
+            return int(await conn.scalar(query) or 0)
