@@ -158,11 +158,12 @@ async def test_payloads_between_the_two_ages_are_scrubbed_and_metadata_kept(
     assert (await services.retention().run()).payloads == 0
 
 
+# PostgreSQL only: SQLite has one process, and BEGIN IMMEDIATE serialises its transactions.
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_a_second_worker_does_not_purge_while_one_is(
     services: Services, clock: ManualClock
 ) -> None:
-    if services.db.is_sqlite:
-        pytest.skip("SQLite has one process; BEGIN IMMEDIATE serialises its transactions")
     tenant_id = await stored_tenant(services)
     old = await _finished(services, clock, tenant_id)
     clock.advance(31 * DAY)
