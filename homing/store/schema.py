@@ -98,12 +98,20 @@ jobs = Table(
     Column("completed_at", UTCDateTime),
     Column("ordering_key", String(255)),
     Column("test", Boolean, nullable=False, default=False, server_default=false()),
+    # The comparison key of the address a job is sent to (``Mailbox.key``, as
+    # suppression compares), filled at accept; searched by ``GET /v1/jobs?to=``.
+    Column("recipient", String(400)),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
     # Inbound events map back to jobs by the provider's message id when no hjid came
     # back (migration 0005).
     Index("ix_jobs_tenant_provider_message_id", "tenant_id", "provider_message_id"),
+    # Job search, newest first within each filter (migration 0011).
+    Index("ix_jobs_tenant_recipient", "tenant_id", "recipient", "id"),
+    Index("ix_jobs_tenant_channel", "tenant_id", "channel", "id"),
+    Index("ix_jobs_status", "status", "id"),
+    Index("ix_jobs_recipient", "recipient", "id"),
 )
 
 # The hot table: a row exists only while its job has work to do. ``available_at`` is
