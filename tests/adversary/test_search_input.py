@@ -95,3 +95,15 @@ async def test_another_tenants_idempotency_key_or_recipient_finds_nothing(
         response = await tenant.get("/v1/jobs", params=params)
         assert response.status_code == 200, response.text
         assert response.json() == {"data": [], "next_cursor": None}
+
+
+async def test_an_idempotency_key_out_of_bounds_is_refused_not_a_server_error(
+    tenant: TenantClient,
+) -> None:
+    for key in ("k" * 256, ""):
+        _refused(await tenant.get("/v1/jobs", params={"idempotency_key": key}))
+    # A NUL no database column can hold (PostgreSQL refuses it): no match, or 422.
+    response = await tenant.get("/v1/jobs", params={"idempotency_key": "a\x00b"})
+    assert response.status_code in {200, 422}, response.text
+    if response.status_code == 200:
+        assert response.json()["data"] == []
