@@ -13,6 +13,7 @@ from homing.api.direct import DirectEmail
 from homing.api.errors import PassedOn, error_response
 from homing.api.routes import (
     admin,
+    admin_jobs,
     batch,
     domains,
     health,
@@ -76,6 +77,7 @@ def create_app(services: Services) -> FastAPI:
     for module in (inbound, inbound_secrets, suppressions, domains, reports):
         app.include_router(module.router)
     app.include_router(tenant_settings.router)
+    app.include_router(admin_jobs.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(

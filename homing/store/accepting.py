@@ -52,7 +52,7 @@ from homing.store.ordering import place
 from homing.store.rows import job_from_row
 from homing.store.schema import jobs, queue_entries
 from homing.store.sql import one_of
-from homing.store.suppressions import suppress_rows
+from homing.store.suppressions import recipient_of, suppress_rows
 from homing.store.usage import charge
 
 __all__ = [
@@ -449,6 +449,7 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "completed_at": None,
         "test": new.test,
         "ordering_key": new.ordering_key,
+        "recipient": recipient_of(new.channel, new.payload),
     }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +14,9 @@ from homing.errors import Conflict, Forbidden, NotFound
 from homing.models import Attempt, Channel, Job, JobStatus, Quota
 from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, entry_row
 from homing.store.database import Database
+from homing.store.job_search import JobFilter, JobPage, search
 from homing.store.ordering import place
+from homing.store.queue_view import QueueView, queue_view
 from homing.store.rows import attempt_from_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 from homing.store.usage import charge
@@ -26,14 +27,6 @@ QuotasFor = Callable[[Channel], Sequence[Quota]]
 
 def _no_quotas(channel: Channel) -> Sequence[Quota]:
     return ()
-
-
-@dataclass(frozen=True, slots=True)
-class JobPage:
-    """One page of a tenant's jobs and the cursor of the next."""
-
-    jobs: list[Job]
-    next_cursor: str | None
 
 
 class JobStore:
@@ -82,29 +75,18 @@ class JobStore:
         return job_from_row(row), [attempt_from_row(a) for a in attempt_rows]
 
     async def page(
-        self,
-        tenant_id: str,
-        *,
-        status: JobStatus | None = None,
-        limit: int = 50,
-        cursor: str | None = None,
-        test_only: bool = False,
+        self, found: JobFilter, *, limit: int = 50, cursor: str | None = None
     ) -> JobPage:
-        """Newest first; ``cursor`` is the id of the last job of the previous page;
-        ``test_only`` (a test key) leaves live jobs out."""
-        query = select(jobs).where(jobs.c.tenant_id == tenant_id)
-        if test_only:
-            query = query.where(jobs.c.test.is_(True))
-        if status is not None:
-            query = query.where(jobs.c.status == status.value)
-        if cursor is not None:
-            query = query.where(jobs.c.id < cursor)
-        query = query.order_by(jobs.c.id.desc()).limit(limit + 1)
+        """Newest first, the jobs ``found`` matches (``homing.store.job_search``);
+        ``cursor`` is the id of the last job of the previous page."""
         async with self._db.transaction() as conn:
-            rows = (await conn.execute(query)).all()
-        page = [job_from_row(row) for row in rows[:limit]]
-        next_cursor = page[-1].id if len(rows) > limit else None
-        return JobPage(jobs=page, next_cursor=next_cursor)
+            return await search(conn, found, limit, cursor)
+
+    async def queues(self) -> QueueView:
+        """The queue's depth by queue, priority and state, and the busiest tenants
+        (``homing.store.queue_view``)."""
+        async with self._db.transaction() as conn:
+            return await queue_view(conn, self._clock.now())
 
     async def retry(
         self,

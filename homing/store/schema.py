@@ -100,6 +100,9 @@ jobs = Table(
     Column("test", Boolean, nullable=False, default=False, server_default=false()),
     # When retention replaced the payload's bodies by a marker (migration 0012).
     Column("payload_scrubbed_at", UTCDateTime),
+    # The comparison key of the address a job is sent to (``Mailbox.key``, as
+    # suppression compares), filled at accept; searched by ``GET /v1/jobs?to=``.
+    Column("recipient", String(400)),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
@@ -114,6 +117,11 @@ jobs = Table(
         sqlite_where=text("payload_scrubbed_at IS NULL"),
         postgresql_where=text("payload_scrubbed_at IS NULL"),
     ),
+    # Job search, newest first within each filter (migration 0011).
+    Index("ix_jobs_tenant_recipient", "tenant_id", "recipient", "id"),
+    Index("ix_jobs_tenant_channel", "tenant_id", "channel", "id"),
+    Index("ix_jobs_status", "status", "id"),
+    Index("ix_jobs_recipient", "recipient", "id"),
 )
 
 # The hot table: a row exists only while its job has work to do. ``available_at`` is

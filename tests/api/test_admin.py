@@ -23,6 +23,8 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("PATCH", f"/admin/v1/tenants/{TENANT}", {"plan": "INDIE"}),
     ("POST", f"/admin/v1/tenants/{TENANT}/suspend", None),
     ("POST", f"/admin/v1/tenants/{TENANT}/unsuspend", None),
+    ("GET", "/admin/v1/jobs", None),
+    ("GET", "/admin/v1/queues", None),
 ]
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends
 
 from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.inbound_schemas import history
+from homing.api.job_filters import CursorQuery, LimitQuery, job_filter, summary
 from homing.api.schemas import JobPublic, JobSummary, Queued
-from homing.models import JobStatus
+from homing.store.job_search import JobFilter
 
 router = APIRouter(tags=["jobs"])
 
@@ -33,33 +35,16 @@ async def get_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -
 async def list_jobs(
     principal: PrincipalDep,
     services: ServicesDep,
-    status: JobStatus | None = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    cursor: Annotated[str | None, Query(max_length=36)] = None,
+    found: Annotated[JobFilter, Depends(job_filter)],
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
 ) -> Page[JobSummary]:
-    """The tenant's jobs, newest first, paged with ``cursor`` (a test key's: test jobs)."""
-    page = await services.jobs.page(
-        principal.tenant.id,
-        status=status,
-        limit=limit,
-        cursor=cursor,
-        test_only=principal.test_key,
-    )
-    return Page[JobSummary](
-        data=[
-            JobSummary(
-                id=j.id,
-                channel=j.channel.value,
-                status=j.status.value,
-                provider=j.provider,
-                error=j.error,
-                created_at=j.created_at,
-                completed_at=j.completed_at,
-            )
-            for j in page.jobs
-        ],
-        next_cursor=page.next_cursor,
-    )
+    """The tenant's jobs, newest first, paged with ``cursor`` (a test key's: test jobs),
+    filtered by ``to``, ``channel``, ``status``, ``since``/``until`` (on ``created_at``)
+    and ``idempotency_key``, all of which must match."""
+    mine = replace(found, tenant_id=principal.tenant.id, test_only=principal.test_key)
+    page = await services.jobs.page(mine, limit=limit, cursor=cursor)
+    return Page[JobSummary](data=[summary(j) for j in page.jobs], next_cursor=page.next_cursor)
 
 
 @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Queued)

@@ -1,7 +1,7 @@
 """Retention: when a job's payload was scrubbed, and the indexes the purge walks.
 
 Revision ID: 0012
-Revises: 0009
+Revises: 0011
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from alembic import op
 from homing.migrations.types import UTCDateTime
 
 revision = "0012"
-down_revision = "0009"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,76 @@
+"""The query string of a job search, shared by ``GET /v1/jobs`` and ``GET /admin/v1/jobs``.
+
+Every parameter is bounded before it is looked at: ``to`` is parsed once by
+``homing.addresses`` (one mailbox, linear) and compared by its key, the way jobs store
+it; dates are ISO 8601 (a date without an offset is UTC); the cursor is an id.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import Query
+
+from homing.addresses import MAX_MAILBOX, InvalidAddress, parse_mailbox
+from homing.api.schemas import JobSummary
+from homing.errors import InvalidRequest
+from homing.models import Channel, Job, JobStatus
+from homing.store.job_search import JobFilter
+
+# An id (a UUID in its text form): anything else is no cursor this API handed out.
+CURSOR_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+CursorQuery = Annotated[str | None, Query(max_length=36, pattern=CURSOR_PATTERN)]
+LimitQuery = Annotated[int, Query(ge=1, le=200)]
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+def _recipient(to: str | None) -> str | None:
+    if to is None:
+        return None
+    try:
+        return parse_mailbox(to).key
+    except InvalidAddress as refused:
+        raise InvalidRequest(f"to: {refused}", {"field": "to"}) from None
+
+
+def job_filter(
+    to: Annotated[str | None, Query(min_length=3, max_length=MAX_MAILBOX)] = None,
+    channel: Channel | None = None,
+    status: JobStatus | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    idempotency_key: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
+) -> JobFilter:
+    """The filters of one search (FastAPI dependency); ``since`` after ``until`` and a
+    ``to`` that is not exactly one mailbox are InvalidRequest. The tenant and the key's
+    kind are the caller's to add."""
+    since, until = _utc(since), _utc(until)
+    if since is not None and until is not None and since > until:
+        raise InvalidRequest("since must not be after until", {"field": "since"})
+    return JobFilter(
+        recipient=_recipient(to),
+        channel=channel,
+        status=status,
+        since=since,
+        until=until,
+        idempotency_key=idempotency_key,
+    )
+
+
+def summary(job: Job) -> JobSummary:
+    """A job as a search lists it."""
+    return JobSummary(
+        id=job.id,
+        channel=job.channel.value,
+        status=job.status.value,
+        provider=job.provider,
+        error=job.error,
+        created_at=job.created_at,
+        completed_at=job.completed_at,
+    )

@@ -1,0 +1,89 @@
+"""The operator's view of the queue: depth by queue, priority and state, the age of the
+oldest claimable entry, and the tenants with the most waiting jobs.
+
+Two grouped reads of ``queue_entries``, which holds only jobs that still have work to
+do (a terminal job has no entry), so their cost is one pass over the live backlog,
+never over the jobs table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Label, case, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.store.ordering import BLOCKED
+from homing.store.schema import queue_entries
+
+TOP_TENANTS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDepth:
+    """How many entries of one queue and priority are in one state, and for ``waiting``
+    how long the oldest of them has been claimable (seconds; None for other states)."""
+
+    queue: str
+    priority: int
+    state: str
+    count: int
+    oldest_age_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class TenantBacklog:
+    """A tenant and how many of its entries are claimable now."""
+
+    tenant_id: str
+    waiting: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    """The depths, queue by queue, and the top tenants by waiting entries."""
+
+    depths: list[QueueDepth]
+    top_tenants: list[TenantBacklog]
+
+
+def _state(now: float) -> Label[str]:
+    # An expired lease is claimable again: ``available_at`` decides before the token.
+    e = queue_entries.c
+    return case(
+        (e.available_at <= now, "waiting"),
+        (e.claim_token.is_not(None), "leased"),
+        (e.available_at >= BLOCKED, "blocked"),
+        else_="scheduled",
+    ).label("state")
+
+
+async def queue_view(conn: AsyncConnection, now: float) -> QueueView:
+    """The queue as it stands at ``now`` (epoch seconds)."""
+    e = queue_entries.c
+    state = _state(now)
+    depth_query = (
+        select(e.queue, e.priority, state, func.count(), func.min(e.available_at))
+        .group_by(e.queue, e.priority, state)
+        .order_by(e.queue, e.priority, state)
+    )
+    depths = [
+        QueueDepth(
+            queue=row[0],
+            priority=row[1],
+            state=row[2],
+            count=row[3],
+            oldest_age_seconds=max(0.0, now - row[4]) if row[2] == "waiting" else None,
+        )
+        for row in (await conn.execute(depth_query)).all()
+    ]
+    waiting = func.count().label("waiting")
+    top_query = (
+        select(e.tenant_id, waiting)
+        .where(e.available_at <= now)
+        .group_by(e.tenant_id)
+        .order_by(waiting.desc(), e.tenant_id)
+        .limit(TOP_TENANTS)
+    )
+    top = [TenantBacklog(row[0], row[1]) for row in (await conn.execute(top_query)).all()]
+    return QueueView(depths=depths, top_tenants=top)
