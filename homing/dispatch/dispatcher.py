@@ -15,6 +15,7 @@ from homing.dispatch.policy import (
     RetryPolicy,
     decide,
 )
+from homing.logs import job_context
 from homing.models import ClaimedJob, FailureClass, ProviderAccount, Queue
 from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
@@ -43,6 +44,13 @@ class Dispatcher:
         No database connection is held here: the claim committed before, and the
         outcome is written by the caller afterwards.
         """
+        job = claimed.job
+        # Every line logged during this pass (here, in the pass, in an adapter) says
+        # which job, tenant and attempt it is about; the binding ends with the pass.
+        with job_context(job.id, job.tenant_id, claimed.attempt_number):
+            return await self._process(claimed, accounts)
+
+    async def _process(self, claimed: ClaimedJob, accounts: Sequence[ProviderAccount]) -> Outcome:
         job = claimed.job
         number = claimed.attempt_number
         policy = self._policies.get(job.queue, self._default)
