@@ -37,7 +37,7 @@ class Readiness:
         only while this process runs a worker loop."""
         services = self._services
         checks = {"database": await self._database()}
-        checks["migrations"] = await self._migrations() if checks["database"] == OK else "unknown"
+        checks["migrations"] = await self._migrations() if checks["database"] == OK else "unchecked"
         if services.limiter.shared:
             checks["redis"] = OK if await services.limiter.ping() else "unavailable"
         age = services.heartbeat.age()

@@ -15,10 +15,11 @@ from sqlalchemy import text
 from homing.api.app import create_app
 from homing.clock import Heartbeat
 from homing.services import Services, build
+from homing.store.database import Database
 from homing.store.migrate import schema_status
 from tests.fixtures import settings_for, sqlite_url
 from tests.outage.servers import RedisServer
-from tests.processes import eventually
+from tests.processes import eventually, free_port
 
 
 async def _ready(api: httpx.AsyncClient) -> tuple[int, dict[str, Any]]:
@@ -36,6 +37,21 @@ async def test_ready_when_database_and_migrations_are(api: httpx.AsyncClient) ->
     status, body = await _ready(api)
     assert status == 200, body
     assert body == {"status": "ok", "checks": {"database": "ok", "migrations": "ok"}}
+
+
+async def test_database_that_does_not_answer_is_not_ready(
+    services: Services, api: httpx.AsyncClient
+) -> None:
+    working = services.db
+    # Nothing listens there: the connection is refused at once, on loopback.
+    services.db = Database(f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/none")
+    try:
+        response = await api.get("/readyz")
+    finally:
+        await services.db.dispose()
+        services.db = working
+    assert response.status_code == 503
+    assert _failing(response.json()) == {"database": "unavailable", "migrations": "unchecked"}
 
 
 async def test_database_behind_on_migrations_is_not_ready(
