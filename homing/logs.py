@@ -26,7 +26,9 @@ _SECRET_VALUES = re.compile(
 )
 
 
-def job_context(job_id: str, tenant_id: str, attempt: int) -> AbstractContextManager[None]:
+def job_context(
+    job_id: str, tenant_id: str | None, attempt: int | None
+) -> AbstractContextManager[None]:
     """Bind ``job_id``, ``tenant_id`` and ``attempt`` to every log line written inside
     the ``with`` block, stdlib and structlog alike (contextvars: a delivery's task sees
     only its own job's)."""

@@ -11,12 +11,14 @@ import functools
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from homing.alerts import Alerter, DeadLetterAlert
 from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
 from homing.errors import StoreError
+from homing.logs import job_context
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ClaimedJob, ProviderAccount, Queue
 from homing.queue.wakeup import Wakeup
 from homing.store.providers import ProviderStore
@@ -149,7 +151,8 @@ class Worker:
             if call is None or call.claim_token != held[job_id] or call.task.done():
                 continue  # finished meanwhile, or recorded: the outcome write decides
             # Another worker holds the job now: finishing this send would be a stale one.
-            log.warning("claim lost during delivery; call stopped", extra=self._about(job_id))
+            with self._about(job_id):
+                log.warning("claim lost during delivery; call stopped")
             call.task.cancel()
             self._recorded.set()
 
@@ -267,22 +270,26 @@ class Worker:
         else:
             # The leases will expire and the jobs be delivered again: at-least-once.
             log.error("outcomes not recorded", extra={"count": len(batch)})
-            self._forget_held(batch)
+            self._forget_held()
             return
         for job_id, error_class, error in applied.dead_lettered:
-            self._alerter.dead_letter(DeadLetterAlert(job_id, error_class, error))
+            with self._about(job_id):
+                self._alerter.dead_letter(DeadLetterAlert(job_id, error_class, error))
         for job_id in applied.lost_leases:
-            log.warning("lease lost before the outcome was recorded", extra=self._about(job_id))
-        self._forget_held(batch)
+            with self._about(job_id):
+                log.warning("lease lost before the outcome was recorded")
+        self._forget_held()
 
-    def _forget_held(self, batch: list[Outcome]) -> None:
-        for outcome in batch:
-            self._held.pop(outcome.job_id, None)
+    def _forget_held(self) -> None:
+        """Keep the tenant and attempt of jobs still in flight or waiting to be recorded
+        only (a call that ended without an outcome is dropped here too)."""
+        live = self._calls.keys() | {o.job_id for o in self._outcomes}
+        self._held = {job_id: about for job_id, about in self._held.items() if job_id in live}
 
-    def _about(self, job_id: str) -> dict[str, object]:
-        """The fields every log line about a job carries: its id, tenant and attempt."""
+    def _about(self, job_id: str) -> AbstractContextManager[None]:
+        """Log lines inside carry the job's id, tenant and attempt (as a delivery's do)."""
         tenant_id, attempt = self._held.get(job_id, (None, None))
-        return {"job_id": job_id, "tenant_id": tenant_id, "attempt": attempt}
+        return job_context(job_id, tenant_id, attempt)
 
     async def _drain(self) -> None:
         if self._inflight:

@@ -31,6 +31,22 @@ async def test_delivery_log_lines_carry_job_tenant_and_attempt(
     assert any(line["event"] == "pass finished" for line in about)
 
 
+async def test_dead_letter_line_carries_tenant_and_last_attempt(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    await sb.fault("resend", status=400)  # permanent: dead-lettered on the first attempt
+    job_id = await send(tenant)
+    with captured_logs() as buffer:
+        await deliver(services)
+    [line] = [
+        line
+        for line in _lines(buffer.getvalue())
+        if line["event"] == "job dead-lettered" and line.get("job_id") == job_id
+    ]
+    assert (line["tenant_id"], line["attempt"]) == (tenant.tenant_id, 1)
+
+
 async def test_retried_job_logs_its_next_attempt(
     services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
 ) -> None:
