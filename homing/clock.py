@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -48,3 +49,24 @@ def month_end(period: str) -> datetime:
     """When a period's quotas reset: the first instant of the next month, UTC."""
     year, month = (int(p) for p in period.split("-"))
     return datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+
+
+class Heartbeat:
+    """When a worker loop last made progress, for ``/readyz``: the loop beats once per
+    iteration, idle or not, and a reader asks how long ago that was. Time is the
+    monotonic clock unless ``now`` is given (tests move it by hand)."""
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self._last: float | None = None
+
+    def beat(self) -> None:
+        self._last = self._now()
+
+    def stop(self) -> None:
+        """The loop ended: this process no longer runs a worker."""
+        self._last = None
+
+    def age(self) -> float | None:
+        """Seconds since the last beat; None while no worker loop runs here."""
+        return None if self._last is None else self._now() - self._last

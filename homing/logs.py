@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import structlog
@@ -23,6 +24,29 @@ _SECRET_KEYS = re.compile(
 _SECRET_VALUES = re.compile(
     r"(hk_(?:test_)?|whsec_|sk_(?:live|test)_|SG\.|re_|key-|Bearer\s+|Basic\s+)[A-Za-z0-9._~+/=-]{6,}"
 )
+
+
+def job_context(
+    job_id: str, tenant_id: str | None, attempt: int | None
+) -> AbstractContextManager[None]:
+    """Bind ``job_id``, ``tenant_id`` and ``attempt`` to every log line written inside
+    the ``with`` block, stdlib and structlog alike (contextvars: a delivery's task sees
+    only its own job's)."""
+    return _bound(job_id=job_id, tenant_id=tenant_id, attempt=attempt)
+
+
+def request_context(request_id: str) -> AbstractContextManager[None]:
+    """Bind ``request_id`` to every log line written while one API request is served."""
+    return _bound(request_id=request_id)
+
+
+@contextmanager
+def _bound(**fields: object) -> Iterator[None]:
+    tokens = structlog.contextvars.bind_contextvars(**fields)
+    try:
+        yield
+    finally:
+        structlog.contextvars.reset_contextvars(**tokens)
 
 
 def redact_text(text: str) -> str:

@@ -107,6 +107,10 @@ class _Windows(Protocol):
         """Each of ``costs`` in turn: add that many requests when they fit (0: look)."""
         ...
 
+    async def ping(self) -> bool:
+        """Whether the store answers now (always, in memory)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -162,6 +166,11 @@ class RateLimiter:
     async def peek(self, key: str, limit: int, per_seconds: int) -> RateDecision:
         """What ``hit`` would see now, without taking anything."""
         return (await self._take((key, limit, per_seconds), [0]))[0]
+
+    async def ping(self) -> bool:
+        """Whether the shared store answers a PING within its timeout (``/readyz``);
+        asked of the store itself, whatever the cooldown after a failure says."""
+        return await self._windows.ping()
 
     async def aclose(self) -> None:
         await self._windows.aclose()
@@ -299,6 +308,9 @@ class _MemoryWindows:
         for key in idle:
             del self._windows[key]
 
+    async def ping(self) -> bool:
+        return True
+
     async def aclose(self) -> None:
         self._windows.clear()
 
@@ -339,8 +351,9 @@ return out
 
 
 class _RedisWindows:
-    def __init__(self, client: aioredis.Redis, key_prefix: str) -> None:
+    def __init__(self, client: aioredis.Redis, key_prefix: str, timeout: float) -> None:
         self._client = client
+        self._timeout = timeout
         self._prefix = f"{key_prefix}:ratelimit:"
         self._script = client.register_script(_TAKE)
         self._token = os.urandom(6).hex()
@@ -357,6 +370,13 @@ class _RedisWindows:
         return [
             _Window(bool(pairs[i]), int(pairs[i + 1]), oldest, now) for i in range(0, len(pairs), 2)
         ]
+
+    async def ping(self) -> bool:
+        try:
+            async with asyncio.timeout(self._timeout):
+                return bool(await self._client.ping())
+        except _STORE_FAILURES:
+            return False
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -392,4 +412,4 @@ def redis_limiter(
         retry=Retry(NoBackoff(), 1),
     )
     # Windows run on Redis's clock; ``clock`` only places their answers in local time.
-    return RateLimiter(_RedisWindows(client, key_prefix), clock=clock, on_error=on_error)
+    return RateLimiter(_RedisWindows(client, key_prefix, timeout), clock=clock, on_error=on_error)

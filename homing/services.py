@@ -10,7 +10,7 @@ from functools import cached_property
 import httpx
 
 from homing.alerts import Alerter
-from homing.clock import Clock, SystemClock
+from homing.clock import Clock, Heartbeat, SystemClock
 from homing.crypto import MasterKey, Sealer, load_or_create_key_file
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
@@ -80,6 +80,8 @@ class Services:
     alert_http: httpx.AsyncClient | None = None
     wakeup: Wakeup = field(default_factory=Wakeup)
     pg_wakeups: PostgresWakeups | None = None
+    # Beaten by this process's worker loop; /readyz reads it.
+    heartbeat: Heartbeat = field(default_factory=Heartbeat)
 
     @cached_property
     def inbound(self) -> Inbound:
@@ -164,6 +166,7 @@ class Services:
             self.wakeup,
             tenants=self.tenants,
             suppressions=self.inbound.suppressions,
+            heartbeat=self.heartbeat,
         )
 
     async def aclose(self) -> None:

@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     # homing run on PostgreSQL: worker child processes (None: one per two cores).
     run_worker_processes: int | None = Field(default=None, ge=0, le=64)
     poll_interval_seconds: float = Field(default=1.0, gt=0)
+    # /readyz: a worker loop of this process silent for longer than this is stalled.
+    ready_worker_stall_seconds: float = Field(default=30.0, ge=1, le=3600)
     provider_timeout_seconds: float = Field(default=10.0, gt=0)
     # One total deadline per provider or webhook call (connect, send, read the answer),
     # credential checks and domain calls included; the timeouts above bound each phase.

@@ -11,6 +11,8 @@ from homing.api.admin_guard import AdminGuard
 from homing.api.bodies import capped, over_declared, too_large
 from homing.api.direct import DirectEmail
 from homing.api.errors import PassedOn, error_response
+from homing.api.readiness import Readiness
+from homing.api.request_id import RequestId
 from homing.api.routes import (
     admin,
     admin_jobs,
@@ -69,6 +71,7 @@ def create_app(services: Services) -> FastAPI:
         description="Multi-tenant notification delivery with fallback, retries and fairness.",
     )
     app.state.services = services
+    app.state.readiness = Readiness(services)
     errors.install(app)
     for module in (health, notifications, jobs, providers, webhooks):
         app.include_router(module.router)
@@ -87,4 +90,6 @@ def create_app(services: Services) -> FastAPI:
     app.add_middleware(SendingAdmission, admission=services.admission)
     token = services.settings.admin_token
     app.add_middleware(AdminGuard, token=token.get_secret_value() if token else None)
+    # Outermost: every response, refusals by the guards above included, carries the id.
+    app.add_middleware(RequestId)
     return app

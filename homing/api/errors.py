@@ -108,8 +108,13 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))
 
 
-async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+def unexpected_response() -> JSONResponse:
+    """The envelope for an error no handler knows: 500 ``internal_error``, no detail."""
     return envelope(500, "internal_error", "an unexpected error occurred")
+
+
+async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+    return unexpected_response()
 
 
 def install(app: FastAPI) -> None:

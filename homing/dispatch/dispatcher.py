@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 
 from homing.clock import Clock
@@ -15,9 +16,12 @@ from homing.dispatch.policy import (
     RetryPolicy,
     decide,
 )
+from homing.logs import job_context
 from homing.models import ClaimedJob, FailureClass, ProviderAccount, Queue
 from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
+
+log = logging.getLogger("homing.dispatch")
 
 
 class Dispatcher:
@@ -43,6 +47,16 @@ class Dispatcher:
         No database connection is held here: the claim committed before, and the
         outcome is written by the caller afterwards.
         """
+        job = claimed.job
+        # Every line logged during this pass (here, in the pass, in an adapter) says
+        # which job, tenant and attempt it is about; the binding ends with the pass.
+        with job_context(job.id, job.tenant_id, claimed.attempt_number):
+            outcome = await self._process(claimed, accounts)
+            # Debug: one line per pass would be a line per job at full rate.
+            log.debug("pass finished", extra={"outcome": type(outcome).__name__.lower()})
+        return outcome
+
+    async def _process(self, claimed: ClaimedJob, accounts: Sequence[ProviderAccount]) -> Outcome:
         job = claimed.job
         number = claimed.attempt_number
         policy = self._policies.get(job.queue, self._default)

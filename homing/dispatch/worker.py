@@ -11,11 +11,14 @@ import functools
 import logging
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from homing.alerts import Alerter, DeadLetterAlert
+from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
 from homing.errors import StoreError
+from homing.logs import job_context
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ClaimedJob, ProviderAccount, Queue
 from homing.queue.wakeup import Wakeup
 from homing.store.providers import ProviderStore
@@ -68,8 +71,10 @@ class Worker:
         *,
         tenants: TenantStore | None = None,
         suppressions: SuppressionStore | None = None,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self._config = config
+        self._beat = heartbeat or Heartbeat()
         self._tenants = tenants
         self._suppressions = suppressions
         self._queue = queue_store
@@ -79,6 +84,8 @@ class Worker:
         self._wakeup = wakeup
         self._inflight: set[asyncio.Task[None]] = set()
         self._calls: dict[str, _Call] = {}
+        # job id -> (tenant id, attempt) of every job held, for the log lines about it.
+        self._held: dict[str, tuple[str, int]] = {}
         self._outcomes: list[Outcome] = []
         self._recorded = asyncio.Event()
         self._oldest_outcome = 0.0
@@ -98,6 +105,7 @@ class Worker:
         heartbeat = asyncio.create_task(self._heartbeat())
         try:
             while not stop.is_set():
+                self._beat.beat()
                 claimed = await self._claim_capacity()
                 if len(self._outcomes) >= self._config.batch_size:
                     await self._flush()
@@ -110,6 +118,7 @@ class Worker:
                 await self._idle(stop)
             await self._drain()
         finally:
+            self._beat.stop()
             heartbeat.cancel()
             await asyncio.gather(heartbeat, return_exceptions=True)
         return self.processed - start
@@ -142,7 +151,8 @@ class Worker:
             if call is None or call.claim_token != held[job_id] or call.task.done():
                 continue  # finished meanwhile, or recorded: the outcome write decides
             # Another worker holds the job now: finishing this send would be a stale one.
-            log.warning("claim lost during delivery; call stopped", extra={"job_id": job_id})
+            with self._about(job_id):
+                log.warning("claim lost during delivery; call stopped")
             call.task.cancel()
             self._recorded.set()
 
@@ -171,6 +181,7 @@ class Worker:
         )
         self.processed += len(claimed) - len(kept)
         for job in kept:
+            self._held[job.job.id] = (job.job.tenant_id, job.attempt_number)
             if job.job.tenant_id in suspended:
                 # A suspended tenant's jobs stay queued, untouched, until it is unsuspended.
                 self._record(self._dispatcher.hold(job, SUSPENDED_HOLD_SECONDS))
@@ -259,11 +270,26 @@ class Worker:
         else:
             # The leases will expire and the jobs be delivered again: at-least-once.
             log.error("outcomes not recorded", extra={"count": len(batch)})
+            self._forget_held()
             return
         for job_id, error_class, error in applied.dead_lettered:
-            self._alerter.dead_letter(DeadLetterAlert(job_id, error_class, error))
+            with self._about(job_id):
+                self._alerter.dead_letter(DeadLetterAlert(job_id, error_class, error))
         for job_id in applied.lost_leases:
-            log.warning("lease lost before the outcome was recorded", extra={"job_id": job_id})
+            with self._about(job_id):
+                log.warning("lease lost before the outcome was recorded")
+        self._forget_held()
+
+    def _forget_held(self) -> None:
+        """Keep the tenant and attempt of jobs still in flight or waiting to be recorded
+        only (a call that ended without an outcome is dropped here too)."""
+        live = self._calls.keys() | {o.job_id for o in self._outcomes}
+        self._held = {job_id: about for job_id, about in self._held.items() if job_id in live}
+
+    def _about(self, job_id: str) -> AbstractContextManager[None]:
+        """Log lines inside carry the job's id, tenant and attempt (as a delivery's do)."""
+        tenant_id, attempt = self._held.get(job_id, (None, None))
+        return job_context(job_id, tenant_id, attempt)
 
     async def _drain(self) -> None:
         if self._inflight:

@@ -8,6 +8,7 @@ against one it was not written for.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Literal
 
 from alembic import command
@@ -58,6 +59,28 @@ async def migrate(db: Database) -> None:
         if not db.is_sqlite:
             await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK})
         await conn.run_sync(_upgrade)
+
+
+SchemaStatus = Literal["current", "behind", "unknown"]
+
+
+@cache
+def _revisions() -> tuple[str | None, frozenset[str]]:
+    # The revision files do not change while a process runs: parsed once.
+    scripts = ScriptDirectory.from_config(_config())
+    return scripts.get_current_head(), frozenset(r.revision for r in scripts.walk_revisions())
+
+
+async def schema_status(db: Database) -> SchemaStatus:
+    """Where the schema stands against this version's head, without raising for it:
+    ``current``, ``behind`` (older, or no schema yet) or ``unknown`` (a revision this
+    version does not know, e.g. a newer homing's). One read of ``alembic_version``."""
+    async with db.transaction() as conn:
+        current = await conn.run_sync(_current)
+    head, known = _revisions()
+    if current == (head,):
+        return "current"
+    return "unknown" if not set(current) <= known else "behind"
 
 
 async def require_current(db: Database) -> None:
