@@ -14,6 +14,7 @@ from homing.api.errors import PassedOn, error_response
 from homing.api.routes import (
     admin,
     batch,
+    dead_letters,
     domains,
     health,
     inbound,
@@ -76,6 +77,7 @@ def create_app(services: Services) -> FastAPI:
     for module in (inbound, inbound_secrets, suppressions, domains, reports):
         app.include_router(module.router)
     app.include_router(tenant_settings.router)
+    app.include_router(dead_letters.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(
