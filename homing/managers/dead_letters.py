@@ -8,7 +8,7 @@ tenant's quota; a job over quota stays FAILED and is counted as ``refused``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from homing.errors import Conflict, Forbidden, NotFound
@@ -32,6 +32,14 @@ class BulkResult:
     refused: int = 0
 
 
+# Called after each batch with the totals so far (``homing dlq`` prints them on stderr).
+Progress = Callable[[BulkResult], None]
+
+
+def _quiet(result: BulkResult) -> None:
+    return None
+
+
 class DeadLetters:
     """Redrive and purge dead letters for a tenant or an operator."""
 
@@ -44,7 +52,12 @@ class DeadLetters:
         self._admission = admission
 
     async def redrive(
-        self, f: DeadLetterFilter, ids: Sequence[str] | None, *, dry_run: bool
+        self,
+        f: DeadLetterFilter,
+        ids: Sequence[str] | None,
+        *,
+        dry_run: bool,
+        progress: Progress = _quiet,
     ) -> BulkResult:
         """Re-queue the FAILED jobs of the matching dead letters not yet redriven."""
         result = BulkResult()
@@ -58,6 +71,7 @@ class DeadLetters:
                 continue
             for _, tenant_id, job_id in batch:
                 await self._redrive_one(tenant_id, job_id, result)
+            progress(result)
         return result
 
     async def _redrive_one(self, tenant_id: str, job_id: str, result: BulkResult) -> None:
@@ -75,7 +89,12 @@ class DeadLetters:
             result.done += 1
 
     async def purge(
-        self, f: DeadLetterFilter, ids: Sequence[str] | None, *, dry_run: bool
+        self,
+        f: DeadLetterFilter,
+        ids: Sequence[str] | None,
+        *,
+        dry_run: bool,
+        progress: Progress = _quiet,
     ) -> BulkResult:
         """Delete the matching dead-letter rows; their jobs stay FAILED."""
         result = BulkResult()
@@ -85,4 +104,5 @@ class DeadLetters:
             result.matched += len(batch)
             if not dry_run:
                 result.done += await self._store.delete(f.tenant_id, [row[0] for row in batch])
+            progress(result)
         return result
