@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import update
 
@@ -22,6 +23,7 @@ async def dead_letter(
     error_class: str = "provider_error",
     provider: str = "sandbox",
     at: datetime | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> str:
     """The id of a new dead letter of ``tenant`` whose job is FAILED."""
     sent = await send_email(tenant)
@@ -42,7 +44,7 @@ async def dead_letter(
                 job_id=job_id,
                 tenant_id=tenant.tenant_id,
                 queue="notifications-email",
-                payload={"subject": "Welcome"},
+                payload=payload or {"subject": "Welcome"},
                 error=error,
                 error_class=error_class,
                 created_at=now,

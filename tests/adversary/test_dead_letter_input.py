@@ -97,3 +97,13 @@ async def test_a_test_key_is_refused(services: Services, tenant: TenantClient) -
     ]
     assert [c.status_code for c in calls] == [403] * 4
     assert (await tenant.get(f"/v1/dead-letters/{letter}")).status_code == 200
+
+
+async def test_show_keeps_webhook_headers_sealed(services: Services, tenant: TenantClient) -> None:
+    sealed = "v1:k1:SEALED-HEADERS-BLOB"
+    payload = {"url": "https://example.com/hook", "body": "{}", "headers_sealed": sealed}
+    letter = await dead_letter(services, tenant, payload=payload)
+    shown = await tenant.get(f"/v1/dead-letters/{letter}")
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["payload"]["headers_sealed"] == "[sealed]"
+    assert sealed not in shown.text
