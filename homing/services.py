@@ -21,6 +21,7 @@ from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
+from homing.managers.dead_letters import DeadLetters
 from homing.managers.plans import load_plans
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
@@ -37,6 +38,7 @@ from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhoo
 from homing.settings import Settings
 from homing.store.batches import BatchStore
 from homing.store.database import Database
+from homing.store.dead_letters import DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
 from homing.store.migrate import migrate
@@ -71,6 +73,8 @@ class Services:
     webhooks: Webhooks
     limiter: RateLimiter
     admission: Admission
+    dead_letters: DeadLetters
+    dead_letter_store: DeadLetterStore
     keys: ApiKeyStore
     usage: UsageStore
     batches: BatchStore
@@ -274,6 +278,8 @@ async def build(
         webhooks=build_webhooks(settings, db, sealer, clock),
         limiter=limiter,
         admission=admission,
+        dead_letters=DeadLetters(DeadLetterStore(db), jobs, tenants, admission),
+        dead_letter_store=DeadLetterStore(db),
         keys=ApiKeyStore(db),
         usage=usage,
         batches=batches,

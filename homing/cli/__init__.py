@@ -1,4 +1,4 @@
-"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant."""
+"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
+from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
 from homing.errors import ConfigError, HomingError
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     tenant_cli.add_commands(commands.add_parser("tenant", help="manage tenants"))
     inbound_cli.add_events_commands(commands.add_parser("events", help="inbound events"))
     inbound_cli.add_report_commands(commands.add_parser("report", help="reports"))
+    dlq_cli.add_commands(commands.add_parser("dlq", help="the dead-letter console"))
     return parser
 
 
@@ -113,6 +115,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "tenant": lambda s: tenant_cli.run(s, args),
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
+        "dlq": lambda s: dlq_cli.run(s, args),
     }
     migrating = args.command in _MIGRATING
     services = await build(settings, run_migrations=migrating)

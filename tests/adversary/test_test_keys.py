@@ -55,6 +55,11 @@ LIVE_KEY_ROUTES = {
     ("DELETE", "/v1/webhook-secret"),
     ("POST", "/v1/webhook-endpoints/enable"),
     ("PATCH", "/v1/settings"),
+    # Dead letters are live data: a test key is refused.
+    ("GET", "/v1/dead-letters"),
+    ("GET", "/v1/dead-letters/{dead_letter_id}"),
+    ("POST", "/v1/dead-letters/redrive"),
+    ("POST", "/v1/dead-letters/purge"),
 }
 SOME_ID = "0194d1c0-0000-7000-8000-000000000000"
 

@@ -1,0 +1,138 @@
+"""The dead-letter console: a tenant's own under ``/v1``, every tenant's under ``/admin/v1``.
+
+Test keys are refused (dead letters are live data; ``homing.api.key_scope``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from homing.api.base_schemas import Page
+from homing.api.dead_letter_schemas import (
+    MAX_Q,
+    BulkBody,
+    DeadLetterDetail,
+    DeadLetterPublic,
+    Purged,
+    Redriven,
+)
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.services import Services
+from homing.store.dead_letters import DeadLetterFilter
+
+router = APIRouter(tags=["dead letters"])
+
+Short = Annotated[str | None, Query(max_length=40)]
+Text = Annotated[str | None, Query(min_length=1, max_length=MAX_Q)]
+Limit = Annotated[int, Query(ge=1, le=200)]
+Cursor = Annotated[str | None, Query(max_length=36)]
+TenantId = Annotated[str | None, Query(max_length=36)]
+
+
+async def _page(
+    services: Services, f: DeadLetterFilter, limit: int, cursor: str | None
+) -> Page[DeadLetterPublic]:
+    rows, next_cursor = await services.dead_letter_store.page(f, limit=limit, cursor=cursor)
+    return Page[DeadLetterPublic](
+        data=[DeadLetterPublic.of(d) for d in rows], next_cursor=next_cursor
+    )
+
+
+async def _detail(services: Services, tenant_id: str | None, id: str) -> DeadLetterDetail:
+    letter = await services.dead_letter_store.get(tenant_id, id)
+    _, attempts = await services.jobs.get(letter.tenant_id, letter.job_id)
+    return DeadLetterDetail.full(letter, attempts)
+
+
+@router.get("/v1/dead-letters", response_model=Page[DeadLetterPublic])
+async def list_dead_letters(
+    principal: PrincipalDep,
+    services: ServicesDep,
+    queue: Short = None,
+    error_class: Short = None,
+    provider: Short = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    q: Text = None,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> Page[DeadLetterPublic]:
+    """The tenant's dead letters, newest first; ``q`` is literal text in the error."""
+    f = DeadLetterFilter(principal.tenant.id, queue, error_class, provider, since, until, q)
+    return await _page(services, f, limit, cursor)
+
+
+@router.get("/v1/dead-letters/{dead_letter_id}", response_model=DeadLetterDetail)
+async def show_dead_letter(
+    dead_letter_id: str, principal: PrincipalDep, services: ServicesDep
+) -> DeadLetterDetail:
+    """One dead letter: payload (webhook headers sealed), attempts, error. 404 for
+    another tenant's."""
+    return await _detail(services, principal.tenant.id, dead_letter_id)
+
+
+@router.post("/v1/dead-letters/redrive", response_model=Redriven)
+async def redrive(body: BulkBody, principal: PrincipalDep, services: ServicesDep) -> Redriven:
+    """Re-queue the matching dead letters' jobs once each, one quota unit per job."""
+    if body.filter.tenant_id not in (None, principal.tenant.id):
+        return Redriven(matched=0, redriven=0, refused=0)
+    r = await services.dead_letters.redrive(
+        body.to_filter(principal.tenant.id), body.ids, dry_run=body.dry_run
+    )
+    if r.done:
+        services.wakeup.notify()
+    return Redriven(matched=r.matched, redriven=r.done, refused=r.refused)
+
+
+@router.post("/v1/dead-letters/purge", response_model=Purged)
+async def purge(body: BulkBody, principal: PrincipalDep, services: ServicesDep) -> Purged:
+    """Delete the matching dead-letter rows; the jobs stay FAILED."""
+    if body.filter.tenant_id not in (None, principal.tenant.id):
+        return Purged(matched=0, purged=0)
+    r = await services.dead_letters.purge(
+        body.to_filter(principal.tenant.id), body.ids, dry_run=body.dry_run
+    )
+    return Purged(matched=r.matched, purged=r.done)
+
+
+@router.get("/admin/v1/dead-letters", response_model=Page[DeadLetterPublic])
+async def admin_list_dead_letters(
+    services: ServicesDep,
+    tenant_id: TenantId = None,
+    queue: Short = None,
+    error_class: Short = None,
+    provider: Short = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    q: Text = None,
+    limit: Limit = 50,
+    cursor: Cursor = None,
+) -> Page[DeadLetterPublic]:
+    """Every tenant's dead letters (or ``tenant_id``'s), newest first."""
+    f = DeadLetterFilter(tenant_id, queue, error_class, provider, since, until, q)
+    return await _page(services, f, limit, cursor)
+
+
+@router.get("/admin/v1/dead-letters/{dead_letter_id}", response_model=DeadLetterDetail)
+async def admin_show_dead_letter(dead_letter_id: str, services: ServicesDep) -> DeadLetterDetail:
+    """One dead letter of any tenant."""
+    return await _detail(services, None, dead_letter_id)
+
+
+@router.post("/admin/v1/dead-letters/redrive", response_model=Redriven)
+async def admin_redrive(body: BulkBody, services: ServicesDep) -> Redriven:
+    """Redrive across tenants (``filter.tenant_id`` narrows), each under its quota."""
+    r = await services.dead_letters.redrive(body.to_filter(None), body.ids, dry_run=body.dry_run)
+    if r.done:
+        services.wakeup.notify()
+    return Redriven(matched=r.matched, redriven=r.done, refused=r.refused)
+
+
+@router.post("/admin/v1/dead-letters/purge", response_model=Purged)
+async def admin_purge(body: BulkBody, services: ServicesDep) -> Purged:
+    """Purge across tenants (``filter.tenant_id`` narrows)."""
+    r = await services.dead_letters.purge(body.to_filter(None), body.ids, dry_run=body.dry_run)
+    return Purged(matched=r.matched, purged=r.done)

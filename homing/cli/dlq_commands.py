@@ -1,0 +1,108 @@
+"""``homing dlq list|show|redrive|purge``: the admin dead-letter console from the shell.
+
+Same filters as ``/admin/v1/dead-letters`` as flags; JSON on stdout; redrive and purge
+print their progress on stderr after every batch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from homing.managers.dead_letters import MAX_IDS, BulkResult
+from homing.services import Services
+from homing.store.dead_letters import DeadLetterFilter
+
+
+def add_commands(dlq: argparse.ArgumentParser) -> None:
+    """The ``dlq`` subcommands and their flags."""
+    commands = dlq.add_subparsers(dest="dlq_command", required=True)
+    listing = commands.add_parser("list", help="dead letters, newest first")
+    _add_filter(listing)
+    listing.add_argument("--limit", type=int, default=50, choices=range(1, 201), metavar="N")
+    listing.add_argument("--cursor", default=None)
+    show = commands.add_parser("show", help="one dead letter with its payload and attempts")
+    show.add_argument("id")
+    for name in ("redrive", "purge"):
+        bulk = commands.add_parser(name, help=f"{name} the matching dead letters")
+        _add_filter(bulk)
+        bulk.add_argument("--id", action="append", dest="ids", help="a dead letter id (repeat)")
+        bulk.add_argument("--dry-run", action="store_true", help="count only")
+        bulk.add_argument("--all", action="store_true", help="allow an empty filter")
+
+
+def _add_filter(parser: argparse.ArgumentParser) -> None:
+    for name in ("tenant-id", "queue", "error-class", "provider", "q"):
+        parser.add_argument(f"--{name}", default=None)
+    parser.add_argument("--since", type=datetime.fromisoformat, default=None)
+    parser.add_argument("--until", type=datetime.fromisoformat, default=None)
+
+
+def _filter(args: argparse.Namespace) -> DeadLetterFilter:
+    return DeadLetterFilter(
+        args.tenant_id, args.queue, args.error_class, args.provider, args.since, args.until, args.q
+    )
+
+
+async def run(services: Services, args: argparse.Namespace) -> int:
+    """Carry out one ``homing dlq`` command and print its JSON."""
+    command = args.dlq_command
+    if command == "list":
+        rows, cursor = await services.dead_letter_store.page(
+            _filter(args), limit=args.limit, cursor=args.cursor
+        )
+        return _print({"data": [_plain(r, payload=False) for r in rows], "next_cursor": cursor})
+    if command == "show":
+        letter = await services.dead_letter_store.get(None, args.id)
+        _, attempts = await services.jobs.get(letter.tenant_id, letter.job_id)
+        shown = _plain(letter, payload=True)
+        shown["attempts"] = [_json(dataclasses.asdict(a)) for a in attempts]
+        return _print(shown)
+    return await _bulk(services, args)
+
+
+async def _bulk(services: Services, args: argparse.Namespace) -> int:
+    f = _filter(args)
+    ids: Sequence[str] | None = args.ids
+    if ids is not None and len(ids) > MAX_IDS:
+        print(f"homing: at most {MAX_IDS} ids at once", file=sys.stderr)
+        return 2
+    if ids is None and f.is_empty() and f.tenant_id is None and not args.all:
+        print("homing: give a filter or --id, or --all for every dead letter", file=sys.stderr)
+        return 2
+    console = services.dead_letters
+    action = console.redrive if args.dlq_command == "redrive" else console.purge
+    result = await action(f, ids, dry_run=args.dry_run, progress=_progress)
+    done = "redriven" if args.dlq_command == "redrive" else "purged"
+    answer: dict[str, int] = {"matched": result.matched, done: result.done}
+    if args.dlq_command == "redrive":
+        answer["refused"] = result.refused
+    return _print(answer)
+
+
+def _progress(result: BulkResult) -> None:
+    print(f"matched {result.matched}, done {result.done}", file=sys.stderr, flush=True)
+
+
+def _plain(letter: Any, *, payload: bool) -> dict[str, Any]:
+    shown = _json(dataclasses.asdict(letter))
+    if not payload:
+        del shown["payload"]
+    elif shown["payload"].get("headers_sealed"):
+        shown["payload"]["headers_sealed"] = "[sealed]"
+    return shown
+
+
+def _json(value: dict[str, Any]) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(json.dumps(value, default=str))
+    return loaded
+
+
+def _print(value: Any) -> int:
+    print(json.dumps(value))
+    return 0

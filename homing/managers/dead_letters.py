@@ -1,0 +1,108 @@
+"""The dead-letter console: redrive and purge in bounded batches.
+
+Redrive re-queues each job through ``JobStore.retry`` — the path ``POST
+/v1/jobs/{id}/retry`` takes — so it is conditional (a dead letter redriven twice, or by
+two operators at once, is re-queued once) and each redriven job uses one unit of the
+tenant's quota; a job over quota stays FAILED and is counted as ``refused``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from homing.errors import Conflict, Forbidden, NotFound
+from homing.managers.admission import Admission
+from homing.store.dead_letters import DeadLetterFilter, DeadLetterStore
+from homing.store.jobs import JobStore
+from homing.store.tenants import TenantStore
+
+# Rows fetched per round of a bulk operation: bounds memory and each transaction.
+BATCH = 500
+# Ids one request may name.
+MAX_IDS = 1000
+
+
+@dataclass(slots=True)
+class BulkResult:
+    """What a bulk operation matched and did (``done``: redriven or purged)."""
+
+    matched: int = 0
+    done: int = 0
+    refused: int = 0
+
+
+# Called after each batch with the totals so far (``homing dlq`` prints them on stderr).
+Progress = Callable[[BulkResult], None]
+
+
+def _quiet(result: BulkResult) -> None:
+    return None
+
+
+class DeadLetters:
+    """Redrive and purge dead letters for a tenant or an operator."""
+
+    def __init__(
+        self, store: DeadLetterStore, jobs: JobStore, tenants: TenantStore, admission: Admission
+    ) -> None:
+        self._store = store
+        self._jobs = jobs
+        self._tenants = tenants
+        self._admission = admission
+
+    async def redrive(
+        self,
+        f: DeadLetterFilter,
+        ids: Sequence[str] | None,
+        *,
+        dry_run: bool,
+        progress: Progress = _quiet,
+    ) -> BulkResult:
+        """Re-queue the FAILED jobs of the matching dead letters not yet redriven."""
+        result = BulkResult()
+        after: str | None = None
+        while batch := await self._store.matching(
+            f, ids, after=after, limit=BATCH, pending_only=True
+        ):
+            after = batch[-1][0]
+            result.matched += len(batch)
+            if dry_run:
+                continue
+            for _, tenant_id, job_id in batch:
+                await self._redrive_one(tenant_id, job_id, result)
+            progress(result)
+        return result
+
+    async def _redrive_one(self, tenant_id: str, job_id: str, result: BulkResult) -> None:
+        tenant = await self._tenants.get(tenant_id)
+        if tenant is None:
+            return
+        quotas = self._admission.limits(tenant).quotas_for
+        try:
+            await self._jobs.retry(tenant_id, job_id, quotas)
+        except Forbidden:  # over quota (QuotaExceeded is a Forbidden)
+            result.refused += 1
+        except (Conflict, NotFound):  # already redriven, or gone meanwhile
+            return
+        else:
+            result.done += 1
+
+    async def purge(
+        self,
+        f: DeadLetterFilter,
+        ids: Sequence[str] | None,
+        *,
+        dry_run: bool,
+        progress: Progress = _quiet,
+    ) -> BulkResult:
+        """Delete the matching dead-letter rows; their jobs stay FAILED."""
+        result = BulkResult()
+        after: str | None = None
+        while batch := await self._store.matching(f, ids, after=after, limit=BATCH):
+            after = batch[-1][0]
+            result.matched += len(batch)
+            if not dry_run:
+                result.done += await self._store.delete(f.tenant_id, [row[0] for row in batch])
+            progress(result)
+        return result

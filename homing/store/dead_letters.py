@@ -1,0 +1,167 @@
+"""The SQL of the dead-letter console: list with filters, show one, find ids, purge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, delete, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.errors import NotFound
+from homing.store.database import Database
+from homing.store.schema import dead_letters, jobs
+
+# The LIKE escape character; ``q`` is matched as literal text, never as a pattern.
+_ESCAPE = "\\"
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterFilter:
+    """Which dead letters an operation applies to; None means "any". ``tenant_id`` is
+    always set for a tenant's request and optional for an operator's."""
+
+    tenant_id: str | None = None
+    queue: str | None = None
+    error_class: str | None = None
+    provider: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    q: str | None = None
+
+    def is_empty(self) -> bool:
+        """True when nothing but the tenant narrows the set."""
+        fields = (self.queue, self.error_class, self.provider, self.since, self.until, self.q)
+        return all(value is None for value in fields)
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """One dead letter as the console shows it; ``provider`` is the job's last one."""
+
+    id: str
+    job_id: str
+    tenant_id: str
+    queue: str
+    error: str
+    error_class: str
+    provider: str | None
+    created_at: datetime
+    redriven_at: datetime | None
+    payload: dict[str, Any]
+
+
+def escape_like(text: str) -> str:
+    """``text`` with LIKE's wildcards and the escape character taken literally."""
+    return (
+        text.replace(_ESCAPE, _ESCAPE * 2).replace("%", _ESCAPE + "%").replace("_", _ESCAPE + "_")
+    )
+
+
+def _conditions(f: DeadLetterFilter, ids: Sequence[str] | None) -> list[ColumnElement[bool]]:
+    c = dead_letters.c
+    found: list[ColumnElement[bool]] = []
+    pairs = ((c.tenant_id, f.tenant_id), (c.queue, f.queue), (c.error_class, f.error_class))
+    found.extend(column == value for column, value in pairs if value is not None)
+    if f.provider is not None:
+        found.append(jobs.c.provider == f.provider)
+    if f.since is not None:
+        found.append(c.created_at >= f.since)
+    if f.until is not None:
+        found.append(c.created_at < f.until)
+    if f.q is not None:
+        pattern = f"%{escape_like(f.q.lower())}%"
+        found.append(func.lower(c.error).like(pattern, escape=_ESCAPE))
+    if ids is not None:
+        found.append(c.id.in_(list(ids)))
+    return found
+
+
+def _from_row(row: Any) -> DeadLetter:
+    return DeadLetter(
+        id=row.id,
+        job_id=row.job_id,
+        tenant_id=row.tenant_id,
+        queue=row.queue,
+        error=row.error,
+        error_class=row.error_class,
+        provider=row.provider,
+        created_at=row.created_at,
+        redriven_at=row.redriven_at,
+        payload=row.payload,
+    )
+
+
+def _select() -> Any:
+    return select(*dead_letters.c, jobs.c.provider).join(jobs, jobs.c.id == dead_letters.c.job_id)
+
+
+class DeadLetterStore:
+    """Reads and deletes of ``dead_letters``; re-queueing is ``JobStore.retry``'s."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def page(
+        self, f: DeadLetterFilter, *, limit: int, cursor: str | None
+    ) -> tuple[list[DeadLetter], str | None]:
+        """Newest first (ids are time-ordered); ``cursor`` is the last id of a page."""
+        query = _select().where(*_conditions(f, None))
+        if cursor is not None:
+            query = query.where(dead_letters.c.id < cursor)
+        query = query.order_by(dead_letters.c.id.desc()).limit(limit + 1)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        page = [_from_row(row) for row in rows[:limit]]
+        return page, page[-1].id if len(rows) > limit else None
+
+    async def get(self, tenant_id: str | None, dead_letter_id: str) -> DeadLetter:
+        """One dead letter; another tenant's is NotFound."""
+        f = DeadLetterFilter(tenant_id=tenant_id)
+        query = _select().where(dead_letters.c.id == dead_letter_id, *_conditions(f, None))
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            raise NotFound("dead letter not found")
+        return _from_row(row)
+
+    async def matching(
+        self,
+        f: DeadLetterFilter,
+        ids: Sequence[str] | None,
+        *,
+        after: str | None,
+        limit: int,
+        pending_only: bool = False,
+    ) -> list[tuple[str, str, str]]:
+        """(id, tenant_id, job_id) of up to ``limit`` matches past ``after``, oldest
+        first, for work in bounded batches; ``pending_only``: not yet redriven."""
+        c = dead_letters.c
+        query = (
+            select(c.id, c.tenant_id, c.job_id)
+            .join(jobs, jobs.c.id == c.job_id)
+            .where(*_conditions(f, ids))
+        )
+        if after is not None:
+            query = query.where(c.id > after)
+        if pending_only:
+            query = query.where(c.redriven_at.is_(None))
+        query = query.order_by(c.id).limit(limit)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [(row.id, row.tenant_id, row.job_id) for row in rows]
+
+    async def delete(self, tenant_id: str | None, ids: Sequence[str]) -> int:
+        """Delete these dead-letter rows (the jobs stay); how many went."""
+        async with self._db.transaction() as conn:
+            return await _delete(conn, tenant_id, ids)
+
+
+async def _delete(conn: AsyncConnection, tenant_id: str | None, ids: Sequence[str]) -> int:
+    query = delete(dead_letters).where(dead_letters.c.id.in_(list(ids)))
+    if tenant_id is not None:
+        query = query.where(dead_letters.c.tenant_id == tenant_id)
+    result = await conn.execute(query)
+    return int(result.rowcount or 0)

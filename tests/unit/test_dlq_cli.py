@@ -1,0 +1,79 @@
+"""``homing dlq …``: list, show, redrive (dry run first) and purge from the shell."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from homing.api.app import create_app
+from homing.cli import main
+from homing.crypto import generate_master_key
+from homing.models import Plan
+from homing.services import build
+from homing.settings import Settings
+from tests.adversary._dead_letter_input_helpers import dead_letter
+from tests.conftest import TenantClient
+
+
+@pytest.fixture(autouse=True)
+def _env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("HOMING_DATABASE_URL", "HOMING_REDIS_URL", "HOMING_ADMIN_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOMING_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("HOMING_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HOMING_SECRET_KEY", generate_master_key())
+    monkeypatch.setenv("HOMING_LOG_LEVEL", "error")
+    assert main(["migrate"]) == 0
+    capsys.readouterr()
+
+
+async def _dead_letters(count: int, provider: str) -> tuple[str, list[str]]:
+    services = await build(Settings())
+    try:
+        tenant, key = await services.tenants.create("acme", Plan.STARTUP)
+        transport = httpx.ASGITransport(app=create_app(services))
+        async with httpx.AsyncClient(transport=transport, base_url="http://homing.test") as api:
+            client = TenantClient(api, tenant.id, key)
+            ids = [await dead_letter(services, client, provider=provider) for _ in range(count)]
+        return tenant.id, ids
+    finally:
+        await services.aclose()
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    assert main(["dlq", *argv]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_list_show_redrive_and_purge(capsys: pytest.CaptureFixture[str]) -> None:
+    tenant_id, ids = asyncio.run(_dead_letters(3, "ses"))
+    listed = _run(capsys, "list", "--provider", "ses", "--tenant-id", tenant_id)
+    assert [d["id"] for d in listed["data"]] == list(reversed(ids))
+    assert _run(capsys, "list", "--provider", "postmark")["data"] == []
+    shown = _run(capsys, "show", ids[0])
+    assert shown["payload"] == {"subject": "Welcome"} and shown["attempts"] == []
+    dry = _run(capsys, "redrive", "--provider", "ses", "--dry-run")
+    assert dry == {"matched": 3, "redriven": 0, "refused": 0}
+    assert _run(capsys, "redrive", "--provider", "ses") == {
+        "matched": 3,
+        "redriven": 3,
+        "refused": 0,
+    }
+    assert _run(capsys, "redrive", "--provider", "ses")["matched"] == 0
+    assert main(["dlq", "purge", "--id", ids[0]]) == 0
+    printed = capsys.readouterr()
+    assert json.loads(printed.out) == {"matched": 1, "purged": 1}
+    assert "matched 1, done 1" in printed.err  # progress, after each batch
+    assert _run(capsys, "purge", "--all") == {"matched": 2, "purged": 2}
+
+
+def test_bulk_without_a_filter_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dlq", "purge"]) == 2
+    assert "--all" in capsys.readouterr().err
