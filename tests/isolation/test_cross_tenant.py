@@ -30,6 +30,7 @@ from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.schema import metadata
+from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import register, send
 from tests.figures import record
@@ -47,6 +48,7 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("PATCH", "/admin/v1/tenants/{tenant_id}"): "operator API (admin token), not tenant-scoped",
     ("POST", "/admin/v1/tenants/{tenant_id}/suspend"): "operator API (admin token)",
     ("POST", "/admin/v1/tenants/{tenant_id}/unsuspend"): "operator API (admin token)",
+    ("GET", "/admin/v1/dead-letters/{dead_letter_id}"): "operator API (admin token)",
 }
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {
@@ -96,6 +98,8 @@ async def _objects(
     tenant = await make_tenant(services, api, name, Plan.STARTUP)
     provider = await register(tenant, sandbox, "resend", 1)
     job_id = await send(tenant)
+    # Before the domain below exists: the helper sends from acme.example.
+    letter_id = await dead_letter(services, tenant)
     key = await tenant.post("/v1/api-keys", json={"name": "second"})
     domain = await tenant.post(
         "/v1/domains", json={"domain": f"{name}.example", "provider_account_id": provider["id"]}
@@ -108,6 +112,7 @@ async def _objects(
     for response in (key, domain, inbound):
         assert response.status_code in (200, 201), response.text
     ids = {
+        "dead_letter_id": letter_id,
         "provider_id": provider["id"],
         "job_id": job_id,
         "key_id": key.json()["id"],
@@ -141,7 +146,7 @@ def test_every_route_with_a_path_parameter_is_exercised_or_explained(
     app = create_app(services)
     table = list(route_table(app))
     assert ("GET", "/v1/jobs/{job_id}") in table, "the route walk found the app's routes"
-    known = {"provider_id", "job_id", "key_id", "domain_id"}
+    known = {"provider_id", "job_id", "key_id", "domain_id", "dead_letter_id"}
     unknown = [
         f"{method} {path}: no tenant object for {sorted(set(params) - known)}"
         for method, path, params in _exercised(app)
