@@ -18,8 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import uvicorn
 
+from homing.cli import main
+from homing.crypto import generate_master_key
 from homing.logs import configure_logging
 from homing.sandbox.server import SandboxServer
 from homing.settings import Settings
@@ -138,3 +141,22 @@ def captured_logs() -> Iterator[io.StringIO]:
     finally:
         root.handlers = handlers
         root.setLevel(level)
+
+
+def migrated_cli_env(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    clear: tuple[str, ...] = (),
+) -> None:
+    """The environment of a ``homing`` command test: a migrated SQLite database of its
+    own in ``tmp_path``, a fresh master key, quiet logs, and ``clear`` unset. Only
+    migrate/run/api/worker migrate; the other commands need a current schema."""
+    for name in ("HOMING_DATABASE_URL", "HOMING_REDIS_URL", *clear):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOMING_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("HOMING_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HOMING_SECRET_KEY", generate_master_key())
+    monkeypatch.setenv("HOMING_LOG_LEVEL", "error")
+    assert main(["migrate"]) == 0
+    capsys.readouterr()

@@ -8,22 +8,14 @@ from pathlib import Path
 import pytest
 
 from homing.cli import main
-from homing.crypto import generate_master_key
+from tests.fixtures import migrated_cli_env
 
 
 @pytest.fixture(autouse=True)
 def _env(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name in ("HOMING_DATABASE_URL", "HOMING_REDIS_URL", "HOMING_BILLING_PRICES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOMING_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}")
-    monkeypatch.setenv("HOMING_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("HOMING_SECRET_KEY", generate_master_key())
-    monkeypatch.setenv("HOMING_LOG_LEVEL", "error")
-    # Only migrate/run/api/worker migrate; these commands need a current schema.
-    assert main(["migrate"]) == 0
-    capsys.readouterr()
+    migrated_cli_env(monkeypatch, tmp_path, capsys, clear=("HOMING_BILLING_PRICES",))
 
 
 def test_reprocess_prints_what_became_of_the_entries(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,26 +12,19 @@ import pytest
 
 from homing.api.app import create_app
 from homing.cli import main
-from homing.crypto import generate_master_key
 from homing.models import Plan
 from homing.services import build
 from homing.settings import Settings
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient
+from tests.fixtures import migrated_cli_env
 
 
 @pytest.fixture(autouse=True)
 def _env(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name in ("HOMING_DATABASE_URL", "HOMING_REDIS_URL", "HOMING_ADMIN_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOMING_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}")
-    monkeypatch.setenv("HOMING_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("HOMING_SECRET_KEY", generate_master_key())
-    monkeypatch.setenv("HOMING_LOG_LEVEL", "error")
-    assert main(["migrate"]) == 0
-    capsys.readouterr()
+    migrated_cli_env(monkeypatch, tmp_path, capsys, clear=("HOMING_ADMIN_TOKEN",))
 
 
 async def _dead_letters(count: int, provider: str) -> tuple[str, list[str]]:
