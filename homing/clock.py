@@ -36,6 +36,27 @@ class ManualClock:
         self._now += seconds
 
 
+# The years a moment someone names (a filter's ``since``/``until``) may fall in: inside
+# them, converting one to UTC or storing it can never overflow.
+FIRST_YEAR, LAST_YEAR = 1970, 9998
+
+
+def in_utc(value: datetime) -> datetime:
+    """``value`` in UTC (one without an offset is UTC); ValueError for a moment outside
+    ``FIRST_YEAR``..``LAST_YEAR``."""
+    if not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise ValueError(f"a moment between the years {FIRST_YEAR} and {LAST_YEAR}")
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def parse_moment(text: str) -> datetime:
+    """An ISO 8601 moment from text (a command-line argument), in UTC; ValueError if it
+    is none or out of range."""
+    return in_utc(datetime.fromisoformat(text))
+
+
 def as_datetime(epoch: float) -> datetime:
     return datetime.fromtimestamp(epoch, UTC)
 

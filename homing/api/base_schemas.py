@@ -8,13 +8,19 @@ on the last (lists that come whole have one page, so it is always null there).
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from datetime import datetime
+from typing import Annotated, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
-__all__ = ["Page", "Strict"]
+from homing.clock import in_utc
+
+__all__ = ["Moment", "Page", "Strict"]
 
 T = TypeVar("T")
+
+# A moment in a query or body (``since``, ``until``…): ISO 8601, answered in UTC.
+Moment = Annotated[datetime, AfterValidator(in_utc)]
 
 
 class Strict(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from homing.api.base_schemas import Strict
+from homing.api.base_schemas import Moment, Strict
 from homing.api.schemas import AttemptPublic
 from homing.managers.dead_letters import MAX_IDS
 from homing.models import Attempt
@@ -24,8 +24,8 @@ class FilterBody(Strict):
     queue: str | None = Field(default=None, max_length=40)
     error_class: str | None = Field(default=None, max_length=40)
     provider: str | None = Field(default=None, max_length=40)
-    since: datetime | None = None
-    until: datetime | None = None
+    since: Moment | None = None
+    until: Moment | None = None
     q: str | None = Field(default=None, min_length=1, max_length=MAX_Q)
 
 

@@ -7,12 +7,12 @@ it; dates are ISO 8601 (a date without an offset is UTC); the cursor is an id.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import Query
 
 from homing.addresses import MAX_MAILBOX, InvalidAddress, parse_mailbox
+from homing.api.base_schemas import Moment
 from homing.api.schemas import JobSummary
 from homing.errors import InvalidRequest
 from homing.models import Channel, Job, JobStatus
@@ -22,12 +22,6 @@ from homing.store.job_search import JobFilter
 CURSOR_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 CursorQuery = Annotated[str | None, Query(max_length=36, pattern=CURSOR_PATTERN)]
 LimitQuery = Annotated[int, Query(ge=1, le=200)]
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=UTC)
 
 
 def _recipient(to: str | None) -> str | None:
@@ -43,14 +37,13 @@ def job_filter(
     to: Annotated[str | None, Query(min_length=3, max_length=MAX_MAILBOX)] = None,
     channel: Channel | None = None,
     status: JobStatus | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
     idempotency_key: Annotated[str | None, Query(min_length=1, max_length=255)] = None,
 ) -> JobFilter:
     """The filters of one search (FastAPI dependency); ``since`` after ``until`` and a
     ``to`` that is not exactly one mailbox are InvalidRequest. The tenant and the key's
     kind are the caller's to add."""
-    since, until = _utc(since), _utc(until)
     if since is not None and until is not None and since > until:
         raise InvalidRequest("since must not be after until", {"field": "since"})
     return JobFilter(

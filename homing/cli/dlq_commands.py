@@ -14,9 +14,20 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from homing.clock import parse_moment
 from homing.managers.dead_letters import MAX_IDS, BulkResult
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
+
+
+def _moment(text: str) -> datetime:
+    try:
+        if len(text) > 64:
+            raise ValueError("too long")
+        return parse_moment(text)
+    except ValueError as refused:
+        shown = text if len(text) <= 64 else text[:64] + "…"
+        raise argparse.ArgumentTypeError(f"{shown!r} is no ISO 8601 moment: {refused}") from None
 
 
 def add_commands(dlq: argparse.ArgumentParser) -> None:
@@ -39,8 +50,8 @@ def add_commands(dlq: argparse.ArgumentParser) -> None:
 def _add_filter(parser: argparse.ArgumentParser) -> None:
     for name in ("tenant-id", "queue", "error-class", "provider", "q"):
         parser.add_argument(f"--{name}", default=None)
-    parser.add_argument("--since", type=datetime.fromisoformat, default=None)
-    parser.add_argument("--until", type=datetime.fromisoformat, default=None)
+    parser.add_argument("--since", type=_moment, default=None)
+    parser.add_argument("--until", type=_moment, default=None)
 
 
 def _filter(args: argparse.Namespace) -> DeadLetterFilter:

@@ -60,6 +60,24 @@ async def test_bad_dates_are_refused(tenant: TenantClient, since: str) -> None:
     assert (await tenant.post("/v1/dead-letters/redrive", json=body)).status_code == 422
 
 
+# Moments that parse but overflow when converted to UTC or stored (hypothesis found the
+# first on PostgreSQL: a 500 from the redrive filter).
+EDGE_MOMENTS = ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00"]
+
+
+@pytest.mark.parametrize("moment", EDGE_MOMENTS)
+async def test_moments_at_the_edge_of_the_calendar_are_refused(
+    tenant: TenantClient, moment: str
+) -> None:
+    for name in ("since", "until"):
+        listed = await tenant.get("/v1/dead-letters", params={name: moment})
+        assert listed.status_code == 422, listed.text
+        for action in ("redrive", "purge"):
+            body = {"filter": {name: moment, "queue": "notifications-email"}, "dry_run": True}
+            bulk = await tenant.post(f"/v1/dead-letters/{action}", json=body)
+            assert bulk.status_code == 422, bulk.text
+
+
 async def test_an_empty_filter_without_ids_needs_all(tenant: TenantClient) -> None:
     for action in ("redrive", "purge"):
         response = await tenant.post(f"/v1/dead-letters/{action}", json={"filter": {}})

@@ -70,3 +70,22 @@ def test_list_show_redrive_and_purge(capsys: pytest.CaptureFixture[str]) -> None
 def test_bulk_without_a_filter_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dlq", "purge"]) == 2
     assert "--all" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "since", ["yesterday", "0001-01-01T00:00:00+01:00", "2026-01-01" + "0" * 500]
+)
+def test_a_bad_or_overflowing_moment_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], since: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["dlq", "list", "--since", since])
+    assert exited.value.code == 2
+    printed = capsys.readouterr().err
+    assert "no ISO 8601 moment" in printed and len(printed) < 1_000
+
+
+def test_a_moment_without_an_offset_is_utc(capsys: pytest.CaptureFixture[str]) -> None:
+    asyncio.run(_dead_letters(1, "ses"))
+    assert _run(capsys, "list", "--since", "2000-01-01T00:00:00")["data"] != []
+    assert _run(capsys, "list", "--since", "9998-01-01T00:00:00")["data"] == []

@@ -5,12 +5,11 @@ Test keys are refused (dead letters are live data; ``homing.api.key_scope``).
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from homing.api.base_schemas import Page
+from homing.api.base_schemas import Moment, Page
 from homing.api.dead_letter_schemas import (
     MAX_Q,
     BulkBody,
@@ -54,8 +53,8 @@ async def list_dead_letters(
     queue: Short = None,
     error_class: Short = None,
     provider: Short = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
     q: Text = None,
     limit: Limit = 50,
     cursor: Cursor = None,
@@ -105,8 +104,8 @@ async def admin_list_dead_letters(
     queue: Short = None,
     error_class: Short = None,
     provider: Short = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: Moment | None = None,
+    until: Moment | None = None,
     q: Text = None,
     limit: Limit = 50,
     cursor: Cursor = None,
