@@ -30,6 +30,7 @@ KERNEL = frozenset(
         "addresses",
         "ratelimit",
         "alerts",
+        "metrics",
     }
 )
 FOLDERS = frozenset(

@@ -1,0 +1,102 @@
+"""Every Prometheus metric Homing exports, defined once, with bounded labels only.
+
+Labels name kinds, never instances: channel, provider *kind* (``sendgrid``, ``twilio``,
+not an account id), outcome class, queue, priority, status, reason. No tenant id, URL,
+address or free text is ever a label value; per-tenant figures live in the admin API.
+
+Modules import the metric they move from here, so the full list (and the README's table)
+has one source. ``homing run`` children share one scrape through the library's
+multiprocess mode (see ``homing.api.routes.metrics`` once it exists).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+__all__ = [
+    "ACCEPTED",
+    "DEAD_LETTERS",
+    "INBOUND_EVENTS",
+    "IN_FLIGHT",
+    "JOBS_FINISHED",
+    "PROVIDER_CALLS",
+    "PROVIDER_CALL_SECONDS",
+    "QUEUE_DEPTH",
+    "QUEUE_OLDEST_SECONDS",
+    "REFUSED",
+    "THROTTLED_DEFERRALS",
+    "UNACCOUNTED_JOBS",
+    "WEBHOOK_DELIVERIES",
+]
+
+ACCEPTED = Counter(
+    "homing_notifications_accepted_total",
+    "Notifications accepted (202) by channel.",
+    ["channel"],
+)
+REFUSED = Counter(
+    "homing_notifications_refused_total",
+    "Notifications refused at the API by channel and reason (suppressed, quota, "
+    "rate_limited, invalid, sending_paused, ...).",
+    ["channel", "reason"],
+)
+PROVIDER_CALLS = Counter(
+    "homing_provider_calls_total",
+    "Calls to a provider by channel, provider kind and outcome class.",
+    ["channel", "provider", "outcome"],
+)
+PROVIDER_CALL_SECONDS = Histogram(
+    "homing_provider_call_seconds",
+    "Duration of one provider call by channel and provider kind.",
+    ["channel", "provider"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+JOBS_FINISHED = Counter(
+    "homing_jobs_finished_total",
+    "Jobs that reached a terminal status, by channel and status.",
+    ["channel", "status"],
+)
+THROTTLED_DEFERRALS = Counter(
+    "homing_throttled_deferrals_total",
+    "Jobs put back without spending an attempt because a pacing rule or a provider's "
+    "429 said wait, by channel.",
+    ["channel"],
+)
+DEAD_LETTERS = Counter(
+    "homing_dead_letters_total",
+    "Jobs that ended in the dead-letter queue, by queue and error class.",
+    ["queue", "error_class"],
+)
+INBOUND_EVENTS = Counter(
+    "homing_inbound_events_total",
+    "Provider events received, by provider kind and result (accepted, duplicate, "
+    "quarantined, refused).",
+    ["provider", "result"],
+)
+WEBHOOK_DELIVERIES = Counter(
+    "homing_webhook_deliveries_total",
+    "Outbound webhook deliveries by outcome class.",
+    ["outcome"],
+)
+IN_FLIGHT = Gauge(
+    "homing_jobs_in_flight",
+    "Jobs this process is delivering right now.",
+    multiprocess_mode="livesum",
+)
+QUEUE_DEPTH = Gauge(
+    "homing_queue_depth",
+    "Claimable queue entries by queue and priority, sampled from the database.",
+    ["queue", "priority"],
+    multiprocess_mode="mostrecent",
+)
+QUEUE_OLDEST_SECONDS = Gauge(
+    "homing_queue_oldest_seconds",
+    "Age of the oldest claimable entry by queue and priority, sampled from the database.",
+    ["queue", "priority"],
+    multiprocess_mode="mostrecent",
+)
+UNACCOUNTED_JOBS = Gauge(
+    "homing_unaccounted_jobs",
+    "Jobs the last reconciler pass found outside the ledger invariant (must read 0).",
+    multiprocess_mode="mostrecent",
+)
