@@ -1,4 +1,4 @@
-"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq."""
+"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq, audit."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
+from homing.cli import audit_commands as audit_cli
 from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
@@ -60,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     inbound_cli.add_events_commands(commands.add_parser("events", help="inbound events"))
     inbound_cli.add_report_commands(commands.add_parser("report", help="reports"))
     dlq_cli.add_commands(commands.add_parser("dlq", help="the dead-letter console"))
+    audit_cli.add_commands(commands.add_parser("audit", help="the audit log"))
     return parser
 
 
@@ -116,6 +118,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
         "dlq": lambda s: dlq_cli.run(s, args),
+        "audit": lambda s: audit_cli.run(s, args),
     }
     migrating = args.command in _MIGRATING
     services = await build(settings, run_migrations=migrating)

@@ -22,7 +22,8 @@ from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
 
 
-def _moment(text: str) -> datetime:
+def moment(text: str) -> datetime:
+    """An ISO 8601 moment from a flag, at most 64 characters (argparse's type)."""
     try:
         if len(text) > 64:
             raise ValueError("too long")
@@ -52,8 +53,8 @@ def add_commands(dlq: argparse.ArgumentParser) -> None:
 def _add_filter(parser: argparse.ArgumentParser) -> None:
     for name in ("tenant-id", "queue", "error-class", "provider", "q"):
         parser.add_argument(f"--{name}", default=None)
-    parser.add_argument("--since", type=_moment, default=None)
-    parser.add_argument("--until", type=_moment, default=None)
+    parser.add_argument("--since", type=moment, default=None)
+    parser.add_argument("--until", type=moment, default=None)
 
 
 def _filter(args: argparse.Namespace) -> DeadLetterFilter:
