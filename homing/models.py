@@ -414,6 +414,7 @@ class AuditAction(enum.StrEnum):
     JOB_RETRIED = "job.retried"
     DEAD_LETTERS_REDRIVEN = "dead_letters.redriven"
     DEAD_LETTERS_PURGED = "dead_letters.purged"
+    MASTER_KEY_ROTATED = "master_key.rotated"
 
 
 class ActorKind(enum.StrEnum):

@@ -15,6 +15,8 @@ from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
 from homing.errors import ConfigError, HomingError
 from homing.logs import configure_logging
+from homing.managers.audit import CLI_ACTOR
+from homing.models import AuditAction
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.migrate import require_current
@@ -147,6 +149,7 @@ async def _rotate_keys(services: Services) -> int:
     report = await KeyRotation(services.db, services.sealer, progress).run()
     for place, count in report.resealed.items():
         print(f"{place}: {count} re-sealed", file=sys.stderr)
+    await _audit_rotation(services, report.total, report.skipped)
     print(
         json.dumps(
             {
@@ -159,6 +162,20 @@ async def _rotate_keys(services: Services) -> int:
         )
     )
     return 0
+
+
+async def _audit_rotation(services: Services, resealed: int, skipped: int) -> None:
+    """One platform-wide audit event for a finished rotation (it spans many
+    transactions): the new key's id, never the key."""
+    event = services.audit.event(
+        CLI_ACTOR,
+        AuditAction.MASTER_KEY_ROTATED,
+        tenant_id=None,
+        target_type="master_key",
+        target_id=services.sealer.current_key_id,
+        changes={"resealed": resealed, "skipped": skipped},
+    )
+    await services.audit.record(event)
 
 
 async def _purge(services: Services, *, dry_run: bool) -> int:

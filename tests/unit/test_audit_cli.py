@@ -64,3 +64,14 @@ def test_a_bad_filter_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> No
             main(["audit", "list", *argv])
         assert refused.value.code == 2
         assert "x" * 100 not in capsys.readouterr().err
+
+
+def test_a_master_key_rotation_is_one_platform_wide_event(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _run(capsys, "tenant", "create", "acme")
+    rotated = _run(capsys, "keys", "rotate")
+    (event,) = _run(capsys, "audit", "list", "--action", "master_key.rotated")["data"]
+    assert event["tenant_id"] is None and event["actor"] == CLI
+    assert event["target_id"] == rotated["key_id"]
+    assert event["changes"] == {"resealed": rotated["resealed"], "skipped": rotated["skipped"]}
