@@ -141,6 +141,13 @@ async def test_the_list_refuses_unbounded_or_malformed_filters(
         assert len(response.content) < 4_096
 
 
+async def test_since_after_until_is_refused(tenant: TenantClient) -> None:
+    params = {"since": "2026-01-02T00:00:00Z", "until": "2026-01-01T00:00:00Z"}
+    response = await tenant.get("/v1/audit-log", params=params)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_request"
+
+
 async def test_the_admin_tenant_filter_is_bounded(tenant: TenantClient) -> None:
     params = {"tenant_id": "t" * 37}
     response = await tenant.api.get("/admin/v1/audit-log", params=params, headers=ADMIN)

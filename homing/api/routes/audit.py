@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from homing.api.audit_schemas import AuditEventPublic
 from homing.api.base_schemas import Moment, Page
 from homing.api.deps import LivePrincipalDep, ServicesDep
+from homing.errors import InvalidRequest
 from homing.models import AuditAction
 from homing.services import Services
 from homing.store.audit import AuditFilter
@@ -24,6 +25,8 @@ TenantId = Annotated[str | None, Query(max_length=36)]
 async def _page(
     services: Services, f: AuditFilter, limit: int, cursor: str | None
 ) -> Page[AuditEventPublic]:
+    if f.since is not None and f.until is not None and f.since > f.until:
+        raise InvalidRequest("since must not be after until", {"field": "since"})
     events, next_cursor = await services.audit.page(f, limit=limit, cursor=cursor)
     return Page[AuditEventPublic](
         data=[AuditEventPublic.of(e) for e in events], next_cursor=next_cursor
