@@ -127,16 +127,12 @@ class AuditStore:
             return int(await conn.scalar(query.where(audit_events.c.created_at < before)) or 0)
 
     async def purge_before(self, before: datetime, limit: int) -> int:
-        """Delete up to ``limit`` of the oldest events older than ``before``."""
+        """Delete up to ``limit`` of the oldest events older than ``before`` (walking
+        ``ix_audit_events_created_at``)."""
         c = audit_events.c
+        oldest = select(c.id).where(c.created_at < before).order_by(c.created_at).limit(limit)
         async with self._db.transaction() as conn:
-            ids = list(
-                (
-                    await conn.scalars(
-                        select(c.id).where(c.created_at < before).order_by(c.id).limit(limit)
-                    )
-                ).all()
-            )
+            ids = list((await conn.scalars(oldest)).all())
             if not ids:
                 return 0
             result = await conn.execute(delete(audit_events).where(one_of(conn, c.id, ids)))
