@@ -411,7 +411,6 @@ class AuditAction(enum.StrEnum):
     TENANT_SUSPENDED = "tenant.suspended"
     TENANT_RESUMED = "tenant.resumed"
     SETTINGS_UPDATED = "settings.updated"
-    JOB_RETRIED = "job.retried"
     DEAD_LETTERS_REDRIVEN = "dead_letters.redriven"
     DEAD_LETTERS_PURGED = "dead_letters.purged"
     MASTER_KEY_ROTATED = "master_key.rotated"

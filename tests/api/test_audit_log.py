@@ -15,6 +15,7 @@ from sqlalchemy import select
 from homing.api.app import create_app
 from homing.api.audit_scope import AUDITED, EXEMPT
 from homing.clock import ManualClock
+from homing.models import AuditAction
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
@@ -81,6 +82,11 @@ async def test_every_changing_route_is_audited_or_exempt(services: Services) -> 
     assert not (set(AUDITED) | set(EXEMPT)) - routes, "a classified route is gone"
     assert not set(AUDITED) & set(EXEMPT)
     assert all(reason.strip() for reason in EXEMPT.values())
+
+
+def test_every_action_of_the_vocabulary_has_a_route_or_a_command() -> None:
+    by_routes = set().union(*AUDITED.values())
+    assert set(AuditAction) - by_routes == {AuditAction.MASTER_KEY_ROTATED}  # homing keys rotate
 
 
 async def test_issuing_and_revoking_a_key_records_the_key_that_did_it(
