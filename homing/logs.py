@@ -40,6 +40,12 @@ def request_context(request_id: str) -> AbstractContextManager[None]:
     return _bound(request_id=request_id)
 
 
+def current_request_id() -> str | None:
+    """The id of the API request being served (``request_context``), if any."""
+    value = structlog.contextvars.get_contextvars().get("request_id")
+    return value if isinstance(value, str) else None
+
+
 @contextmanager
 def _bound(**fields: object) -> Iterator[None]:
     tokens = structlog.contextvars.bind_contextvars(**fields)

@@ -381,3 +381,57 @@ class DomainInfo:
     provider_domain_id: str
     status: DomainStatus
     records: tuple[DnsRecord, ...]
+
+
+# --- The audit log (docs/architecture.md, "The audit log") ---------------------------
+
+
+class AuditAction(enum.StrEnum):
+    """The closed vocabulary of changes the audit log records."""
+
+    PROVIDER_ADDED = "provider.added"
+    PROVIDER_UPDATED = "provider.updated"
+    PROVIDER_REMOVED = "provider.removed"
+    PROVIDER_REORDERED = "provider.reordered"
+    INBOUND_SECRET_ROTATED = "inbound_secret.rotated"
+    INBOUND_SECRET_DELETED = "inbound_secret.deleted"
+    API_KEY_ISSUED = "api_key.issued"
+    API_KEY_REVOKED = "api_key.revoked"
+    WEBHOOK_SECRET_CREATED = "webhook_secret.created"
+    WEBHOOK_SECRET_ROTATED = "webhook_secret.rotated"
+    WEBHOOK_SECRET_DELETED = "webhook_secret.deleted"
+    WEBHOOK_ENDPOINT_ENABLED = "webhook_endpoint.enabled"
+    SUPPRESSION_ADDED = "suppression.added"
+    SUPPRESSION_REMOVED = "suppression.removed"
+    DOMAIN_ADDED = "domain.added"
+    DOMAIN_REMOVED = "domain.removed"
+    TENANT_CREATED = "tenant.created"
+    TENANT_UPDATED = "tenant.updated"
+    TENANT_PLAN_CHANGED = "tenant.plan_changed"
+    TENANT_SUSPENDED = "tenant.suspended"
+    TENANT_RESUMED = "tenant.resumed"
+    SETTINGS_UPDATED = "settings.updated"
+    DEAD_LETTERS_REDRIVEN = "dead_letters.redriven"
+    DEAD_LETTERS_PURGED = "dead_letters.purged"
+    MASTER_KEY_ROTATED = "master_key.rotated"
+
+
+class ActorKind(enum.StrEnum):
+    """Who made a change: a tenant's API key, the operator's admin token, a console
+    user, the ``homing`` command, or Homing itself."""
+
+    API_KEY = "api_key"
+    ADMIN = "admin"
+    USER = "user"
+    CLI = "cli"
+    SYSTEM = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The one who made a change: a kind and an id (an API key's id, ``admin token``,
+    a user's id), and a display name where there is one. Never a secret."""
+
+    kind: ActorKind
+    id: str
+    name: str | None = None

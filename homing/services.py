@@ -21,6 +21,7 @@ from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
+from homing.managers.audit import AuditLog
 from homing.managers.dead_letters import DeadLetters
 from homing.managers.plans import load_plans
 from homing.managers.retention import Retention, RetentionPolicy
@@ -36,6 +37,7 @@ from homing.queue.wakeup import PostgresWakeups, Wakeup, asyncpg_dsn
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
 from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhooks
 from homing.settings import Settings
+from homing.store.audit import AuditStore
 from homing.store.batches import BatchStore
 from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
@@ -106,15 +108,23 @@ class Services:
         """The tenant settings resource (``/v1/settings``)."""
         return TenantSettingsManager(TenantSettingsStore(self.db, self.clock))
 
+    @cached_property
+    def audit(self) -> AuditLog:
+        """The audit log: events made here, written in their change's transaction."""
+        return AuditLog(AuditStore(self.db), self.clock)
+
     def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
-        """The purge under HOMING_RETENTION_DAYS and HOMING_PAYLOAD_RETENTION_DAYS."""
+        """The purge under HOMING_RETENTION_DAYS, HOMING_PAYLOAD_RETENTION_DAYS and
+        HOMING_AUDIT_RETENTION_DAYS."""
         s = self.settings
         policy = RetentionPolicy(
             days=s.retention_days,
             payload_days=s.payload_retention_days,
             batch_size=s.retention_batch_size,
+            audit_days=s.audit_retention_days,
         )
-        return Retention(RetentionStore(self.db), self.clock, policy, progress)
+        audit = AuditStore(self.db)
+        return Retention(RetentionStore(self.db), self.clock, policy, progress, audit)
 
     def retry_policy(self) -> RetryPolicy:
         s = self.settings

@@ -101,6 +101,16 @@ class Settings(BaseSettings):
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""
 
+    # The audit log (README "Audit log"): events are deleted after this many days
+    # (0: kept for ever), separately from job retention, which is much shorter.
+    audit_retention_days: int = Field(
+        default=400,
+        ge=0,
+        le=36_500,
+        description="Days an audit event is kept (0: for ever); independent of "
+        "HOMING_RETENTION_DAYS.",
+    )
+
     @field_validator("paystack_secret_key", "polar_webhook_secret", mode="before")
     @classmethod
     def _blank_billing_secret_is_unset(cls, value: object) -> object:

@@ -3,7 +3,8 @@
 A test key (``hk_test_…``) exists so that CI and staging can exercise the API without
 touching live state. Its jobs already go only to sandbox providers; this module keeps
 it away from everything else live: the tenant's configuration (providers, domains,
-suppressions, inbound and webhook secrets, API keys) and live jobs. The rule is
+suppressions, inbound and webhook secrets, API keys), live jobs and the audit log
+(``GET /v1/audit-log`` is live-only: it is deliberately not on the list). The rule is
 default-deny and lives here once: every authenticated ``/v1`` route resolves its caller
 through ``homing.api.deps`` (``get_principal`` or ``sending``), which calls
 ``check_key_scope``; a test key is refused with 403 ``forbidden`` on any route that is

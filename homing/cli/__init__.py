@@ -1,4 +1,4 @@
-"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq."""
+"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq, audit."""
 
 from __future__ import annotations
 
@@ -9,11 +9,14 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
+from homing.cli import audit_commands as audit_cli
 from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
 from homing.errors import ConfigError, HomingError
 from homing.logs import configure_logging
+from homing.managers.audit import CLI_ACTOR
+from homing.models import AuditAction
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.migrate import require_current
@@ -60,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     inbound_cli.add_events_commands(commands.add_parser("events", help="inbound events"))
     inbound_cli.add_report_commands(commands.add_parser("report", help="reports"))
     dlq_cli.add_commands(commands.add_parser("dlq", help="the dead-letter console"))
+    audit_cli.add_commands(commands.add_parser("audit", help="the audit log"))
     return parser
 
 
@@ -116,6 +120,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
         "dlq": lambda s: dlq_cli.run(s, args),
+        "audit": lambda s: audit_cli.run(s, args),
     }
     migrating = args.command in _MIGRATING
     services = await build(settings, run_migrations=migrating)
@@ -144,6 +149,7 @@ async def _rotate_keys(services: Services) -> int:
     report = await KeyRotation(services.db, services.sealer, progress).run()
     for place, count in report.resealed.items():
         print(f"{place}: {count} re-sealed", file=sys.stderr)
+    await _audit_rotation(services, report.total, report.skipped)
     print(
         json.dumps(
             {
@@ -156,6 +162,20 @@ async def _rotate_keys(services: Services) -> int:
         )
     )
     return 0
+
+
+async def _audit_rotation(services: Services, resealed: int, skipped: int) -> None:
+    """One platform-wide audit event for a finished rotation (it spans many
+    transactions): the new key's id, never the key."""
+    event = services.audit.event(
+        CLI_ACTOR,
+        AuditAction.MASTER_KEY_ROTATED,
+        tenant_id=None,
+        target_type="master_key",
+        target_id=services.sealer.current_key_id,
+        changes={"resealed": resealed, "skipped": skipped},
+    )
+    await services.audit.record(event)
 
 
 async def _purge(services: Services, *, dry_run: bool) -> int:
@@ -171,6 +191,7 @@ async def _purge(services: Services, *, dry_run: bool) -> int:
                 "payloads": report.payloads,
                 # Another worker was purging: this run stopped; run it again later.
                 "locked": report.locked,
+                "audit_events": report.audit_events,
             }
         )
     )

@@ -15,12 +15,15 @@ from datetime import datetime
 from typing import Any
 
 from homing.clock import parse_moment
+from homing.managers.audit import CLI_ACTOR
 from homing.managers.dead_letters import MAX_IDS, BulkResult
+from homing.models import AuditAction
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
 
 
-def _moment(text: str) -> datetime:
+def moment(text: str) -> datetime:
+    """An ISO 8601 moment from a flag, at most 64 characters (argparse's type)."""
     try:
         if len(text) > 64:
             raise ValueError("too long")
@@ -50,8 +53,8 @@ def add_commands(dlq: argparse.ArgumentParser) -> None:
 def _add_filter(parser: argparse.ArgumentParser) -> None:
     for name in ("tenant-id", "queue", "error-class", "provider", "q"):
         parser.add_argument(f"--{name}", default=None)
-    parser.add_argument("--since", type=_moment, default=None)
-    parser.add_argument("--until", type=_moment, default=None)
+    parser.add_argument("--since", type=moment, default=None)
+    parser.add_argument("--until", type=moment, default=None)
 
 
 def _filter(args: argparse.Namespace) -> DeadLetterFilter:
@@ -90,10 +93,29 @@ async def _bulk(services: Services, args: argparse.Namespace) -> int:
     action = console.redrive if args.dlq_command == "redrive" else console.purge
     result = await action(f, ids, dry_run=args.dry_run, progress=_progress)
     done = "redriven" if args.dlq_command == "redrive" else "purged"
+    if result.done and not args.dry_run:
+        await _audited(services, args, f, ids, {done: result.done})
     answer: dict[str, int] = {"matched": result.matched, done: result.done}
     if args.dlq_command == "redrive":
         answer["refused"] = result.refused
     return _print(answer)
+
+
+async def _audited(
+    services: Services,
+    args: argparse.Namespace,
+    f: DeadLetterFilter,
+    ids: Sequence[str] | None,
+    done: dict[str, int],
+) -> None:
+    redrive = args.dlq_command == "redrive"
+    action = AuditAction.DEAD_LETTERS_REDRIVEN if redrive else AuditAction.DEAD_LETTERS_PURGED
+    shown = {k: v for k, v in dataclasses.asdict(f).items() if v is not None}
+    changes = {"filter": shown, "ids": None if ids is None else len(ids), **done}
+    event = services.audit.event(
+        CLI_ACTOR, action, tenant_id=f.tenant_id, target_type="dead_letters", changes=changes
+    )
+    await services.audit.record(event)
 
 
 def _progress(result: BulkResult) -> None:

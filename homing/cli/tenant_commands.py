@@ -12,9 +12,11 @@ from typing import Any
 
 from homing.api.admission_schemas import TenantDetail, TenantList, TenantPublic, UsagePublic
 from homing.errors import InvalidRequest
+from homing.managers.audit import CLI_ACTOR, diff, tenant_fields
 from homing.managers.plans import RATE_WINDOW_SECONDS
-from homing.models import Plan, Tenant
+from homing.models import AuditAction, Plan, Tenant
 from homing.services import Services
+from homing.store.audit import AuditEvent
 
 _PLANS = [p.value for p in Plan]
 
@@ -77,11 +79,21 @@ async def run(services: Services, args: argparse.Namespace) -> int:
     admin = services.tenant_admin
     command = args.tenant_command
     if command == "create":
+        quotas = parse_quotas(args.quota)
+        given = {"name": args.name, "plan": args.plan, "rate_limit_per_minute": args.rate}
+        event = services.audit.event(
+            CLI_ACTOR,
+            AuditAction.TENANT_CREATED,
+            tenant_id=None,
+            target_type="tenant",
+            changes={**given, "quotas": quotas},
+        )
         tenant, key = await admin.create(
             args.name,
             Plan(args.plan),
             rate_limit_per_minute=args.rate,
-            quotas=parse_quotas(args.quota),
+            quotas=quotas,
+            audit=event,
         )
         return _print({"tenant_id": tenant.id, "api_key": key})
     if command == "list":
@@ -94,20 +106,37 @@ async def run(services: Services, args: argparse.Namespace) -> int:
     return _print(_public(services, tenant).model_dump(mode="json"))
 
 
+def _event(
+    services: Services, tenant_id: str, action: AuditAction, changes: dict[str, Any]
+) -> AuditEvent:
+    return services.audit.event(
+        CLI_ACTOR,
+        action,
+        tenant_id=tenant_id,
+        target_type="tenant",
+        target_id=tenant_id,
+        changes=changes,
+    )
+
+
 async def _change(services: Services, args: argparse.Namespace) -> Tenant:
     admin = services.tenant_admin
-    if args.tenant_command == "set-plan":
-        return await admin.change(args.id, plan=Plan(args.plan))
-    if args.tenant_command == "suspend":
-        return await admin.suspend(args.id)
-    if args.tenant_command == "unsuspend":
-        return await admin.unsuspend(args.id)
+    if args.tenant_command in ("suspend", "unsuspend"):
+        suspend = args.tenant_command == "suspend"
+        action = AuditAction.TENANT_SUSPENDED if suspend else AuditAction.TENANT_RESUMED
+        event = _event(services, args.id, action, {"suspended": suspend})
+        return await (admin.suspend if suspend else admin.unsuspend)(args.id, event)
     changes: dict[str, Any] = {}
-    if args.plan_rate or args.rate is not None:
+    if args.tenant_command == "set-plan":
+        changes["plan"] = Plan(args.plan)
+    if getattr(args, "plan_rate", False) or getattr(args, "rate", None) is not None:
         changes["rate_limit_per_minute"] = None if args.plan_rate else args.rate
-    if args.plan_quotas or args.quota is not None:
+    if getattr(args, "plan_quotas", False) or getattr(args, "quota", None) is not None:
         changes["quota_overrides"] = None if args.plan_quotas else parse_quotas(args.quota)
-    return await admin.change(args.id, **changes)
+    changed = diff(tenant_fields(await admin.get(args.id)), changes)
+    plan = "plan" in changed
+    action = AuditAction.TENANT_PLAN_CHANGED if plan else AuditAction.TENANT_UPDATED
+    return await admin.change(args.id, _event(services, args.id, action, changed), **changes)
 
 
 async def _detail(services: Services, tenant_id: str) -> TenantDetail:

@@ -24,6 +24,7 @@ from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask, mask_password
 from homing.errors import InvalidRequest, NotFound
 from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid
+from homing.store.audit import AuditEvent
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
 
@@ -135,7 +136,11 @@ class InboundSecrets:
         self._clock = clock
 
     async def put(
-        self, tenant_id: str, account_id: str, given: dict[str, Any]
+        self,
+        tenant_id: str,
+        account_id: str,
+        given: dict[str, Any],
+        audit: AuditEvent | None = None,
     ) -> InboundSecretInfo:
         """Check and seal the secret of one of the tenant's accounts (replacing any)."""
         account = await self._providers.get(tenant_id, account_id)
@@ -148,7 +153,7 @@ class InboundSecrets:
         stored = StoredSecret(
             account.id, tenant_id, account.provider, kind, sealed, _preview(value), now
         )
-        await self._store.put(stored)
+        await self._store.put(stored, audit)
         return _info(stored)
 
     async def get(self, tenant_id: str, account_id: str) -> InboundSecretInfo:
@@ -157,8 +162,10 @@ class InboundSecrets:
             raise NotFound("this provider has no inbound secret")
         return _info(stored)
 
-    async def delete(self, tenant_id: str, account_id: str) -> None:
-        if not await self._store.delete(tenant_id, account_id):
+    async def delete(
+        self, tenant_id: str, account_id: str, audit: AuditEvent | None = None
+    ) -> None:
+        if not await self._store.delete(tenant_id, account_id, audit):
             raise NotFound("this provider has no inbound secret")
 
     async def target(self, provider: str, account_id: str) -> InboundTarget | None:

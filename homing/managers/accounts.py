@@ -24,6 +24,7 @@ from homing.providers.registry import (
     SECRET_CREDENTIAL_FIELDS,
     email_provider,
 )
+from homing.store.audit import AuditEvent
 from homing.store.providers import ProviderStore, seal_credentials
 
 
@@ -82,13 +83,14 @@ class ProviderAccounts:
         self._endpoints = endpoints
         self._deadline = deadline_seconds
 
-    async def register(self, new: NewProvider) -> ProviderAccount:
+    async def register(self, new: NewProvider, audit: AuditEvent | None = None) -> ProviderAccount:
         """Check the credentials against the provider, then store them sealed.
 
         Raises InvalidCredentials when the provider rejects them, EndpointRefused when
         its endpoint is one Homing may not call, InvalidRequest when required fields are
         missing or the provider cannot be reached. No message quotes what the endpoint
-        answered beyond its status: the endpoint is the tenant's choice.
+        answered beyond its status: the endpoint is the tenant's choice. ``audit`` is
+        recorded with the account.
         """
         _require_fields(new.provider, new.credentials)
         check_timeout(new.config, self._deadline)
@@ -122,7 +124,7 @@ class ProviderAccounts:
             config=new.config,
             created_at=datetime.now(UTC),
         )
-        return await self._store.add(account)
+        return await self._store.add(account, audit)
 
 
 def _summary(failure: ProviderFailure) -> str:

@@ -23,13 +23,15 @@ from prometheus_client import Counter
 
 from homing.clock import Clock, as_datetime
 from homing.errors import StoreError
+from homing.store.audit import AuditStore
 from homing.store.retention import RetentionStore
 
 log = logging.getLogger("homing.retention")
 
 PURGED = Counter(
     "homing_retention_purged_total",
-    "Rows retention removed: finished jobs deleted (jobs), payloads scrubbed (payloads).",
+    "Rows retention removed: finished jobs deleted (jobs), payloads scrubbed (payloads),"
+    " audit events deleted (audit_events).",
     ["kind"],
 )
 
@@ -61,6 +63,8 @@ class RetentionPolicy:
     days: int
     payload_days: int
     batch_size: int = 500
+    # Audit events (docs/architecture.md, "The audit log"): kept far longer than jobs.
+    audit_days: int = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +76,7 @@ class PurgeReport:
     payloads: int
     dry_run: bool = False
     locked: bool = False
+    audit_events: int = 0
 
 
 class Retention:
@@ -84,8 +89,12 @@ class Retention:
         clock: Clock,
         policy: RetentionPolicy,
         progress: Callable[[str], None] | None = None,
+        audit: AuditStore | None = None,
     ) -> None:
+        """``audit``: the audit log, purged under ``policy.audit_days`` (not at all
+        when None)."""
         self._store = store
+        self._audit = audit
         self._clock = clock
         self._policy = policy
         self._progress = progress or (lambda _message: None)
@@ -107,7 +116,11 @@ class Retention:
         scrubbed = 0
         if payloads_before is not None and not locked:
             scrubbed, locked = await self._batches("payloads", self._scrub_batch(payloads_before))
-        return PurgeReport(jobs=deleted, payloads=scrubbed, locked=locked)
+        audited = 0
+        audit_before = self._cutoff(self._policy.audit_days)
+        if self._audit is not None and audit_before is not None and not locked:
+            audited, _ = await self._batches("audit_events", self._audit_batch(audit_before))
+        return PurgeReport(jobs=deleted, payloads=scrubbed, locked=locked, audit_events=audited)
 
     async def _count(
         self, jobs_before: datetime | None, payloads_before: datetime | None
@@ -117,10 +130,19 @@ class Retention:
         if payloads_before is not None:
             not_before = jobs_before or as_datetime(0)
             payloads = await self._store.count_payloads(payloads_before, not_before)
-        return PurgeReport(jobs=jobs, payloads=payloads, dry_run=True)
+        audited = 0
+        audit_before = self._cutoff(self._policy.audit_days)
+        if self._audit is not None and audit_before is not None:
+            audited = await self._audit.count_before(audit_before)
+        return PurgeReport(jobs=jobs, payloads=payloads, dry_run=True, audit_events=audited)
 
     def _purge_batch(self, before: datetime) -> _Batch:
         return lambda: self._store.purge_jobs(before, self._policy.batch_size)
+
+    def _audit_batch(self, before: datetime) -> _Batch:
+        audit = self._audit
+        assert audit is not None
+        return lambda: audit.purge_before(before, self._policy.batch_size)
 
     def _scrub_batch(self, before: datetime) -> _Batch:
         def batch() -> Awaitable[int | None]:
@@ -153,10 +175,14 @@ class Retention:
         while not stop.is_set():
             try:
                 report = await self.run()
-                if report.jobs or report.payloads:
+                if report.jobs or report.payloads or report.audit_events:
                     log.info(
                         "retention purged",
-                        extra={"jobs": report.jobs, "payloads": report.payloads},
+                        extra={
+                            "jobs": report.jobs,
+                            "payloads": report.payloads,
+                            "audit_events": report.audit_events,
+                        },
                     )
             except StoreError as exc:
                 log.warning("retention purge failed", extra={"error": str(exc)})

@@ -24,6 +24,7 @@ from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.registry import domain_provider
 from homing.store.accepting import AcceptCheck
+from homing.store.audit import AuditEvent
 from homing.store.domain_rows import DomainStore, SendingDomain
 from homing.store.providers import ProviderStore, open_credentials
 
@@ -116,8 +117,11 @@ class Domains:
         self._http = http
         self._clock = clock
 
-    async def register(self, tenant_id: str, name: str, account_id: str) -> SendingDomain:
-        """Register ``name`` with one of the tenant's email providers; its DNS records."""
+    async def register(
+        self, tenant_id: str, name: str, account_id: str, audit: AuditEvent | None = None
+    ) -> SendingDomain:
+        """Register ``name`` with one of the tenant's email providers; its DNS records.
+        ``audit`` is recorded with the new domain."""
         name = domain_name(name)
         account = await self._providers.get(tenant_id, account_id)
         if account.channel is not Channel.EMAIL:
@@ -141,7 +145,7 @@ class Domains:
             updated_at=now,
             verified_at=now if info.status is DomainStatus.VERIFIED else None,
         )
-        return await self._store.add(domain)
+        return await self._store.add(domain, audit)
 
     async def verify(self, tenant_id: str, domain_id: str) -> SendingDomain:
         """Ask the provider to check the domain's records now, and keep what it says."""
@@ -172,9 +176,9 @@ class Domains:
     async def all(self, tenant_id: str) -> list[SendingDomain]:
         return await self._store.all(tenant_id)
 
-    async def delete(self, tenant_id: str, domain_id: str) -> None:
+    async def delete(self, tenant_id: str, domain_id: str, audit: AuditEvent | None = None) -> None:
         """Forget a domain here (the provider keeps its own registration)."""
-        await self._store.delete(tenant_id, domain_id)
+        await self._store.delete(tenant_id, domain_id, audit)
 
     def sender_rule(self, tenant_id: str, sender: str) -> AcceptCheck:
         """DomainNotVerified when the tenant has sending domains and ``sender``'s is

@@ -20,6 +20,7 @@ from homing.managers.plans import (
 )
 from homing.models import Channel, Plan, Tenant
 from homing.ratelimit import RateDecision
+from homing.store.audit import AuditEvent
 from homing.store.tenants import TenantPage, TenantStore
 from homing.store.usage import UsageStore
 
@@ -90,13 +91,16 @@ class TenantAdmin:
         *,
         rate_limit_per_minute: int | None = None,
         quotas: Mapping[str, Any] | None = None,
+        audit: AuditEvent | None = None,
     ) -> tuple[Tenant, str]:
-        """A new tenant and its first API key (returned once)."""
+        """A new tenant and its first API key (returned once); ``audit`` is recorded
+        with it."""
         return await self._tenants.create(
             name,
             plan,
             rate_limit_per_minute=check_rate(rate_limit_per_minute),
             quota_overrides=None if quotas is None else check_quota_overrides(quotas),
+            audit=audit,
         )
 
     async def page(self, *, limit: int = 50, cursor: str | None = None) -> TenantPage:
@@ -108,8 +112,11 @@ class TenantAdmin:
             raise NotFound("tenant not found")
         return tenant
 
-    async def change(self, tenant_id: str, **changes: Any) -> Tenant:
-        """Change name, plan, ``rate_limit_per_minute`` or ``quota_overrides``.
+    async def change(
+        self, tenant_id: str, audit: AuditEvent | None = None, **changes: Any
+    ) -> Tenant:
+        """Change name, plan, ``rate_limit_per_minute`` or ``quota_overrides``, and
+        record ``audit`` with the change.
 
         A None rate limit or quota overrides returns the tenant to its plan's.
         """
@@ -117,17 +124,17 @@ class TenantAdmin:
             check_rate(changes["rate_limit_per_minute"])
         if changes.get("quota_overrides") is not None:
             changes["quota_overrides"] = check_quota_overrides(changes["quota_overrides"])
-        tenant = await self._tenants.update(tenant_id, **changes)
+        tenant = await self._tenants.update(tenant_id, audit, **changes)
         self._admission.forget_tenant(tenant_id)
         return tenant
 
-    async def suspend(self, tenant_id: str) -> Tenant:
+    async def suspend(self, tenant_id: str, audit: AuditEvent | None = None) -> Tenant:
         """Refuse the tenant's requests (403 ``tenant_suspended``); hold its queued jobs."""
-        return await self.change(tenant_id, suspended=True)
+        return await self.change(tenant_id, audit, suspended=True)
 
-    async def unsuspend(self, tenant_id: str) -> Tenant:
+    async def unsuspend(self, tenant_id: str, audit: AuditEvent | None = None) -> Tenant:
         """Admit the tenant again and release its held jobs at once."""
-        tenant = await self.change(tenant_id, suspended=False)
+        tenant = await self.change(tenant_id, audit, suspended=False)
         await self._tenants.release_held(tenant_id, self._clock.now())
         return tenant
 

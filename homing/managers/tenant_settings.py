@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from homing.errors import InvalidRequest
+from homing.store.audit import AuditEvent
 from homing.store.tenant_settings import SETTING_NAMES, TenantSettings, TenantSettingsStore
 from homing.webhooks.signing import SignatureFormat
 
@@ -26,7 +27,9 @@ class TenantSettingsManager:
         """The tenant's settings, defaults for what it never changed."""
         return await self._store.get(tenant_id)
 
-    async def update(self, tenant_id: str, changes: Mapping[str, str]) -> TenantSettings:
+    async def update(
+        self, tenant_id: str, changes: Mapping[str, str], audit: AuditEvent | None = None
+    ) -> TenantSettings:
         """Change the named settings; InvalidRequest for a name or value not allowed
         (the API's schema refuses those first; this guards every other caller)."""
         unknown = sorted(set(changes) - SETTING_NAMES)
@@ -41,4 +44,4 @@ class TenantSettingsManager:
                     "webhook_signature_format is not allowed", {"allowed": allowed}
                 )
             values["webhook_signature_format"] = fmt
-        return await self._store.update(tenant_id, values)
+        return await self._store.update(tenant_id, values, audit)

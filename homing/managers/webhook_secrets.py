@@ -16,6 +16,7 @@ from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask
 from homing.errors import NotFound
 from homing.models import new_id
+from homing.store.audit import AuditEvent
 from homing.store.webhooks import (
     SECRET_FIELD,
     WEBHOOK_SECRETS_TABLE,
@@ -73,17 +74,18 @@ class WebhookSecrets:
         )
         return record, secret
 
-    async def create(self, tenant_id: str) -> IssuedSecret:
-        """Generate the tenant's secret; Conflict when one exists (rotate it instead)."""
+    async def create(self, tenant_id: str, audit: AuditEvent | None = None) -> IssuedSecret:
+        """Generate the tenant's secret (recording ``audit``); Conflict when one exists
+        (rotate it instead)."""
         record, secret = self._new_record(tenant_id)
-        await self._store.add_current(record)
+        await self._store.add_current(record, audit)
         return IssuedSecret(secret, record.preview, record.created_at)
 
-    async def rotate(self, tenant_id: str) -> IssuedSecret:
+    async def rotate(self, tenant_id: str, audit: AuditEvent | None = None) -> IssuedSecret:
         """Replace the current secret; the old one signs beside it for the overlap."""
         record, secret = self._new_record(tenant_id)
         until = as_datetime(self._clock.now() + self._overlap)
-        await self._store.rotate(record, until)
+        await self._store.rotate(record, until, audit)
         return IssuedSecret(secret, record.preview, record.created_at, until)
 
     async def status(self, tenant_id: str) -> SecretStatus:
@@ -100,9 +102,9 @@ class WebhookSecrets:
             previous_expires_at=previous.expires_at if previous else None,
         )
 
-    async def delete(self, tenant_id: str) -> None:
+    async def delete(self, tenant_id: str, audit: AuditEvent | None = None) -> None:
         """Delete every secret of the tenant; later deliveries go unsigned."""
-        if await self._store.delete_secrets(tenant_id) == 0:
+        if await self._store.delete_secrets(tenant_id, audit) == 0:
             raise NotFound("no webhook secret is configured")
 
     def open_all(self, records: Sequence[SecretRecord]) -> list[str]:

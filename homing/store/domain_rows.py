@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from homing.errors import Conflict, NotFound
 from homing.models import DnsRecord, DomainStatus
 from homing.store.accepting import AcceptCheck
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.inbound_schema import sending_domains
 from homing.store.schema import provider_accounts
@@ -59,8 +60,9 @@ class DomainStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, domain: SendingDomain) -> SendingDomain:
-        """Store a registered domain; Conflict when the account already has it."""
+    async def add(self, domain: SendingDomain, audit: AuditEvent | None = None) -> SendingDomain:
+        """Store a registered domain (and ``audit``, naming it); Conflict when the
+        account already has it."""
         values = {
             "id": domain.id,
             "tenant_id": domain.tenant_id,
@@ -77,6 +79,7 @@ class DomainStore:
         try:
             async with self._db.transaction() as conn:
                 await conn.execute(sending_domains.insert().values(**values))
+                await write_event(conn, audit and audit.about(target_id=domain.id))
         except IntegrityError:
             raise Conflict("this provider already has this domain") from None
         return domain
@@ -121,12 +124,15 @@ class DomainStore:
             )
         return domain
 
-    async def delete(self, tenant_id: str, domain_id: str) -> None:
+    async def delete(self, tenant_id: str, domain_id: str, audit: AuditEvent | None = None) -> None:
+        """Forget a domain (recording ``audit``); NotFound when the tenant has none."""
         c = sending_domains.c
         async with self._db.transaction() as conn:
             result = await conn.execute(
                 delete(sending_domains).where(c.id == domain_id, c.tenant_id == tenant_id)
             )
+            if result.rowcount:
+                await write_event(conn, audit)
         if result.rowcount == 0:
             raise NotFound("domain not found")
 

@@ -10,6 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.inbound_schema import provider_inbound
 from homing.store.schema import provider_accounts
@@ -55,8 +56,8 @@ class InboundSecretStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def put(self, secret: StoredSecret) -> None:
-        """Store or replace the account's secret."""
+    async def put(self, secret: StoredSecret, audit: AuditEvent | None = None) -> None:
+        """Store or replace the account's secret, and record ``audit``."""
         values = {
             "provider_account_id": secret.provider_account_id,
             "tenant_id": secret.tenant_id,
@@ -74,6 +75,7 @@ class InboundSecretStore:
                     index_elements=["provider_account_id"], set_=changed
                 )
             )
+            await write_event(conn, audit)
 
     async def get(self, tenant_id: str, account_id: str) -> StoredSecret | None:
         s = provider_inbound.c
@@ -82,7 +84,10 @@ class InboundSecretStore:
             row = (await conn.execute(query)).first()
         return _stored(row) if row else None
 
-    async def delete(self, tenant_id: str, account_id: str) -> bool:
+    async def delete(
+        self, tenant_id: str, account_id: str, audit: AuditEvent | None = None
+    ) -> bool:
+        """Remove the account's secret (recording ``audit``); False when it had none."""
         s = provider_inbound.c
         async with self._db.transaction() as conn:
             result = await conn.execute(
@@ -90,6 +95,8 @@ class InboundSecretStore:
                     s.provider_account_id == account_id, s.tenant_id == tenant_id
                 )
             )
+            if result.rowcount:
+                await write_event(conn, audit)
         return bool(result.rowcount)
 
     async def for_inbound(self, provider: str, account_id: str) -> StoredSecret | None:

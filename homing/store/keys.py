@@ -16,6 +16,7 @@ from sqlalchemy import select, update
 
 from homing.crypto import generate_api_key
 from homing.errors import Conflict, NotFound
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.schema import api_keys
 from homing.store.tenants import key_row
@@ -52,12 +53,16 @@ class ApiKeyStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def issue(self, tenant_id: str, name: str, *, test: bool = False) -> tuple[ApiKey, str]:
-        """A new key for the tenant; the key itself is returned here and never again."""
+    async def issue(
+        self, tenant_id: str, name: str, *, test: bool = False, audit: AuditEvent | None = None
+    ) -> tuple[ApiKey, str]:
+        """A new key for the tenant; the key itself is returned here and never again.
+        ``audit`` is recorded with it, naming the new key."""
         key = generate_api_key(test=test)
         row = key_row(tenant_id, key, name, datetime.now(UTC), test=test)
         async with self._db.transaction() as conn:
             await conn.execute(api_keys.insert().values(**row))
+            await write_event(conn, audit and audit.about(target_id=row["id"]))
         return _key(SimpleNamespace(**row, last_used_at=None)), key
 
     async def live(self, tenant_id: str) -> list[ApiKey]:
@@ -70,7 +75,7 @@ class ApiKeyStore:
         async with self._db.transaction() as conn:
             return [_key(row) for row in (await conn.execute(query)).all()]
 
-    async def revoke(self, tenant_id: str, key_id: str) -> None:
+    async def revoke(self, tenant_id: str, key_id: str, audit: AuditEvent | None = None) -> None:
         """Revoke one of the tenant's keys. The last live key cannot be revoked (Conflict):
         a tenant would have no way back in."""
         c = api_keys.c
@@ -91,3 +96,4 @@ class ApiKeyStore:
                 .where(c.id == key_id, c.tenant_id == tenant_id)
                 .values(revoked_at=datetime.now(UTC))
             )
+            await write_event(conn, audit)

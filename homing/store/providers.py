@@ -11,6 +11,7 @@ from sqlalchemy import delete, select, update
 from homing.crypto import Sealer
 from homing.errors import NotFound
 from homing.models import Channel, ProviderAccount
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.inbound_schema import provider_inbound
 from homing.store.schema import provider_accounts
@@ -62,8 +63,12 @@ class ProviderStore:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def add(self, account: ProviderAccount) -> ProviderAccount:
+    async def add(
+        self, account: ProviderAccount, audit: AuditEvent | None = None
+    ) -> ProviderAccount:
+        """Store a new account; ``audit`` is recorded with it, naming the account."""
         async with self._db.transaction() as conn:
+            await write_event(conn, audit and audit.about(target_id=account.id))
             await conn.execute(
                 provider_accounts.insert().values(
                     id=account.id,
@@ -125,8 +130,11 @@ class ProviderStore:
             raise NotFound("provider not found")
         return _account(row)
 
-    async def update(self, tenant_id: str, account_id: str, **values: Any) -> ProviderAccount:
-        """Change priority, enabled or config of one of the tenant's providers."""
+    async def update(
+        self, tenant_id: str, account_id: str, audit: AuditEvent | None = None, **values: Any
+    ) -> ProviderAccount:
+        """Change priority, enabled or config of one of the tenant's providers, and
+        record ``audit`` with the change."""
         if values:
             async with self._db.transaction() as conn:
                 result = await conn.execute(
@@ -138,12 +146,17 @@ class ProviderStore:
                     )
                     .values(**values)
                 )
+                if result.rowcount:
+                    await write_event(conn, audit)
             if result.rowcount == 0:
                 raise NotFound("provider not found")
         return await self.get(tenant_id, account_id)
 
-    async def delete(self, tenant_id: str, account_id: str) -> None:
-        """Soft delete: attempts keep pointing at the row, the sealed secret is wiped."""
+    async def delete(
+        self, tenant_id: str, account_id: str, audit: AuditEvent | None = None
+    ) -> None:
+        """Soft delete: attempts keep pointing at the row, the sealed secret is wiped;
+        ``audit`` is recorded when there was one to delete."""
         async with self._db.transaction() as conn:
             result = await conn.execute(
                 update(provider_accounts)
@@ -161,5 +174,7 @@ class ProviderStore:
                     provider_inbound.c.tenant_id == tenant_id,
                 )
             )
+            if result.rowcount:
+                await write_event(conn, audit)
         if result.rowcount == 0:
             raise NotFound("provider not found")

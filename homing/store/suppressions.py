@@ -21,6 +21,7 @@ from homing.addresses import address_key
 from homing.clock import Clock, as_datetime
 from homing.errors import NotFound
 from homing.models import Channel, ClaimedJob, JobStatus
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.inbound_schema import suppressions
 from homing.store.ordering import lock_keys, release_next
@@ -116,9 +117,16 @@ class SuppressionStore:
         self._clock = clock
 
     async def add(
-        self, tenant_id: str, channel: Channel, address: str, reason: str, source: str
+        self,
+        tenant_id: str,
+        channel: Channel,
+        address: str,
+        reason: str,
+        source: str,
+        audit: AuditEvent | None = None,
     ) -> tuple[Suppression, bool]:
-        """Suppress an address (kept as it was when it already is); True when it is new."""
+        """Suppress an address (kept as it was when it already is); True when it is new.
+        ``audit`` is recorded only when it is new."""
         values = {
             "tenant_id": tenant_id,
             "channel": channel.value,
@@ -129,6 +137,8 @@ class SuppressionStore:
         }
         async with self._db.transaction() as conn:
             created = await add_suppression(conn, values)
+            if created:
+                await write_event(conn, audit)
             c = suppressions.c
             row = (
                 await conn.execute(
@@ -162,8 +172,11 @@ class SuppressionStore:
         entries = [_entry(row) for row in rows[:limit]]
         return SuppressionPage(entries, entries[-1].address if len(rows) > limit else None)
 
-    async def remove(self, tenant_id: str, channel: Channel, address: str) -> None:
-        """Stop suppressing an address; NotFound when it is not suppressed."""
+    async def remove(
+        self, tenant_id: str, channel: Channel, address: str, audit: AuditEvent | None = None
+    ) -> None:
+        """Stop suppressing an address (recording ``audit``); NotFound when it is not
+        suppressed."""
         c = suppressions.c
         async with self._db.transaction() as conn:
             result = await conn.execute(
@@ -173,6 +186,8 @@ class SuppressionStore:
                     c.address == normalize_address(address),
                 )
             )
+            if result.rowcount:
+                await write_event(conn, audit)
         if result.rowcount == 0:
             raise NotFound("this address is not suppressed")
 

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.models import SignatureFormat
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.schema import tenant_settings
 
@@ -82,9 +83,12 @@ class TenantSettingsStore:
         async with self._db.transaction() as conn:
             return await read_settings(conn, tenant_id)
 
-    async def update(self, tenant_id: str, changes: Mapping[str, object]) -> TenantSettings:
-        """Set these settings (names from ``SETTING_NAMES``), keep the others; the
-        settings afterwards. Two concurrent updates of different settings both hold."""
+    async def update(
+        self, tenant_id: str, changes: Mapping[str, object], audit: AuditEvent | None = None
+    ) -> TenantSettings:
+        """Set these settings (names from ``SETTING_NAMES``), keep the others, record
+        ``audit``; the settings afterwards. Two concurrent updates of different settings
+        both hold."""
         unknown = set(changes) - SETTING_NAMES
         if unknown:
             raise ValueError(f"not tenant settings: {sorted(unknown)}")
@@ -99,4 +103,5 @@ class TenantSettingsStore:
         )
         async with self._db.transaction() as conn:
             await conn.execute(statement)
+            await write_event(conn, audit)
             return await read_settings(conn, tenant_id)

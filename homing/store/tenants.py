@@ -11,6 +11,7 @@ from sqlalchemy import select, update
 from homing.crypto import api_key_display_prefix, generate_api_key, hash_api_key
 from homing.errors import NotFound
 from homing.models import JobStatus, Plan, Tenant, new_id
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.schema import api_keys, jobs, queue_entries, tenants
 
@@ -66,8 +67,10 @@ class TenantStore:
         *,
         rate_limit_per_minute: int | None = None,
         quota_overrides: dict[str, int | None] | None = None,
+        audit: AuditEvent | None = None,
     ) -> tuple[Tenant, str]:
-        """Create a tenant with its first API key; the key is returned once, in clear."""
+        """Create a tenant with its first API key; the key is returned once, in clear.
+        ``audit`` is recorded with it, naming the new tenant."""
         now = datetime.now(UTC)
         tenant = Tenant(
             id=new_id(),
@@ -92,6 +95,7 @@ class TenantStore:
                 )
             )
             await conn.execute(api_keys.insert().values(**key_row(tenant.id, key, "default", now)))
+            await write_event(conn, audit and audit.about(target_id=tenant.id, tenant_id=tenant.id))
         return tenant, key
 
     async def get(self, tenant_id: str) -> Tenant | None:
@@ -109,8 +113,11 @@ class TenantStore:
         page = [_tenant(row) for row in rows[:limit]]
         return TenantPage(page, page[-1].id if len(rows) > limit else None)
 
-    async def update(self, tenant_id: str, **changes: Any) -> Tenant:
-        """Change a tenant's name, plan, custom limits or suspension; NotFound if none."""
+    async def update(
+        self, tenant_id: str, audit: AuditEvent | None = None, **changes: Any
+    ) -> Tenant:
+        """Change a tenant's name, plan, custom limits or suspension; NotFound if none.
+        ``audit`` is recorded with the change."""
         unknown = set(changes) - _CHANGEABLE
         if unknown:
             raise ValueError(f"tenants have no changeable field {sorted(unknown)}")
@@ -120,6 +127,8 @@ class TenantStore:
                 result = await conn.execute(
                     update(tenants).where(tenants.c.id == tenant_id).values(**values)
                 )
+                if result.rowcount:
+                    await write_event(conn, audit)
             if result.rowcount == 0:
                 raise NotFound("tenant not found")
         tenant = await self.get(tenant_id)

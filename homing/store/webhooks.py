@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.errors import Conflict, NotFound
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.schema import webhook_gone_endpoints, webhook_secrets
 from homing.store.tenant_settings import TenantSettings, settings_columns, settings_of
@@ -107,18 +108,21 @@ class WebhookStore:
         rows = (await conn.execute(query)).all()
         return sorted((_record(r) for r in rows), key=lambda r: r.expires_at is not None)
 
-    async def add_current(self, record: SecretRecord) -> None:
-        """Store a tenant's first current secret; Conflict if one exists."""
+    async def add_current(self, record: SecretRecord, audit: AuditEvent | None = None) -> None:
+        """Store a tenant's first current secret (and ``audit``); Conflict if one exists."""
         try:
             async with self._db.transaction() as conn:
                 await conn.execute(insert(webhook_secrets).values(**_secret_row(record)))
+                await write_event(conn, audit)
         except IntegrityError:
             raise Conflict(
                 "a webhook secret exists already; rotate or delete it",
                 {"hint": "POST /v1/webhook-secret/rotate"},
             ) from None
 
-    async def rotate(self, record: SecretRecord, previous_until: datetime) -> None:
+    async def rotate(
+        self, record: SecretRecord, previous_until: datetime, audit: AuditEvent | None = None
+    ) -> None:
         """Make ``record`` current; the old current signs on until ``previous_until``.
 
         A secret still overlapping from an earlier rotation stops signing now, so at
@@ -143,15 +147,19 @@ class WebhookStore:
                 if result.rowcount == 0:
                     raise NotFound("no webhook secret to rotate; create one first")
                 await conn.execute(insert(webhook_secrets).values(**_secret_row(record)))
+                await write_event(conn, audit)
         except IntegrityError:
             raise Conflict("the webhook secret was rotated concurrently; try again") from None
 
-    async def delete_secrets(self, tenant_id: str) -> int:
-        """Remove every secret of the tenant (deliveries go unsigned); how many went."""
+    async def delete_secrets(self, tenant_id: str, audit: AuditEvent | None = None) -> int:
+        """Remove every secret of the tenant (deliveries go unsigned); how many went.
+        ``audit`` is recorded when there were any."""
         async with self._db.transaction() as conn:
             result = await conn.execute(
                 delete(webhook_secrets).where(webhook_secrets.c.tenant_id == tenant_id)
             )
+            if result.rowcount:
+                await write_event(conn, audit)
         return int(result.rowcount)
 
     async def delivery_context(self, tenant_id: str, url: str) -> DeliveryContext:
@@ -195,8 +203,9 @@ class WebhookStore:
             rows = (await conn.execute(query)).all()
         return [GoneEndpoint(url=r.url, job_id=r.job_id, gone_at=r.gone_at) for r in rows]
 
-    async def reenable(self, tenant_id: str, url: str) -> None:
-        """Forget that ``url`` was gone; NotFound when it is not marked."""
+    async def reenable(self, tenant_id: str, url: str, audit: AuditEvent | None = None) -> None:
+        """Forget that ``url`` was gone (recording ``audit``); NotFound when it is not
+        marked."""
         async with self._db.transaction() as conn:
             result = await conn.execute(
                 delete(webhook_gone_endpoints).where(
@@ -206,5 +215,7 @@ class WebhookStore:
                     )
                 )
             )
+            if result.rowcount:
+                await write_event(conn, audit)
         if result.rowcount == 0:
             raise NotFound("this URL is not marked gone", {"url": url})

@@ -60,6 +60,8 @@ LIVE_KEY_ROUTES = {
     ("GET", "/v1/dead-letters/{dead_letter_id}"),
     ("POST", "/v1/dead-letters/redrive"),
     ("POST", "/v1/dead-letters/purge"),
+    # The audit log names live keys and live changes: a test key is refused.
+    ("GET", "/v1/audit-log"),
 }
 SOME_ID = "0194d1c0-0000-7000-8000-000000000000"
 

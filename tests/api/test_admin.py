@@ -25,6 +25,7 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("POST", f"/admin/v1/tenants/{TENANT}/unsuspend", None),
     ("GET", "/admin/v1/jobs", None),
     ("GET", "/admin/v1/queues", None),
+    ("GET", "/admin/v1/audit-log", None),
 ]
 
 

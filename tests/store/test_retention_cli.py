@@ -71,12 +71,24 @@ def test_purge_dry_run_changes_nothing_and_purge_removes(
 
     assert main(["purge", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert json.loads(out) == {"dry_run": True, "jobs": 1, "payloads": 1, "locked": False}
+    assert json.loads(out) == {
+        "dry_run": True,
+        "jobs": 1,
+        "payloads": 1,
+        "locked": False,
+        "audit_events": 0,
+    }
     assert asyncio.run(_payloads(env, tenant_id, ids)) == [PAYLOAD] * 3
 
     assert main(["purge"]) == 0
     captured = capsys.readouterr()
-    assert json.loads(captured.out) == {"dry_run": False, "jobs": 1, "payloads": 1, "locked": False}
+    assert json.loads(captured.out) == {
+        "dry_run": False,
+        "jobs": 1,
+        "payloads": 1,
+        "locked": False,
+        "audit_events": 0,
+    }
     assert "jobs: 1 so far" in captured.err
     old, middle, fresh = asyncio.run(_payloads(env, tenant_id, ids))
     assert old is None

@@ -46,9 +46,10 @@ SECRET_NAME = re.compile(
 REVIEWED: dict[tuple[str, str], str] = {
     ("homing/managers/admission.py", "p.api_key_id == key_id"): "a key's id, public, not the key",
     ("homing/inbound/secrets.py", "set(given) != {kind}"): "the names of the fields given",
-    ("homing/managers/webhook_secrets.py", "await self._store.delete_secrets(tenant_id) == 0"): (
-        "a row count"
-    ),
+    (
+        "homing/managers/webhook_secrets.py",
+        "await self._store.delete_secrets(tenant_id, audit) == 0",
+    ): ("a row count"),
 }
 # Modules that compare a secret themselves, and what they must call to do it.
 CONSTANT_TIME_CALLERS = {

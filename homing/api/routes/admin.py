@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 
+from homing.api.actors import ADMIN
 from homing.api.admission_schemas import (
     TenantCreate,
     TenantCreated,
@@ -20,9 +21,11 @@ from homing.api.admission_schemas import (
 )
 from homing.api.base_schemas import Page
 from homing.api.deps import ServicesDep
+from homing.managers.audit import diff, tenant_fields
 from homing.managers.plans import RATE_WINDOW_SECONDS
-from homing.models import Plan, Tenant
+from homing.models import AuditAction, Plan, Tenant
 from homing.services import Services
+from homing.store.audit import AuditEvent
 
 router = APIRouter(prefix="/admin/v1", tags=["admin"])
 
@@ -37,11 +40,19 @@ async def create_tenant(
 ) -> TenantCreated:
     """A new tenant and its first API key (shown once)."""
     response.headers["Cache-Control"] = "no-store"
+    event = services.audit.event(
+        ADMIN,
+        AuditAction.TENANT_CREATED,
+        tenant_id=None,
+        target_type="tenant",
+        changes=body.model_dump(),
+    )
     tenant, key = await services.tenant_admin.create(
         body.name,
         Plan(body.plan),
         rate_limit_per_minute=body.rate_limit_per_minute,
         quotas=body.quotas,
+        audit=event,
     )
     return TenantCreated(**_public(services, tenant).model_dump(), api_key=key)
 
@@ -85,17 +96,40 @@ async def change_tenant(tenant_id: str, body: TenantPatch, services: ServicesDep
         changes["rate_limit_per_minute"] = body.rate_limit_per_minute
     if "quotas" in given:
         changes["quota_overrides"] = body.quotas
-    tenant = await services.tenant_admin.change(tenant_id, **changes)
+    changed = diff(tenant_fields(await services.tenant_admin.get(tenant_id)), changes)
+    event = services.audit.event(
+        ADMIN,
+        AuditAction.TENANT_PLAN_CHANGED if "plan" in changed else AuditAction.TENANT_UPDATED,
+        tenant_id=tenant_id,
+        target_type="tenant",
+        target_id=tenant_id,
+        changes=changed,
+    )
+    tenant = await services.tenant_admin.change(tenant_id, event, **changes)
     return _public(services, tenant)
+
+
+def _suspension(services: Services, tenant_id: str, suspended: bool) -> AuditEvent:
+    action = AuditAction.TENANT_SUSPENDED if suspended else AuditAction.TENANT_RESUMED
+    return services.audit.event(
+        ADMIN,
+        action,
+        tenant_id=tenant_id,
+        target_type="tenant",
+        target_id=tenant_id,
+        changes={"suspended": suspended},
+    )
 
 
 @router.post("/tenants/{tenant_id}/suspend", response_model=TenantPublic)
 async def suspend_tenant(tenant_id: str, services: ServicesDep) -> TenantPublic:
     """Refuse the tenant's requests (403 ``tenant_suspended``); its queued jobs are held."""
-    return _public(services, await services.tenant_admin.suspend(tenant_id))
+    event = _suspension(services, tenant_id, True)
+    return _public(services, await services.tenant_admin.suspend(tenant_id, event))
 
 
 @router.post("/tenants/{tenant_id}/unsuspend", response_model=TenantPublic)
 async def unsuspend_tenant(tenant_id: str, services: ServicesDep) -> TenantPublic:
     """Admit the tenant again; its held jobs are released at once."""
-    return _public(services, await services.tenant_admin.unsuspend(tenant_id))
+    event = _suspension(services, tenant_id, False)
+    return _public(services, await services.tenant_admin.unsuspend(tenant_id, event))

@@ -9,6 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from homing.api.actors import ADMIN, actor_of
 from homing.api.base_schemas import Moment, Page
 from homing.api.dead_letter_schemas import (
     MAX_Q,
@@ -19,6 +20,7 @@ from homing.api.dead_letter_schemas import (
     Redriven,
 )
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.models import Actor, AuditAction
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
 
@@ -44,6 +46,30 @@ async def _detail(services: Services, tenant_id: str | None, id: str) -> DeadLet
     letter = await services.dead_letter_store.get(tenant_id, id)
     _, attempts = await services.jobs.get(letter.tenant_id, letter.job_id)
     return DeadLetterDetail.full(letter, attempts)
+
+
+async def _audited(
+    services: Services,
+    actor: Actor,
+    tenant_id: str | None,
+    action: AuditAction,
+    body: BulkBody,
+    done: dict[str, int],
+) -> None:
+    """Record a bulk action once it is done (it spans many transactions); a dry run
+    or one that touched nothing changes nothing and records nothing."""
+    if body.dry_run or not any(done.values()):
+        return
+    changes = {
+        "filter": body.filter.model_dump(exclude_none=True),
+        "ids": len(body.ids) if body.ids is not None else None,
+        **done,
+    }
+    await services.audit.record(
+        services.audit.event(
+            actor, action, tenant_id=tenant_id, target_type="dead_letters", changes=changes
+        )
+    )
 
 
 @router.get("/v1/dead-letters", response_model=Page[DeadLetterPublic])
@@ -83,6 +109,14 @@ async def redrive(body: BulkBody, principal: PrincipalDep, services: ServicesDep
     )
     if r.done:
         services.wakeup.notify()
+    await _audited(
+        services,
+        actor_of(principal),
+        principal.tenant.id,
+        AuditAction.DEAD_LETTERS_REDRIVEN,
+        body,
+        {"redriven": r.done},
+    )
     return Redriven(matched=r.matched, redriven=r.done, refused=r.refused)
 
 
@@ -93,6 +127,14 @@ async def purge(body: BulkBody, principal: PrincipalDep, services: ServicesDep) 
         return Purged(matched=0, purged=0)
     r = await services.dead_letters.purge(
         body.to_filter(principal.tenant.id), body.ids, dry_run=body.dry_run
+    )
+    await _audited(
+        services,
+        actor_of(principal),
+        principal.tenant.id,
+        AuditAction.DEAD_LETTERS_PURGED,
+        body,
+        {"purged": r.done},
     )
     return Purged(matched=r.matched, purged=r.done)
 
@@ -127,6 +169,14 @@ async def admin_redrive(body: BulkBody, services: ServicesDep) -> Redriven:
     r = await services.dead_letters.redrive(body.to_filter(None), body.ids, dry_run=body.dry_run)
     if r.done:
         services.wakeup.notify()
+    await _audited(
+        services,
+        ADMIN,
+        body.filter.tenant_id,
+        AuditAction.DEAD_LETTERS_REDRIVEN,
+        body,
+        {"redriven": r.done},
+    )
     return Redriven(matched=r.matched, redriven=r.done, refused=r.refused)
 
 
@@ -134,4 +184,6 @@ async def admin_redrive(body: BulkBody, services: ServicesDep) -> Redriven:
 async def admin_purge(body: BulkBody, services: ServicesDep) -> Purged:
     """Purge across tenants (``filter.tenant_id`` narrows)."""
     r = await services.dead_letters.purge(body.to_filter(None), body.ids, dry_run=body.dry_run)
+    action = AuditAction.DEAD_LETTERS_PURGED
+    await _audited(services, ADMIN, body.filter.tenant_id, action, body, {"purged": r.done})
     return Purged(matched=r.matched, purged=r.done)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from homing.api.actors import actor_of
 from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.inbound_schemas import DomainCreate, DomainPublic
+from homing.models import AuditAction
 
 router = APIRouter(tags=["domains"])
 
@@ -16,8 +18,15 @@ async def register_domain(
     body: DomainCreate, principal: PrincipalDep, services: ServicesDep
 ) -> DomainPublic:
     """Register ``domain`` with one of the tenant's email providers; publish ``records``."""
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.DOMAIN_ADDED,
+        tenant_id=principal.tenant.id,
+        target_type="domain",
+        changes={"domain": body.domain, "provider_account_id": body.provider_account_id},
+    )
     domain = await services.inbound.domains.register(
-        principal.tenant.id, body.domain, body.provider_account_id
+        principal.tenant.id, body.domain, body.provider_account_id, event
     )
     return DomainPublic.of(domain)
 
@@ -48,5 +57,12 @@ async def verify_domain(
 @router.delete("/v1/domains/{domain_id}", status_code=204)
 async def delete_domain(domain_id: str, principal: PrincipalDep, services: ServicesDep) -> Response:
     """Forget a domain in Homing (the provider keeps its registration)."""
-    await services.inbound.domains.delete(principal.tenant.id, domain_id)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.DOMAIN_REMOVED,
+        tenant_id=principal.tenant.id,
+        target_type="domain",
+        target_id=domain_id,
+    )
+    await services.inbound.domains.delete(principal.tenant.id, domain_id, event)
     return Response(status_code=204)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.inbound_schemas import InboundSecretPublic, InboundSecretPut
+from homing.managers.audit import CHANGED
+from homing.models import AuditAction
 
 router = APIRouter(tags=["providers"])
 
@@ -15,7 +18,17 @@ async def put_inbound_secret(
     provider_id: str, body: InboundSecretPut, principal: PrincipalDep, services: ServicesDep
 ) -> InboundSecretPublic:
     """Set the secret that verifies this provider's events; ``path`` is where to post them."""
-    info = await services.inbound.secrets.put(principal.tenant.id, provider_id, body.given())
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.INBOUND_SECRET_ROTATED,
+        tenant_id=principal.tenant.id,
+        target_type="provider",
+        target_id=provider_id,
+        changes={"inbound_secret": CHANGED},
+    )
+    info = await services.inbound.secrets.put(
+        principal.tenant.id, provider_id, body.given(), audit=event
+    )
     return InboundSecretPublic.of(info)
 
 
@@ -32,5 +45,12 @@ async def delete_inbound_secret(
     provider_id: str, principal: PrincipalDep, services: ServicesDep
 ) -> Response:
     """Stop accepting this provider's events (they will be answered 404)."""
-    await services.inbound.secrets.delete(principal.tenant.id, provider_id)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.INBOUND_SECRET_DELETED,
+        tenant_id=principal.tenant.id,
+        target_type="provider",
+        target_id=provider_id,
+    )
+    await services.inbound.secrets.delete(principal.tenant.id, provider_id, audit=event)
     return Response(status_code=204)

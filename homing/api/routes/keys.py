@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from homing.api.actors import actor_of
 from homing.api.admission_schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyPublic
 from homing.api.base_schemas import Page
 from homing.api.deps import LivePrincipalDep, ServicesDep
+from homing.models import AuditAction
 
 router = APIRouter(tags=["api keys"])
 
@@ -19,7 +21,16 @@ async def create_key(
 ) -> ApiKeyIssued:
     """Issue a key; ``key`` is in this response only. ``"test": true`` issues a test
     key (``hk_test_…``), whose jobs go only to sandbox providers."""
-    issued, key = await services.keys.issue(principal.tenant.id, body.name, test=body.test)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.API_KEY_ISSUED,
+        tenant_id=principal.tenant.id,
+        target_type="api_key",
+        changes={"name": body.name, "test": body.test},
+    )
+    issued, key = await services.keys.issue(
+        principal.tenant.id, body.name, test=body.test, audit=event
+    )
     response.headers.update(_NO_STORE)
     return ApiKeyIssued(**ApiKeyPublic.of(issued).model_dump(), key=key)
 
@@ -36,6 +47,13 @@ async def list_keys(principal: LivePrincipalDep, services: ServicesDep) -> Page[
 async def revoke_key(key_id: str, principal: LivePrincipalDep, services: ServicesDep) -> Response:
     """Revoke a key: refused here at once, on every API process within a second.
     The tenant's last key cannot be revoked (409)."""
-    await services.keys.revoke(principal.tenant.id, key_id)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.API_KEY_REVOKED,
+        tenant_id=principal.tenant.id,
+        target_type="api_key",
+        target_id=key_id,
+    )
+    await services.keys.revoke(principal.tenant.id, key_id, audit=event)
     services.admission.forget_key(key_id)
     return Response(status_code=204)

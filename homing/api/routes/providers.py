@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
+from homing.api.actors import actor_of
 from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.schemas import ProviderCreate, ProviderPatch, ProviderPublic
 from homing.managers.accounts import NewProvider
-from homing.models import Channel
+from homing.managers.audit import CHANGED, diff
+from homing.models import AuditAction, Channel
 
 router = APIRouter(tags=["providers"])
 
@@ -18,6 +20,20 @@ async def create_provider(
     body: ProviderCreate, principal: PrincipalDep, services: ServicesDep
 ) -> ProviderPublic:
     """Register a provider; its credentials are checked with it before they are stored."""
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.PROVIDER_ADDED,
+        tenant_id=principal.tenant.id,
+        target_type="provider",
+        changes={
+            "channel": body.channel,
+            "provider": body.provider,
+            "priority": body.priority,
+            "enabled": body.enabled,
+            "config": body.config,
+            "credentials": CHANGED,
+        },
+    )
     account = await services.accounts.register(
         NewProvider(
             tenant_id=principal.tenant.id,
@@ -27,7 +43,8 @@ async def create_provider(
             config=body.config,
             priority=body.priority,
             enabled=body.enabled,
-        )
+        ),
+        audit=event,
     )
     return ProviderPublic.of(account)
 
@@ -44,11 +61,24 @@ async def patch_provider(
     provider_id: str, body: ProviderPatch, principal: PrincipalDep, services: ServicesDep
 ) -> ProviderPublic:
     values = body.model_dump(exclude_none=True, exclude={"rate_rules"})
+    current = await services.providers.get(principal.tenant.id, provider_id)
     if body.rate_rules is not None:
-        current = await services.providers.get(principal.tenant.id, provider_id)
         rules = [rule.model_dump() for rule in body.rate_rules]
         values["config"] = {**current.config, "rate_rules": rules}
-    account = await services.providers.update(principal.tenant.id, provider_id, **values)
+    before = {"priority": current.priority, "enabled": current.enabled, "config": current.config}
+    changes = diff(before, values)
+    reordered = set(changes) == {"priority"}
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.PROVIDER_REORDERED if reordered else AuditAction.PROVIDER_UPDATED,
+        tenant_id=principal.tenant.id,
+        target_type="provider",
+        target_id=provider_id,
+        changes=changes,
+    )
+    account = await services.providers.update(
+        principal.tenant.id, provider_id, audit=event, **values
+    )
     return ProviderPublic.of(account)
 
 
@@ -56,5 +86,12 @@ async def patch_provider(
 async def delete_provider(
     provider_id: str, principal: PrincipalDep, services: ServicesDep
 ) -> Response:
-    await services.providers.delete(principal.tenant.id, provider_id)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.PROVIDER_REMOVED,
+        tenant_id=principal.tenant.id,
+        target_type="provider",
+        target_id=provider_id,
+    )
+    await services.providers.delete(principal.tenant.id, provider_id, audit=event)
     return Response(status_code=204)

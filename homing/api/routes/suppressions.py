@@ -6,10 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from homing.api.actors import actor_of
 from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.inbound_schemas import SuppressionCreate, SuppressionPublic
-from homing.models import Channel
+from homing.models import AuditAction, Channel
+from homing.store.suppressions import normalize_address
 
 router = APIRouter(tags=["suppressions"])
 
@@ -38,8 +40,16 @@ async def add_suppression(
     body: SuppressionCreate, principal: PrincipalDep, services: ServicesDep, response: Response
 ) -> SuppressionPublic:
     """Suppress an address: 201, or 200 with the existing entry when it already is."""
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.SUPPRESSION_ADDED,
+        tenant_id=principal.tenant.id,
+        target_type="suppression",
+        target_id=normalize_address(body.address),
+        changes={"channel": body.channel, "reason": body.reason},
+    )
     entry, created = await services.inbound.suppressions.add(
-        principal.tenant.id, Channel(body.channel), body.address, body.reason, "api"
+        principal.tenant.id, Channel(body.channel), body.address, body.reason, "api", event
     )
     if not created:
         response.status_code = 200
@@ -54,5 +64,13 @@ async def remove_suppression(
     channel: EmailChannel = Channel.EMAIL,
 ) -> Response:
     """Send to this address again; 404 when it is not suppressed."""
-    await services.inbound.suppressions.remove(principal.tenant.id, channel, address)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.SUPPRESSION_REMOVED,
+        tenant_id=principal.tenant.id,
+        target_type="suppression",
+        target_id=normalize_address(address),
+        changes={"channel": channel},
+    )
+    await services.inbound.suppressions.remove(principal.tenant.id, channel, address, event)
     return Response(status_code=204)

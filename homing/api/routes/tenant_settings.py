@@ -6,9 +6,12 @@ from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
+from homing.api.actors import actor_of
 from homing.api.bodies import read_body
 from homing.api.deps import LivePrincipalDep, PrincipalDep, ServicesDep
 from homing.api.settings_schemas import TenantSettingsPatch, TenantSettingsPublic
+from homing.managers.audit import diff
+from homing.models import AuditAction
 
 router = APIRouter(tags=["settings"])
 
@@ -46,5 +49,14 @@ async def patch_settings(
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_input=False)]
         raise RequestValidationError(errors) from None
-    settings = await services.tenant_settings.update(principal.tenant.id, patch.changes())
+    changes = patch.changes()
+    before = TenantSettingsPublic.of(await services.tenant_settings.get(principal.tenant.id))
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.SETTINGS_UPDATED,
+        tenant_id=principal.tenant.id,
+        target_type="settings",
+        changes=diff(before.model_dump(), changes),
+    )
+    settings = await services.tenant_settings.update(principal.tenant.id, changes, event)
     return TenantSettingsPublic.of(settings)

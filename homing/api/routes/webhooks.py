@@ -6,6 +6,7 @@ import json
 
 from fastapi import APIRouter, Request, Response
 
+from homing.api.actors import actor_of
 from homing.api.base_schemas import Page
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.routes.notifications import (
@@ -23,9 +24,13 @@ from homing.api.webhook_schemas import (
     WebhookSecretStatus,
 )
 from homing.errors import InvalidRequest, PayloadTooLarge
+from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
-from homing.models import QUEUE_FOR_CHANNEL, Channel
+from homing.models import QUEUE_FOR_CHANNEL, AuditAction, Channel
+from homing.services import Services
 from homing.store.accepting import NewJob
+from homing.store.audit import AuditEvent
+from homing.store.tenants import Principal
 from homing.webhooks.message import write_message
 
 router = APIRouter(tags=["webhooks"])
@@ -93,6 +98,16 @@ async def send_webhook(
     return queued(services, accepted)
 
 
+def _secret_event(services: Services, principal: Principal, action: AuditAction) -> AuditEvent:
+    return services.audit.event(
+        actor_of(principal),
+        action,
+        tenant_id=principal.tenant.id,
+        target_type="webhook_secret",
+        changes={"secret": CHANGED},
+    )
+
+
 def _issued(issued: IssuedSecret, response: Response) -> WebhookSecretIssued:
     response.headers.update(_NO_STORE)
     return WebhookSecretIssued(
@@ -108,7 +123,8 @@ async def create_secret(
     principal: PrincipalDep, services: ServicesDep, response: Response
 ) -> WebhookSecretIssued:
     """Generate the signing secret; shown in this response only. 409 if one exists."""
-    issued = await services.webhooks.secrets.create(principal.tenant.id)
+    event = _secret_event(services, principal, AuditAction.WEBHOOK_SECRET_CREATED)
+    issued = await services.webhooks.secrets.create(principal.tenant.id, event)
     return _issued(issued, response)
 
 
@@ -130,14 +146,16 @@ async def rotate_secret(
     principal: PrincipalDep, services: ServicesDep, response: Response
 ) -> WebhookSecretIssued:
     """A new secret (shown once); the old one signs beside it for the overlap window."""
-    issued = await services.webhooks.secrets.rotate(principal.tenant.id)
+    event = _secret_event(services, principal, AuditAction.WEBHOOK_SECRET_ROTATED)
+    issued = await services.webhooks.secrets.rotate(principal.tenant.id, event)
     return _issued(issued, response)
 
 
 @router.delete("/v1/webhook-secret", status_code=204)
 async def delete_secret(principal: PrincipalDep, services: ServicesDep) -> Response:
     """Delete the secret (and any overlapping one); deliveries go unsigned."""
-    await services.webhooks.secrets.delete(principal.tenant.id)
+    event = _secret_event(services, principal, AuditAction.WEBHOOK_SECRET_DELETED)
+    await services.webhooks.secrets.delete(principal.tenant.id, event)
     return Response(status_code=204)
 
 
@@ -155,7 +173,14 @@ async def enable_endpoint(
     body: EndpointUrl, principal: PrincipalDep, services: ServicesDep
 ) -> Response:
     """Deliver to a gone URL again. 404 when the URL is not marked gone."""
-    await services.webhooks.store.reenable(
-        principal.tenant.id, services.webhooks.normalise_url(body.url)
+    url = services.webhooks.normalise_url(body.url)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.WEBHOOK_ENDPOINT_ENABLED,
+        tenant_id=principal.tenant.id,
+        target_type="webhook_endpoint",
+        # Without its query and fragment, where a receiver's token may ride.
+        target_id=url.split("?", 1)[0].split("#", 1)[0],
     )
+    await services.webhooks.store.reenable(principal.tenant.id, url, audit=event)
     return Response(status_code=204)

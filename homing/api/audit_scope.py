@@ -1,0 +1,60 @@
+"""Which changing routes the audit log records, and why the others are not recorded.
+
+Every ``POST``/``PUT``/``PATCH``/``DELETE`` route is in exactly one of the two maps;
+``tests/api/test_audit_log.py`` walks ``app.routes`` and fails on a route in neither,
+so a route added later is refused until someone decides (docs/architecture.md, "The
+audit log").
+"""
+
+from __future__ import annotations
+
+from homing.models import AuditAction
+
+__all__ = ["AUDITED", "EXEMPT"]
+
+_A = AuditAction
+
+# (method, route path template) → the actions it may record.
+AUDITED: dict[tuple[str, str], frozenset[AuditAction]] = {
+    ("POST", "/v1/providers"): frozenset({_A.PROVIDER_ADDED}),
+    ("PATCH", "/v1/providers/{provider_id}"): frozenset(
+        {_A.PROVIDER_UPDATED, _A.PROVIDER_REORDERED}
+    ),
+    ("DELETE", "/v1/providers/{provider_id}"): frozenset({_A.PROVIDER_REMOVED}),
+    ("PUT", "/v1/providers/{provider_id}/inbound"): frozenset({_A.INBOUND_SECRET_ROTATED}),
+    ("DELETE", "/v1/providers/{provider_id}/inbound"): frozenset({_A.INBOUND_SECRET_DELETED}),
+    ("POST", "/v1/api-keys"): frozenset({_A.API_KEY_ISSUED}),
+    ("DELETE", "/v1/api-keys/{key_id}"): frozenset({_A.API_KEY_REVOKED}),
+    ("POST", "/v1/webhook-secret"): frozenset({_A.WEBHOOK_SECRET_CREATED}),
+    ("POST", "/v1/webhook-secret/rotate"): frozenset({_A.WEBHOOK_SECRET_ROTATED}),
+    ("DELETE", "/v1/webhook-secret"): frozenset({_A.WEBHOOK_SECRET_DELETED}),
+    ("POST", "/v1/webhook-endpoints/enable"): frozenset({_A.WEBHOOK_ENDPOINT_ENABLED}),
+    ("POST", "/v1/suppressions"): frozenset({_A.SUPPRESSION_ADDED}),
+    ("DELETE", "/v1/suppressions"): frozenset({_A.SUPPRESSION_REMOVED}),
+    ("POST", "/v1/domains"): frozenset({_A.DOMAIN_ADDED}),
+    ("DELETE", "/v1/domains/{domain_id}"): frozenset({_A.DOMAIN_REMOVED}),
+    ("PATCH", "/v1/settings"): frozenset({_A.SETTINGS_UPDATED}),
+    ("POST", "/v1/dead-letters/redrive"): frozenset({_A.DEAD_LETTERS_REDRIVEN}),
+    ("POST", "/v1/dead-letters/purge"): frozenset({_A.DEAD_LETTERS_PURGED}),
+    ("POST", "/admin/v1/dead-letters/redrive"): frozenset({_A.DEAD_LETTERS_REDRIVEN}),
+    ("POST", "/admin/v1/dead-letters/purge"): frozenset({_A.DEAD_LETTERS_PURGED}),
+    ("POST", "/admin/v1/tenants"): frozenset({_A.TENANT_CREATED}),
+    ("PATCH", "/admin/v1/tenants/{tenant_id}"): frozenset(
+        {_A.TENANT_UPDATED, _A.TENANT_PLAN_CHANGED}
+    ),
+    ("POST", "/admin/v1/tenants/{tenant_id}/suspend"): frozenset({_A.TENANT_SUSPENDED}),
+    ("POST", "/admin/v1/tenants/{tenant_id}/unsuspend"): frozenset({_A.TENANT_RESUMED}),
+}
+
+# (method, route path template) → why it changes no configuration worth an event.
+EXEMPT: dict[tuple[str, str], str] = {
+    ("POST", "/v1/notifications/email"): "sending is the service itself; the job is its record",
+    ("POST", "/v1/notifications/email/batch"): "sending; each job is its own record",
+    ("POST", "/v1/notifications/webhook"): "sending; the job is its record",
+    ("POST", "/v1/jobs/{job_id}/retry"): "sends one job again, like an accept; its attempts "
+    "record it",
+    ("POST", "/v1/domains/{domain_id}/verify"): "asks the provider to check DNS; no setting "
+    "changes",
+    ("POST", "/inbound/billing/{vendor}"): "a vendor's event, kept in the inbound journal",
+    ("POST", "/inbound/{provider}/{account_id}"): "a provider's event, kept in the inbound journal",
+}
