@@ -22,7 +22,7 @@ from homing.providers.guard import EndpointGuard
 from homing.providers.registry import (
     CREDENTIAL_FIELDS,
     SECRET_CREDENTIAL_FIELDS,
-    email_provider,
+    checkable_provider,
 )
 from homing.store.providers import ProviderStore, seal_credentials
 
@@ -92,8 +92,13 @@ class ProviderAccounts:
         """
         _require_fields(new.provider, new.credentials)
         check_timeout(new.config, self._deadline)
-        adapter = email_provider(
-            new.provider, new.credentials, new.config, self._http, endpoints=self._endpoints
+        adapter = checkable_provider(
+            new.channel,
+            new.provider,
+            new.credentials,
+            new.config,
+            self._http,
+            endpoints=self._endpoints,
         )
         if self._endpoints is not None:
             self._endpoints.policy.check_account(new.provider, new.credentials, new.config)

@@ -11,13 +11,21 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from homing.errors import UnknownProvider
-from homing.providers.base import EmailProvider, EmailProviderFactory
+from homing.models import Channel
+from homing.providers.base import (
+    EmailProvider,
+    EmailProviderFactory,
+    SmsProvider,
+    SmsProviderFactory,
+)
 from homing.providers.domain_api import DomainProvider, DomainProviderFactory, DomainsUnsupported
 from homing.providers.email.mailgun import MailgunProvider
 from homing.providers.email.postmark import PostmarkProvider
 from homing.providers.email.resend import ResendProvider
 from homing.providers.email.sendgrid import SendGridProvider
 from homing.providers.email.smtp import SmtpProvider
+from homing.providers.sms.twilio import TwilioProvider
+from homing.providers.sms.vonage import VonageProvider
 
 if TYPE_CHECKING:
     from homing.providers.guard import EndpointGuard
@@ -25,10 +33,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CREDENTIAL_FIELDS",
     "EMAIL_PROVIDERS",
+    "PROVIDER_CHANNELS",
     "SECRET_CREDENTIAL_FIELDS",
+    "SMS_PROVIDERS",
     "UnknownEmailProvider",
+    "checkable_provider",
     "domain_provider",
     "email_provider",
+    "sms_provider",
 ]
 
 EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = {
@@ -55,12 +67,14 @@ CREDENTIAL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "postmark": ("api_key",),
     "mailgun": ("api_key", "domain"),
     "smtp": ("host", "port"),
+    "twilio": ("account_sid", "auth_token"),
+    "vonage": ("api_key", "api_secret"),
 }
 
 
 # Postmark's optional "account_token" (sending domains) is as secret as the server token.
 SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset(
-    {"api_key", "password", "account_token"}
+    {"api_key", "password", "account_token", "auth_token", "api_secret"}
 )
 
 
@@ -103,3 +117,46 @@ def domain_provider(
     if adapter is None:
         raise DomainsUnsupported(f"{name} has no sending-domain API", {"provider": name})
     return adapter(credentials, config, http)
+
+
+# SMS ------------------------------------------------------------------------------------
+
+SMS_PROVIDERS: Final[dict[str, SmsProviderFactory]] = {
+    TwilioProvider.name: TwilioProvider,
+    VonageProvider.name: VonageProvider,
+}
+
+# The channel each provider serves: a registration names both, and they must agree.
+PROVIDER_CHANNELS: Final[dict[str, Channel]] = {
+    **{name: Channel.EMAIL for name in EMAIL_PROVIDERS},
+    **{name: Channel.SMS for name in SMS_PROVIDERS},
+}
+
+
+def sms_provider(
+    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+) -> SmsProvider:
+    """Build the SMS adapter called ``name``; UnknownProvider when there is none."""
+    try:
+        factory = SMS_PROVIDERS[name]
+    except KeyError:
+        raise UnknownProvider(f"unknown SMS provider {name!r}", {"provider": name}) from None
+    return factory(credentials, config, http)
+
+
+def checkable_provider(
+    channel: Channel,
+    name: str,
+    credentials: dict[str, Any],
+    config: dict[str, Any],
+    http: httpx.AsyncClient,
+    *,
+    endpoints: EndpointGuard | None = None,
+) -> EmailProvider | SmsProvider:
+    """The adapter whose credentials a registration checks: ``name`` must serve
+    ``channel`` (UnknownProvider otherwise)."""
+    if PROVIDER_CHANNELS.get(name) is not channel:
+        raise UnknownProvider(f"{name!r} is not a {channel.value} provider", {"provider": name})
+    if channel is Channel.SMS:
+        return sms_provider(name, credentials, config, http)
+    return email_provider(name, credentials, config, http, endpoints=endpoints)
