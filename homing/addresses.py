@@ -299,7 +299,7 @@ def sms_sender(value: str) -> str:
     otherwise."""
     if len(value) > MAX_PHONE:
         raise InvalidPhoneNumber(f"'from' is at most {MAX_PHONE} characters")
-    text = value.strip()
+    text = value.strip(" ")
     if text.startswith("+"):
         return phone_key(text)
     if not 0 < len(text) <= _MAX_SENDER_ID or not set(text) <= _SENDER_ID_CHARS:
