@@ -210,3 +210,28 @@ async def test_the_sms_batch_accepts_each_valid_message(
     assert body["results"][1]["error"]["code"] == "validation_error"
     assert await deliver(services) == 2
     assert sorted(m["to"][0] for m in await sb.messages("vonage")) == [TO, "+14155552672"]
+
+
+async def test_twilio_21610_fails_the_job_and_suppresses_the_number_for_sms_only(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    stopped = "+15005550004"  # Twilio's magic number for a recipient who replied STOP
+    await register_sms(tenant, sandbox, "twilio", 1)
+    await register_sms(tenant, sandbox, "vonage", 2)
+    first = await send_sms(tenant, to=stopped)
+    await deliver(services)
+    body = await job(tenant, first)
+    assert (body["status"], body["error_class"]) == ("FAILED", "message_permanent")
+    assert _trail(body) == [(1, "twilio", "message_permanent")]
+    listed = await tenant.get("/v1/suppressions", params={"channel": "sms"})
+    [entry] = listed.json()["data"]
+    assert (entry["address"], entry["reason"], entry["source"]) == (
+        stopped,
+        "opted_out",
+        "provider",
+    )
+    again = await send_sms(tenant, to=stopped)
+    assert (await job(tenant, again))["status"] == "SUPPRESSED"
+    assert await sb.messages("vonage") == []
+    email = await tenant.get("/v1/suppressions", params={"channel": "email"})
+    assert email.json()["data"] == []
