@@ -186,6 +186,11 @@ class DeliveryEvent:
     job_hint: str | None = None  # the hjid the provider carried back
     message_ids: tuple[str, ...] = ()  # the provider message id as Homing may have stored it
     detail: dict[str, Any] = field(default_factory=dict)
+    # The channel of the job it is about (SMS vendors report on SMS jobs).
+    channel: Channel = Channel.EMAIL
+    # An opt-out (True: the recipient replied STOP) or opt-in (False: START) that
+    # suppresses or lifts ``recipient`` on ``channel``; about no job.
+    opt_out: bool | None = None
 
     @property
     def suppresses(self) -> bool:

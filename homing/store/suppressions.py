@@ -126,6 +126,19 @@ async def add_suppression(conn: AsyncConnection, values: dict[str, Any]) -> bool
     return result.first() is not None
 
 
+async def remove_suppression(
+    conn: AsyncConnection, tenant_id: str, channel: Channel, address: str
+) -> bool:
+    """Lift one suppression (an opt-in); True when there was one."""
+    c = suppressions.c
+    result = await conn.execute(
+        delete(suppressions).where(
+            c.tenant_id == tenant_id, c.channel == channel.value, c.address == address
+        )
+    )
+    return bool(result.rowcount)
+
+
 class SuppressionStore:
     """The SQL of suppressions, and of releasing jobs held for a suppressed address."""
 

@@ -1,0 +1,160 @@
+"""Twilio's signed callbacks from the sandbox to a real Homing over HTTP: status folded
+into the job, forged and replayed callbacks, another tenant's message, STOP and START."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from homing.api.app import create_app
+from homing.sandbox.server import SandboxServer
+from homing.sandbox.twilio_events import sign
+from homing.services import Services
+from tests.conftest import TenantClient, make_tenant
+from tests.e2e.conftest import Sandbox, deliver, job
+from tests.e2e.test_sms import TO, register_sms, send_sms
+from tests.fixtures import serving
+
+
+@pytest.fixture
+async def homing_url(services: Services) -> AsyncIterator[str]:
+    """Homing's API on a loopback port, so the sandbox can post to it."""
+    async with serving(create_app(services), log_level="warning") as url:
+        yield url
+
+
+async def _connect(
+    tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> tuple[dict[str, Any], str]:
+    account = await register_sms(tenant, sandbox, "twilio", 1)
+    keys = (await sb.http.get("/_sandbox/keys")).json()
+    response = await tenant.api.put(
+        f"/v1/providers/{account['id']}/inbound", json=keys["twilio"], headers=tenant.headers
+    )
+    assert response.status_code == 200, response.text
+    return account, homing_url + response.json()["path"]
+
+
+async def _event(sb: Sandbox, kind: str, url: str, to: str = TO) -> dict[str, Any]:
+    response = await sb.http.post(
+        "/_sandbox/events",
+        json={"provider": "twilio", "message_to": to, "type": kind, "target_url": url},
+    )
+    assert response.status_code == 200, response.text
+    posted: dict[str, Any] = response.json()
+    return posted
+
+
+async def test_status_callbacks_verify_and_fold_forward_only(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    job_id = await send_sms(tenant)
+    assert await deliver(services) == 1
+    sent = await _event(sb, "sent", url)
+    assert (sent["status"], sent["response"]["applied"]) == (200, 1)
+    delivered = await _event(sb, "delivered", url)
+    assert delivered["response"]["applied"] == 1
+    body = await job(tenant, job_id)
+    assert body["delivery_status"] == "delivered"
+    assert [e["type"] for e in body["events"]] == ["info", "delivered"]
+
+
+async def test_a_forged_callback_is_401_and_changes_nothing(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    job_id = await send_sms(tenant)
+    await deliver(services)
+    [message] = await sb.messages("twilio")
+    fields = {"MessageSid": message["message_id"], "MessageStatus": "undelivered", "To": TO}
+    async with httpx.AsyncClient() as http:
+        for signature in (
+            sign("not-the-token", url, fields),
+            "",
+            "x" * 10_000,
+            sign(sandbox.state.keys.twilio_auth_token, url + "?other=1", fields),
+        ):
+            response = await http.post(
+                url,
+                content=urlencode(fields),
+                headers={
+                    "Content-Type": "application/x-www-form-urlencoded",
+                    "X-Twilio-Signature": signature,
+                },
+            )
+            assert response.status_code == 401, response.text
+            assert response.json()["error"]["code"] == "unauthenticated"
+    assert (await job(tenant, job_id))["delivery_status"] is None
+
+
+async def test_a_replayed_callback_is_answered_and_applied_once(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    job_id = await send_sms(tenant)
+    await deliver(services)
+    first = await _event(sb, "delivered", url)
+    assert first["response"]["applied"] == 1
+    async with httpx.AsyncClient() as http:
+        replay = await http.post(url, content=urlencode(first["event"]), headers=first["headers"])
+    assert replay.status_code == 200, replay.text
+    assert (replay.json()["duplicates"], replay.json()["applied"]) == (1, 0)
+    assert len((await job(tenant, job_id))["events"]) == 1
+
+
+async def test_a_callback_about_another_tenants_message_touches_nothing(
+    services: Services,
+    api: httpx.AsyncClient,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    homing_url: str,
+) -> None:
+    other = await make_tenant(services, api, "other")
+    await register_sms(other, sandbox, "twilio", 1)
+    theirs = await send_sms(other)
+    await deliver(services)
+    _, mine = await _connect(tenant, sandbox, sb, homing_url)
+    posted = await _event(sb, "undelivered", mine)
+    assert posted["status"] == 200
+    assert (posted["response"]["applied"], posted["response"]["quarantined"]) == (0, 1)
+    assert (await job(other, theirs))["delivery_status"] is None
+
+
+async def test_an_undelivered_callback_names_the_carrier_error(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    job_id = await send_sms(tenant)
+    await deliver(services)
+    await _event(sb, "undelivered", url)
+    body = await job(tenant, job_id)
+    assert body["delivery_status"] == "failed"
+    assert body["events"][0]["detail"]["ErrorCode"] == "30007"
+
+
+async def test_stop_suppresses_the_number_and_start_lifts_it(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    await send_sms(tenant)
+    await deliver(services)
+    stopped = await _event(sb, "stop", url)
+    assert stopped["response"]["applied"] == 1
+    listed = (await tenant.get("/v1/suppressions", params={"channel": "sms"})).json()["data"]
+    assert [(s["address"], s["reason"], s["source"]) for s in listed] == [
+        (TO, "opted_out", "twilio")
+    ]
+    refused = await send_sms(tenant)
+    assert (await job(tenant, refused))["status"] == "SUPPRESSED"
+    started = await _event(sb, "start", url)
+    assert started["response"]["applied"] == 1
+    assert (await tenant.get("/v1/suppressions", params={"channel": "sms"})).json()["data"] == []
+    again = await send_sms(tenant)
+    await deliver(services)
+    assert (await job(tenant, again))["status"] == "COMPLETED"
