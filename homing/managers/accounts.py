@@ -23,6 +23,7 @@ from homing.providers.registry import (
     CREDENTIAL_FIELDS,
     SECRET_CREDENTIAL_FIELDS,
     checkable_provider,
+    with_rate_preset,
 )
 from homing.store.providers import ProviderStore, seal_credentials
 
@@ -124,7 +125,7 @@ class ProviderAccounts:
             enabled=new.enabled,
             credentials_sealed=seal_credentials(self._sealer, account_id, new.credentials),
             credentials_preview=credentials_preview(new.credentials),
-            config=new.config,
+            config=with_rate_preset(new.provider, new.config),
             created_at=datetime.now(UTC),
         )
         return await self._store.add(account)

@@ -34,6 +34,7 @@ __all__ = [
     "CREDENTIAL_FIELDS",
     "EMAIL_PROVIDERS",
     "PROVIDER_CHANNELS",
+    "RATE_PRESETS",
     "SECRET_CREDENTIAL_FIELDS",
     "SMS_PROVIDERS",
     "UnknownEmailProvider",
@@ -41,6 +42,7 @@ __all__ = [
     "domain_provider",
     "email_provider",
     "sms_provider",
+    "with_rate_preset",
 ]
 
 EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = {
@@ -131,6 +133,24 @@ PROVIDER_CHANNELS: Final[dict[str, Channel]] = {
     **{name: Channel.EMAIL for name in EMAIL_PROVIDERS},
     **{name: Channel.SMS for name in SMS_PROVIDERS},
 }
+
+
+# Each vendor's account rate as pacing rules (``homing.queue.pacing``), applied to an
+# account registered without ``config.rate_rules``; any list given, even empty, wins.
+# Twilio: the API's default concurrency of about 100 requests a second per account;
+# Vonage: 30 API requests a second per account (README, "SMS").
+RATE_PRESETS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
+    "twilio": ({"scope": "account", "limit": 100, "per_seconds": 1},),
+    "vonage": ({"scope": "account", "limit": 30, "per_seconds": 1},),
+}
+
+
+def with_rate_preset(provider: str, config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with the vendor's preset rate rules unless it names its own."""
+    preset = RATE_PRESETS.get(provider)
+    if preset is None or "rate_rules" in config:
+        return config
+    return {**config, "rate_rules": [dict(rule) for rule in preset]}
 
 
 def sms_provider(

@@ -235,3 +235,45 @@ async def test_twilio_21610_fails_the_job_and_suppresses_the_number_for_sms_only
     assert await sb.messages("vonage") == []
     email = await tenant.get("/v1/suppressions", params={"channel": "email"})
     assert email.json()["data"] == []
+
+
+async def test_vendor_rate_presets_apply_unless_the_account_names_its_own(
+    tenant: TenantClient, sandbox: SandboxServer
+) -> None:
+    twilio = await register_sms(tenant, sandbox, "twilio", 1)
+    assert twilio["config"]["rate_rules"] == [{"scope": "account", "limit": 100, "per_seconds": 1}]
+    vonage = await register_sms(tenant, sandbox, "vonage", 2)
+    assert vonage["config"]["rate_rules"] == [{"scope": "account", "limit": 30, "per_seconds": 1}]
+    own = await tenant.post(
+        "/v1/providers",
+        json={
+            "channel": "sms",
+            "provider": "vonage",
+            "credentials": {"api_key": "k2", "api_secret": "s2-secret"},
+            "config": {
+                "base_url": sandbox.provider_base_url("vonage"),
+                "rate_rules": [{"scope": "recipient", "limit": 1, "per_seconds": 60}],
+            },
+        },
+    )
+    assert own.status_code == 201, own.text
+    assert own.json()["config"]["rate_rules"] == [
+        {"scope": "recipient", "limit": 1, "per_seconds": 60}
+    ]
+    patched = await tenant.patch(f"/v1/providers/{twilio['id']}", json={"rate_rules": []})
+    assert patched.json()["config"]["rate_rules"] == []
+
+
+async def test_an_email_suppression_never_blocks_an_sms_and_the_other_way_round(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer
+) -> None:
+    await register_sms(tenant, sandbox, "twilio", 1)
+    added = await tenant.post("/v1/suppressions", json={"address": "ada@example.com"})
+    assert added.status_code == 201
+    job_id = await send_sms(tenant)
+    await deliver(services)
+    assert (await job(tenant, job_id))["status"] == "COMPLETED"
+    sms = await tenant.post("/v1/suppressions", json={"channel": "sms", "address": TO})
+    assert sms.json()["channel"] == "sms"
+    listed = (await tenant.get("/v1/suppressions", params={"channel": "email"})).json()["data"]
+    assert [s["address"] for s in listed] == ["ada@example.com"]
