@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from homing.addresses import MAX_PHONE, InvalidPhoneNumber, phone_key, sms_sender
 from homing.api.sms_schemas import MAX_SMS_SEGMENTS, SmsCreate
+from homing.settings import Settings
 from tests.conftest import TenantClient
 
 GARBAGE = [
@@ -107,3 +108,23 @@ async def test_a_suppression_key_that_is_no_number_is_422(tenant: TenantClient) 
             "/v1/suppressions", json={"channel": "sms", "address": address}
         )
         assert response.status_code == 422, response.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(1)",
+        "ftp://homing.example.com",
+        "https://homing.example.com/?next=evil",
+        "https://homing.example.com/#x",
+        "https://" + "a" * 3000 + ".example.com",
+    ],
+)
+def test_the_public_url_setting_refuses_what_is_no_base_url(url: str) -> None:
+    with pytest.raises(ValidationError):
+        Settings(public_url=url)
+
+
+def test_a_blank_public_url_is_unset() -> None:
+    assert Settings(public_url="").public_url is None
+    assert Settings(public_url="https://h.example").public_url == "https://h.example"
