@@ -191,6 +191,9 @@ class DeliveryEvent:
     # An opt-out (True: the recipient replied STOP) or opt-in (False: START) that
     # suppresses or lifts ``recipient`` on ``channel``; about no job.
     opt_out: bool | None = None
+    # Why the provider could not deliver by its route (carrier filtering…): a job that
+    # asked for it continues at its next provider (homing.store.rerouting).
+    reroute: str | None = None
 
     @property
     def suppresses(self) -> bool:

@@ -33,6 +33,9 @@ class SmsCreate(Strict):
     fallback: str | None = Field(default=None, max_length=100)
     delivery: Literal["at_least_once", "at_most_once"] = "at_least_once"
     ordering_key: str | None = Field(default=None, min_length=1, max_length=255)
+    # Undelivered by the route after a provider accepted it (Twilio 30007, 30008): try
+    # the next provider (homing.store.rerouting). Not with an ordering key.
+    fallback_on_undelivered: bool = False
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -50,6 +53,8 @@ class SmsCreate(Strict):
             )
         if self.fallback is not None and self.provider is None:
             raise ValueError("'fallback' needs 'provider'")
+        if self.fallback_on_undelivered and self.ordering_key is not None:
+            raise ValueError("'fallback_on_undelivered' cannot keep an 'ordering_key' in order")
         return self
 
 

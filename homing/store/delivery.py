@@ -17,6 +17,7 @@ from homing.models import DeliveryEvent, EntryStatus, EventError, EventType, Pay
 from homing.store.database import Database
 from homing.store.inbound import event_values, settle
 from homing.store.inbound_schema import inbound_events
+from homing.store.rerouting import reroute, wants_reroute
 from homing.store.schema import jobs, tenants
 from homing.store.suppressions import (
     add_suppression,
@@ -32,9 +33,20 @@ _REASONS = {EventType.BOUNCED: "hard_bounce", EventType.COMPLAINED: "complaint"}
 async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent) -> Any:
     """The tenant's job on the event's channel that the event names: by hjid, else by
     provider message id."""
-    base = select(jobs.c.id, jobs.c.payload).where(
-        jobs.c.tenant_id == tenant_id, jobs.c.channel == event.channel.value
-    )
+    c = jobs.c
+    base = select(
+        c.id,
+        c.tenant_id,
+        c.payload,
+        c.status,
+        c.queue,
+        c.priority,
+        c.provider,
+        c.provider_message_id,
+        c.attempts_made,
+        c.skipped_providers,
+        c.ordering_key,
+    ).where(jobs.c.tenant_id == tenant_id, jobs.c.channel == event.channel.value)
     hint = event.job_hint
     if hint and len(hint) <= MAX_JOB_ID:
         row = (await conn.execute(base.where(jobs.c.id == hint))).first()
@@ -74,6 +86,8 @@ class DeliveryStore:
                 return None
             values = {**event_values(event), "job_id": job.id, "tenant_id": tenant_id}
             await settle(conn, entry_id, EntryStatus.APPLIED, now, {**values, "error": None})
+            if wants_reroute(job, event):
+                await reroute(conn, job, event, self._clock.now())
             address = event.recipient or recipient_of(event.channel, dict(job.payload))
             if event.suppresses and address:
                 suppression = {

@@ -128,3 +128,11 @@ def test_the_public_url_setting_refuses_what_is_no_base_url(url: str) -> None:
 def test_a_blank_public_url_is_unset() -> None:
     assert Settings(public_url="").public_url is None
     assert Settings(public_url="https://h.example").public_url == "https://h.example"
+
+
+def test_fallback_on_undelivered_is_a_boolean_and_keeps_no_order() -> None:
+    with pytest.raises(ValidationError):
+        SmsCreate.model_validate(_body(fallback_on_undelivered=True, ordering_key="k"))
+    with pytest.raises(ValidationError):
+        SmsCreate.model_validate(_body(fallback_on_undelivered="x" * 1000))
+    assert SmsCreate.model_validate(_body(fallback_on_undelivered=True)).fallback_on_undelivered

@@ -158,3 +158,52 @@ async def test_stop_suppresses_the_number_and_start_lifts_it(
     again = await send_sms(tenant)
     await deliver(services)
     assert (await job(tenant, again))["status"] == "COMPLETED"
+
+
+async def test_carrier_filtering_continues_at_the_next_provider_when_asked(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    await register_sms(tenant, sandbox, "vonage", 2)
+    job_id = await send_sms(tenant, fallback_on_undelivered=True)
+    assert await deliver(services) == 1
+    posted = await _event(sb, "undelivered", url)
+    assert posted["response"]["applied"] == 1
+    waiting = await job(tenant, job_id)
+    assert (waiting["status"], waiting["error_class"]) == ("PENDING", "undelivered")
+    again = await _event(sb, "undelivered", url)  # Twilio's retry of the same callback
+    assert again["response"]["duplicates"] == 1
+    assert await deliver(services) == 1
+    body = await job(tenant, job_id)
+    assert (body["status"], body["provider"]) == ("COMPLETED", "vonage")
+    trail = [(a["number"], a["provider"], a["outcome"]) for a in body["attempts"]]
+    assert trail == [
+        (1, "twilio", "success"),
+        (1, "twilio", "provider_permanent"),
+        (2, "vonage", "success"),
+    ]
+    assert "30007 carrier filtering" in body["attempts"][1]["error"]
+    [message] = await sb.messages("vonage")
+    assert message["job_id"] == job_id
+    # A late callback about the first send changes nothing any more.
+    await _event(sb, "undelivered_unknown", url)
+    assert (await job(tenant, job_id))["status"] == "COMPLETED"
+    assert len(await sb.messages("vonage")) == 1
+
+
+async def test_without_the_flag_or_for_the_number_itself_the_job_stays_completed(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    await register_sms(tenant, sandbox, "vonage", 2)
+    plain = await send_sms(tenant)
+    await deliver(services)
+    await _event(sb, "undelivered", url)
+    assert (await job(tenant, plain))["status"] == "COMPLETED"
+    asked = await send_sms(tenant, to="+14155552672", fallback_on_undelivered=True)
+    await deliver(services)
+    await _event(sb, "failed", url, to="+14155552672")  # 30005: the number, not the route
+    body = await job(tenant, asked)
+    assert (body["status"], body["delivery_status"]) == ("COMPLETED", "failed")
+    assert await deliver(services) == 0
+    assert await sb.messages("vonage") == []

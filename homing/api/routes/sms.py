@@ -60,6 +60,7 @@ def sms_job(sealer: Sealer, tenant_id: str, body: SmsCreate, idempotency_key: st
         "encoding": cost.encoding.value,
         "characters": cost.units,
         "segments": cost.segments,
+        "fallback_on_undelivered": body.fallback_on_undelivered,
     }
     return NewJob(
         tenant_id=tenant_id,

@@ -27,6 +27,8 @@ INFO: Final = frozenset({"accepted", "scheduled", "queued", "sending", "sent", "
 OPT_OUT: Final = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
 OPT_IN: Final = frozenset({"START", "UNSTOP", "YES"})
 _MAX_KEYWORD: Final = 20
+# Failures of the route, not of the number: another provider may get through.
+ROUTE_ERRORS: Final = {"30007": "30007 carrier filtering", "30008": "30008 unknown error"}
 
 
 def keyword(body: str) -> str:
@@ -80,6 +82,7 @@ def interpret(payload: Any) -> DeliveryEvent:
     if status not in STATUSES and status not in INFO:
         raise EventError("the callback's MessageStatus is not one Twilio sends")
     sid = text(fields.get("MessageSid")) or text(fields.get("SmsSid"))
+    failed = STATUSES.get(status) is EventType.FAILED
     return DeliveryEvent(
         type=STATUSES.get(status, EventType.INFO),
         vendor_type=status,
@@ -88,4 +91,5 @@ def interpret(payload: Any) -> DeliveryEvent:
         message_ids=(sid,) if sid else (),
         detail=brief(fields, "ErrorCode", "ErrorMessage", "MessageStatus"),
         channel=Channel.SMS,
+        reroute=ROUTE_ERRORS.get(str(fields.get("ErrorCode"))) if failed else None,
     )
