@@ -7,6 +7,7 @@
 | mailgun | ``{"signing_secret": "<webhook signing key>"}`` |
 | postmark | ``{"basic_auth": {"username": …, "password": …}}`` |
 | twilio | ``{"signing_secret": "<the account's auth token>"}`` |
+| vonage | ``{"signing_secret": "<the account's signature secret>"}`` |
 
 The secret is sealed with AES-256-GCM bound to (provider_inbound, account id, kind)
 and opened only to verify a request; responses show a masked preview.
@@ -24,7 +25,7 @@ import orjson
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask, mask_password
 from homing.errors import InvalidRequest, NotFound
-from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid, twilio
+from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid, twilio, vonage
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
 
@@ -35,6 +36,7 @@ KINDS: Final = {
     "mailgun": "signing_secret",
     "postmark": "basic_auth",
     "twilio": "signing_secret",
+    "vonage": "signing_secret",
 }
 Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], Nonce | None]
 VERIFIERS: Final[dict[str, Verifier]] = {
@@ -44,6 +46,7 @@ VERIFIERS: Final[dict[str, Verifier]] = {
     "postmark": lambda s, body, h, now: postmark.verify(
         s["basic_auth"]["username"], s["basic_auth"]["password"], h
     ),
+    "vonage": lambda s, body, h, now: vonage.verify(s["signing_secret"], body, h, now=now),
 }
 # Schemes that sign the URL the provider posted to (Twilio): they get it too.
 UrlVerifier = Callable[[dict[str, Any], str, bytes, Mapping[str, str]], None]
@@ -112,6 +115,7 @@ _CHECKS: Final[dict[str, Callable[[Any], object]]] = {
     "mailgun": _string,
     "postmark": _basic_auth,
     "twilio": _string,
+    "vonage": _string,
 }
 
 

@@ -28,13 +28,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from homing.sandbox import twilio_events
+from homing.sandbox import twilio_events, vonage_events
 from homing.sandbox.event_bodies import KINDS, build
 from homing.sandbox.state import RecordedMessage, SandboxState
 
 log = logging.getLogger("homing.sandbox")
 
-EVENT_PROVIDERS: Final = ("sendgrid", "resend", "postmark", "mailgun", "twilio")
+EVENT_PROVIDERS: Final = ("sendgrid", "resend", "postmark", "mailgun", "twilio", "vonage")
 POST_TIMEOUT_SECONDS: Final = 10.0
 
 
@@ -76,6 +76,9 @@ class EventPoster:
         if message.provider == "twilio":
             token = self.state.keys.twilio_auth_token
             body, headers = twilio_events.callback(message, kind, token, url)
+        elif message.provider == "vonage":
+            secret = self.state.keys.vonage_signature_secret
+            body, headers = vonage_events.callback(message, kind, secret)
         else:
             body, headers = build(message.provider, message, kind, self.state.keys, auth)
         sent = {"Content-Type": "application/json", "User-Agent": "homing-sandbox", **headers}
@@ -133,7 +136,9 @@ def _latest(state: SandboxState, provider: str, to: str, job_id: str | None) -> 
 
 
 def _kinds(provider: str) -> tuple[str, ...]:
-    return twilio_events.KINDS if provider == "twilio" else KINDS
+    if provider == "twilio":
+        return twilio_events.KINDS
+    return vonage_events.KINDS if provider == "vonage" else KINDS
 
 
 def _target(payload: Any) -> dict[str, Any]:

@@ -37,6 +37,8 @@ class SandboxKeys:
     postmark_password: str = field(repr=False)
     # The auth token Twilio signs callbacks with (an account's own, in real life).
     twilio_auth_token: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
+    # The signature secret Vonage signs its webhook JWTs with.
+    vonage_signature_secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
 
     @classmethod
     def generate(cls) -> SandboxKeys:
@@ -63,6 +65,7 @@ class SandboxKeys:
             "resend": {"signing_secret": self.resend_secret},
             "mailgun": {"signing_secret": self.mailgun_signing_key},
             "twilio": {"signing_secret": self.twilio_auth_token},
+            "vonage": {"signing_secret": self.vonage_signature_secret},
             "postmark": {
                 "basic_auth": {
                     "username": self.postmark_username,

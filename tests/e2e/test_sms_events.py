@@ -3,6 +3,7 @@ into the job, forged and replayed callbacks, another tenant's message, STOP and 
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
@@ -207,3 +208,61 @@ async def test_without_the_flag_or_for_the_number_itself_the_job_stays_completed
     assert (body["status"], body["delivery_status"]) == ("COMPLETED", "failed")
     assert await deliver(services) == 0
     assert await sb.messages("vonage") == []
+
+
+async def _connect_vonage(
+    tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str, priority: int
+) -> tuple[dict[str, Any], str]:
+    account = await register_sms(tenant, sandbox, "vonage", priority)
+    keys = (await sb.http.get("/_sandbox/keys")).json()
+    response = await tenant.api.put(
+        f"/v1/providers/{account['id']}/inbound", json=keys["vonage"], headers=tenant.headers
+    )
+    assert response.status_code == 200, response.text
+    return account, homing_url + response.json()["path"]
+
+
+async def _vonage_event(sb: Sandbox, kind: str, url: str, to: str = TO) -> dict[str, Any]:
+    response = await sb.http.post(
+        "/_sandbox/events",
+        json={"provider": "vonage", "message_to": to, "type": kind, "target_url": url},
+    )
+    assert response.status_code == 200, response.text
+    posted: dict[str, Any] = response.json()
+    return posted
+
+
+async def test_vonage_signed_callbacks_fold_and_forgeries_and_replays_do_not(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect_vonage(tenant, sandbox, sb, homing_url, 1)
+    job_id = await send_sms(tenant)
+    await deliver(services)
+    delivered = await _vonage_event(sb, "delivered", url)
+    assert (delivered["status"], delivered["response"]["applied"]) == (200, 1)
+    assert (await job(tenant, job_id))["delivery_status"] == "delivered"
+    body = json.dumps(delivered["event"]).encode()
+    async with httpx.AsyncClient() as http:
+        replay = await http.post(url, content=body, headers=delivered["headers"])
+        assert replay.status_code == 200
+        assert replay.json()["applied"] == 0
+        forged = {**delivered["event"], "status": "undeliverable"}
+        tampered = await http.post(url, content=json.dumps(forged), headers=delivered["headers"])
+        assert tampered.status_code == 401
+        unsigned = await http.post(url, content=json.dumps(forged))
+        assert unsigned.status_code == 401
+    assert (await job(tenant, job_id))["delivery_status"] == "delivered"
+
+
+async def test_a_vonage_rejection_continues_at_twilio_when_asked(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect_vonage(tenant, sandbox, sb, homing_url, 1)
+    await register_sms(tenant, sandbox, "twilio", 2)
+    job_id = await send_sms(tenant, fallback_on_undelivered=True)
+    await deliver(services)
+    await _vonage_event(sb, "rejected", url)
+    await deliver(services)
+    body = await job(tenant, job_id)
+    assert (body["status"], body["provider"]) == ("COMPLETED", "twilio")
+    assert "rejected by the carrier" in body["attempts"][1]["error"]
