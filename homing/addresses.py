@@ -33,8 +33,20 @@ from email.headerregistry import Address, HeaderRegistry
 from typing import Final
 
 import idna
+import phonenumbers
 
-__all__ = ["MAX_MAILBOX", "InvalidAddress", "Mailbox", "address_key", "canonical", "parse_mailbox"]
+__all__ = [
+    "MAX_MAILBOX",
+    "MAX_PHONE",
+    "InvalidAddress",
+    "InvalidPhoneNumber",
+    "Mailbox",
+    "address_key",
+    "canonical",
+    "parse_mailbox",
+    "phone_key",
+    "sms_sender",
+]
 
 MAX_MAILBOX: Final = 400
 MAX_NAME: Final = 200
@@ -238,3 +250,63 @@ def _cross_check(mailbox: Mailbox) -> None:
         mailbox.domain,
     ):
         raise _refused("it does not parse the same way twice")
+
+
+# Phone numbers (the SMS channel) --------------------------------------------------------
+#
+# A number is given in international form (``+`` and the country code; there is no
+# default region to guess from) and kept in E.164 (``+14155552671``): the one form that
+# is stored, sent, suppressed and compared. The text is bounded and checked in one pass
+# over its characters before ``phonenumbers`` sees it, so a hostile 10 MB "number" costs
+# a length comparison.
+
+MAX_PHONE: Final = 32
+_PHONE_CHARS: Final = frozenset("+0123456789 -().")
+# An alphanumeric sender ID: up to 11 letters, digits and spaces, at least one letter
+# (Twilio and Vonage both take them where the destination country allows).
+_MAX_SENDER_ID: Final = 11
+_SENDER_ID_CHARS: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
+)
+
+
+class InvalidPhoneNumber(ValueError):
+    """Not a phone number in international form, e.g. +14155552671."""
+
+
+def phone_key(value: str) -> str:
+    """The E.164 form of the phone number ``value`` names, or InvalidPhoneNumber."""
+    if len(value) > MAX_PHONE:
+        raise InvalidPhoneNumber(f"a phone number is at most {MAX_PHONE} characters")
+    text = value.strip()
+    if not text.startswith("+") or not set(text) <= _PHONE_CHARS or "+" in text[1:]:
+        raise InvalidPhoneNumber(
+            "a phone number is written in international form: + and the country code, "
+            "then digits (spaces, dots, dashes and brackets allowed), e.g. +14155552671"
+        )
+    try:
+        number = phonenumbers.parse(text, None)
+    except phonenumbers.NumberParseException:
+        raise InvalidPhoneNumber("the phone number cannot be read") from None
+    if not phonenumbers.is_valid_number(number):
+        raise InvalidPhoneNumber("this is not a valid phone number for its country code")
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def sms_sender(value: str) -> str:
+    """An SMS sender: a phone number (made E.164) or an alphanumeric sender ID of at
+    most 11 letters, digits and spaces with at least one letter; InvalidPhoneNumber
+    otherwise."""
+    if len(value) > MAX_PHONE:
+        raise InvalidPhoneNumber(f"'from' is at most {MAX_PHONE} characters")
+    text = value.strip(" ")
+    if text.startswith("+"):
+        return phone_key(text)
+    if not 0 < len(text) <= _MAX_SENDER_ID or not set(text) <= _SENDER_ID_CHARS:
+        raise InvalidPhoneNumber(
+            "'from' is a phone number (+14155552671) or a sender ID of 1 to 11 letters, "
+            "digits and spaces"
+        )
+    if not any(ch.isalpha() for ch in text):
+        raise InvalidPhoneNumber("a sender ID needs at least one letter")
+    return text

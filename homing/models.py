@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 
 class Channel(enum.StrEnum):
@@ -186,6 +186,14 @@ class DeliveryEvent:
     job_hint: str | None = None  # the hjid the provider carried back
     message_ids: tuple[str, ...] = ()  # the provider message id as Homing may have stored it
     detail: dict[str, Any] = field(default_factory=dict)
+    # The channel of the job it is about (SMS vendors report on SMS jobs).
+    channel: Channel = Channel.EMAIL
+    # An opt-out (True: the recipient replied STOP) or opt-in (False: START) that
+    # suppresses or lifts ``recipient`` on ``channel``; about no job.
+    opt_out: bool | None = None
+    # Why the provider could not deliver by its route (carrier filtering…): a job that
+    # asked for it continues at its next provider (homing.store.rerouting).
+    reroute: str | None = None
 
     @property
     def suppresses(self) -> bool:
@@ -279,6 +287,67 @@ class EmailContent:
     subject: str
     text: str | None = None
     html: str | None = None
+
+
+# SMS text (the SMS channel) -------------------------------------------------------------
+#
+# A text that fits the GSM 03.38 alphabet travels as GSM-7: 160 septets in one segment,
+# 153 a segment once it is split (the rest holds the concatenation header); the
+# extension table's characters take two septets. Anything else travels as UCS-2: 70
+# UTF-16 code units in one segment, 67 once split. Carriers charge per segment.
+
+GSM7_BASIC: Final = frozenset(
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+    "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
+)
+GSM7_EXTENSION: Final = frozenset("^{}\\[~]|€\f")
+
+
+class SmsEncoding(enum.StrEnum):
+    """How an SMS text travels: the GSM 7-bit alphabet, or UCS-2 for anything else."""
+
+    GSM7 = "GSM-7"
+    UCS2 = "UCS-2"
+
+
+@dataclass(frozen=True, slots=True)
+class SmsSegments:
+    """What an SMS text costs: its encoding, its length in that encoding's units
+    (septets or UTF-16 code units) and the segments it is split into."""
+
+    encoding: SmsEncoding
+    units: int
+    segments: int
+
+    @classmethod
+    def of(cls, text: str) -> SmsSegments:
+        """Count ``text`` in one pass over its characters."""
+        septets = 0
+        for ch in text:
+            if ch in GSM7_BASIC:
+                septets += 1
+            elif ch in GSM7_EXTENSION:
+                septets += 2
+            else:
+                units = len(text.encode("utf-16-le")) // 2
+                return cls(SmsEncoding.UCS2, units, _segments(units, 70, 67))
+        return cls(SmsEncoding.GSM7, septets, _segments(septets, 160, 153))
+
+
+def _segments(units: int, single: int, split: int) -> int:
+    if units <= single:
+        return 1
+    return -(-units // split)
+
+
+@dataclass(frozen=True, slots=True)
+class SmsContent:
+    """The message of an SMS job: the E.164 recipient, the sender (None: the provider
+    account's own) and the text."""
+
+    to: str
+    from_: str | None
+    body: str
 
 
 @dataclass(frozen=True, slots=True)

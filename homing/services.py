@@ -16,7 +16,7 @@ from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
 from homing.dispatch.policy import RetryPolicy
 from homing.dispatch.sandbox_guard import SandboxGuard
-from homing.dispatch.senders import EmailSender
+from homing.dispatch.senders import EmailSender, SmsSender
 from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
@@ -147,13 +147,18 @@ class Services:
             max_provider_calls=s.max_provider_calls_per_job,
         )
 
-    def worker(self, channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK)) -> Worker:
+    def worker(
+        self, channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK, Channel.SMS)
+    ) -> Worker:
         """A worker for these channels, sharing this process's pools and wake-ups."""
         s = self.settings
         runner = PassRunner(
             EmailSender(self.sealer, self.http, self.endpoints),
             self.clock,
-            {Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock)},
+            {
+                Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock),
+                Channel.SMS: SmsSender(self.sealer, self.http, self.endpoints),
+            },
             guard=self.sandbox,
             pacer=Pacer(self.limiter, self.clock),
             deadline_seconds=s.provider_deadline_seconds,

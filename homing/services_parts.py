@@ -60,11 +60,14 @@ class Inbound:
     clock: Clock
     nonces: NonceStore
 
-    async def verify(self, target: InboundTarget, body: bytes, headers: Mapping[str, str]) -> None:
+    async def verify(
+        self, target: InboundTarget, body: bytes, headers: Mapping[str, str], url: str = ""
+    ) -> None:
         """Raise VerificationFailed unless the request is the account's provider's, and
-        its signature's one-time value (Mailgun's token) was not accepted before."""
+        its signature's one-time value (Mailgun's token) was not accepted before.
+        ``url``: the public URL the request was posted to (Twilio signs it)."""
         now = self.clock.now()
-        nonce = target.verify(body, headers, now)
+        nonce = target.verify(body, headers, now, url)
         if nonce is None:
             return
         expires_at = datetime.fromtimestamp(nonce.until, UTC) + NONCE_MARGIN

@@ -100,6 +100,24 @@ class Settings(BaseSettings):
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""
+    # SMS (README "SMS"). Twilio signs the exact URL it posted a callback to: behind a
+    # proxy that is the public one, not the one this process sees.
+    public_url: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="The public base URL Homing is reached at (https://homing.example.com);"
+        " the URL Twilio signs is this plus /inbound/twilio/<account id>",
+    )
+
+    @field_validator("public_url", mode="before")
+    @classmethod
+    def _public_base_url(cls, value: object) -> object:
+        if value == "" or value is None:
+            return None
+        text = str(value)
+        if not text.startswith(("https://", "http://")) or "?" in text or "#" in text:
+            raise ValueError("HOMING_PUBLIC_URL is an http(s) URL without query or fragment")
+        return text
 
     # The audit log (README "Audit log"): events are deleted after this many days
     # (0: kept for ever), separately from job retention, which is much shorter.

@@ -28,6 +28,7 @@ from homing.api.routes import (
     notifications,
     providers,
     reports,
+    sms,
     suppressions,
     tenant_settings,
     usage,
@@ -85,6 +86,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(admin_jobs.router)
     app.include_router(dead_letters.router)
     app.include_router(audit.router)
+    app.include_router(sms.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, field_validator
+from pydantic import BaseModel, Field, StringConstraints, model_validator
 
-from homing.addresses import parse_mailbox
+from homing.addresses import parse_mailbox, phone_key
 from homing.api.base_schemas import Page, Strict
 from homing.inbound.events import delivery_status
 from homing.inbound.report import ReportRow
@@ -82,15 +82,19 @@ def history(entries: Sequence[Entry]) -> tuple[str | None, list[DeliveryEventPub
 
 
 class SuppressionCreate(Strict):
-    channel: Literal["email"] = "email"
+    channel: Literal["email", "sms"] = "email"
     address: Annotated[str, StringConstraints(min_length=3, max_length=320)]
-    reason: Literal["manual", "hard_bounce", "complaint", "unsubscribed"] = "manual"
+    reason: Literal["manual", "hard_bounce", "complaint", "unsubscribed", "opted_out"] = "manual"
 
-    @field_validator("address")
-    @classmethod
-    def _one_address(cls, value: str) -> str:
-        # Strict, as a send's ``to`` (an InvalidAddress is a ValueError: 422).
-        return parse_mailbox(value).key
+    @model_validator(mode="after")
+    def _one_address(self) -> SuppressionCreate:
+        # Strict, as a send's ``to`` (InvalidAddress and InvalidPhoneNumber are
+        # ValueErrors: 422): an email address by its key, a phone number in E.164.
+        if self.channel == "sms":
+            self.address = phone_key(self.address)
+        else:
+            self.address = parse_mailbox(self.address).key
+        return self
 
 
 class SuppressionPublic(BaseModel):

@@ -21,10 +21,10 @@ from pydantic import (
 from homing.addresses import canonical
 from homing.api.base_schemas import Strict
 from homing.api.inbound_schemas import DeliveryEventPublic
-from homing.models import Attempt, Job, ProviderAccount
+from homing.models import Attempt, Channel, Job, ProviderAccount
 from homing.queue.pacing import RATE_RULES, RateRule
 
-ProviderName = Literal["sendgrid", "resend", "postmark", "mailgun", "smtp"]
+ProviderName = Literal["sendgrid", "resend", "postmark", "mailgun", "smtp", "twilio", "vonage"]
 PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
 
 
@@ -35,7 +35,7 @@ def _no_line_breaks(value: str) -> str:
 
 
 class ProviderCreate(Strict):
-    channel: Literal["email"]
+    channel: Literal["email", "sms"]
     provider: ProviderName
     credentials: dict[str, Any]
     config: dict[str, Any] = Field(default_factory=dict)
@@ -171,6 +171,8 @@ class JobPublic(BaseModel):
     # Provider events after the send (homing.api.inbound_schemas.history).
     delivery_status: str | None = None
     events: list[DeliveryEventPublic] = Field(default_factory=list)
+    # An SMS job's message as sent: to, from, encoding, characters, segments.
+    sms: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, job: Job, attempts: list[Attempt]) -> JobPublic:
@@ -185,7 +187,18 @@ class JobPublic(BaseModel):
             attempts=[AttemptPublic.of(a) for a in attempts],
             created_at=job.created_at,
             completed_at=job.completed_at,
+            sms=sms_view(job),
         )
+
+
+_SMS_SHOWN = ("to", "from", "encoding", "characters", "segments")
+
+
+def sms_view(job: Job) -> dict[str, Any] | None:
+    """What an SMS job shows of its payload: never the text itself, only its cost."""
+    if job.channel is not Channel.SMS:
+        return None
+    return {key: job.payload.get(key) for key in _SMS_SHOWN}
 
 
 class JobSummary(BaseModel):

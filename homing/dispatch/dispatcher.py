@@ -117,6 +117,7 @@ class Dispatcher:
                 decision.error,
                 decision.error_class,
                 skipped,
+                suppress=result.suppress,
             )
         now = self._clock.now()
         if isinstance(decision, Defer):

@@ -82,6 +82,7 @@ class PassResult:
     only: str | None = None
     uncertain_give_up: bool = False
     calls: int = 0  # sends attempted (a paced or refused provider is not called)
+    suppress: str | None = None  # the provider refused the recipient for good
 
 
 class PassRunner:
@@ -186,6 +187,7 @@ class PassRunner:
         if cls is FailureClass.PROVIDER_PERMANENT:
             outcome.skip.append(account.id)
         if cls is FailureClass.MESSAGE_PERMANENT:
+            outcome.suppress = failure.suppress
             return True
         if cls is FailureClass.UNCERTAIN and job.delivery is DeliveryMode.AT_MOST_ONCE:
             # Sending elsewhere could deliver twice. Only an idempotent provider may be

@@ -12,11 +12,11 @@ from typing import Protocol
 import httpx
 
 from homing.crypto import Sealer
-from homing.errors import EndpointRefused
-from homing.models import EmailContent, FailureClass, Job, ProviderAccount
-from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from homing.errors import EndpointRefused, UnknownProvider
+from homing.models import EmailContent, FailureClass, Job, ProviderAccount, SmsContent
+from homing.providers.base import OutgoingEmail, OutgoingSms, ProviderFailure, SendResult
 from homing.providers.guard import EndpointGuard
-from homing.providers.registry import email_provider
+from homing.providers.registry import SMS_PROVIDERS, email_provider, sms_provider
 from homing.store.providers import open_credentials
 
 
@@ -89,3 +89,38 @@ class EmailSender:
             idempotency_key=f"homing-{job.id}",
         )
         return await adapter.send(email)
+
+
+class SmsSender:
+    """Sends an SMS job through one of the tenant's SMS provider accounts."""
+
+    def __init__(
+        self, sealer: Sealer, http: httpx.AsyncClient, endpoints: EndpointGuard | None = None
+    ) -> None:
+        self._sealer = sealer
+        self._http = http
+        self._endpoints = endpoints
+
+    def supports_idempotency(self, account: ProviderAccount) -> bool:
+        factory = SMS_PROVIDERS.get(account.provider)
+        return bool(getattr(factory, "supports_idempotency", False))
+
+    def destination(self, account: ProviderAccount, job: Job) -> str | None:
+        """The account's ``base_url``; None for the vendor's own API."""
+        base_url = account.config.get("base_url")
+        return str(base_url) if base_url else None
+
+    async def send(self, account: ProviderAccount, job: Job) -> SendResult:
+        """Send ``job`` through ``account``; a refused endpoint is ``provider_permanent``."""
+        try:
+            credentials = open_credentials(self._sealer, account)
+            if self._endpoints is not None:
+                self._endpoints.policy.check_account(account.provider, credentials, account.config)
+            adapter = sms_provider(account.provider, credentials, account.config, self._http)
+        except (EndpointRefused, UnknownProvider) as exc:
+            raise ProviderFailure(
+                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: not sent, {exc.message}"
+            ) from None
+        payload = job.payload
+        content = SmsContent(to=payload["to"], from_=payload.get("from"), body=payload["body"])
+        return await adapter.send(OutgoingSms(job_id=job.id, content=content))

@@ -24,7 +24,15 @@ from homing.errors import StoreError
 from homing.inbound import billing
 from homing.inbound.billing import BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
-from homing.inbound.parse import mailgun, postmark, resend, sendgrid, too_many_events
+from homing.inbound.parse import (
+    mailgun,
+    postmark,
+    resend,
+    sendgrid,
+    too_many_events,
+    twilio,
+    vonage,
+)
 from homing.ratelimit import RateLimiter
 from homing.store.delivery import DeliveryStore
 from homing.store.inbound import Entry, InboundStore, Journaled, event_values
@@ -45,6 +53,8 @@ SPLITTERS: Final[dict[str, Splitter]] = {
     "resend": _single(resend.split),
     "postmark": _single(postmark.split),
     "mailgun": _single(mailgun.split),
+    "twilio": _single(twilio.split),
+    "vonage": _single(vonage.split),
     "paystack": _single(billing.paystack_split),
     "polar": _single(billing.polar_split),
 }
@@ -53,6 +63,8 @@ DELIVERY: Final[dict[str, Callable[[Any], DeliveryEvent]]] = {
     "resend": resend.interpret,
     "postmark": postmark.interpret,
     "mailgun": mailgun.interpret,
+    "twilio": twilio.interpret,
+    "vonage": vonage.interpret,
 }
 BILLING: Final[dict[str, Callable[[Any], BillingEvent]]] = {
     "paystack": billing.paystack_interpret,

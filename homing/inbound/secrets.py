@@ -6,6 +6,8 @@
 | resend | ``{"signing_secret": "whsec_…"}`` |
 | mailgun | ``{"signing_secret": "<webhook signing key>"}`` |
 | postmark | ``{"basic_auth": {"username": …, "password": …}}`` |
+| twilio | ``{"signing_secret": "<the account's auth token>"}`` |
+| vonage | ``{"signing_secret": "<the account's signature secret>"}`` |
 
 The secret is sealed with AES-256-GCM bound to (provider_inbound, account id, kind)
 and opened only to verify a request; responses show a masked preview.
@@ -23,7 +25,7 @@ import orjson
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask, mask_password
 from homing.errors import InvalidRequest, NotFound
-from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid
+from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid, twilio, vonage
 from homing.store.audit import AuditEvent
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
@@ -34,6 +36,8 @@ KINDS: Final = {
     "resend": "signing_secret",
     "mailgun": "signing_secret",
     "postmark": "basic_auth",
+    "twilio": "signing_secret",
+    "vonage": "signing_secret",
 }
 Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], Nonce | None]
 VERIFIERS: Final[dict[str, Verifier]] = {
@@ -43,6 +47,12 @@ VERIFIERS: Final[dict[str, Verifier]] = {
     "postmark": lambda s, body, h, now: postmark.verify(
         s["basic_auth"]["username"], s["basic_auth"]["password"], h
     ),
+    "vonage": lambda s, body, h, now: vonage.verify(s["signing_secret"], body, h, now=now),
+}
+# Schemes that sign the URL the provider posted to (Twilio): they get it too.
+UrlVerifier = Callable[[dict[str, Any], str, bytes, Mapping[str, str]], None]
+URL_VERIFIERS: Final[dict[str, UrlVerifier]] = {
+    "twilio": lambda s, url, body, h: twilio.verify(s["signing_secret"], url, body, h),
 }
 
 
@@ -67,9 +77,15 @@ class InboundTarget:
     provider: str
     secret: dict[str, Any] = field(repr=False)
 
-    def verify(self, body: bytes, headers: Mapping[str, str], now: float) -> Nonce | None:
+    def verify(
+        self, body: bytes, headers: Mapping[str, str], now: float, url: str = ""
+    ) -> Nonce | None:
         """Raise VerificationFailed unless the request is this account's provider's; the
-        signature's one-time value where the scheme has one (Mailgun's token)."""
+        signature's one-time value where the scheme has one (Mailgun's token). ``url``
+        is the public URL the provider posted to, for the schemes that sign it."""
+        if self.provider in URL_VERIFIERS:
+            URL_VERIFIERS[self.provider](self.secret, url, body, headers)
+            return None
         return VERIFIERS[self.provider](self.secret, body, headers, now)
 
 
@@ -99,6 +115,8 @@ _CHECKS: Final[dict[str, Callable[[Any], object]]] = {
     "resend": lambda value: resend.check_secret(_string(value)),
     "mailgun": _string,
     "postmark": _basic_auth,
+    "twilio": _string,
+    "vonage": _string,
 }
 
 

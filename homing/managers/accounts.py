@@ -22,7 +22,8 @@ from homing.providers.guard import EndpointGuard
 from homing.providers.registry import (
     CREDENTIAL_FIELDS,
     SECRET_CREDENTIAL_FIELDS,
-    email_provider,
+    checkable_provider,
+    with_rate_preset,
 )
 from homing.store.audit import AuditEvent
 from homing.store.providers import ProviderStore, seal_credentials
@@ -94,8 +95,13 @@ class ProviderAccounts:
         """
         _require_fields(new.provider, new.credentials)
         check_timeout(new.config, self._deadline)
-        adapter = email_provider(
-            new.provider, new.credentials, new.config, self._http, endpoints=self._endpoints
+        adapter = checkable_provider(
+            new.channel,
+            new.provider,
+            new.credentials,
+            new.config,
+            self._http,
+            endpoints=self._endpoints,
         )
         if self._endpoints is not None:
             self._endpoints.policy.check_account(new.provider, new.credentials, new.config)
@@ -121,7 +127,7 @@ class ProviderAccounts:
             enabled=new.enabled,
             credentials_sealed=seal_credentials(self._sealer, account_id, new.credentials),
             credentials_preview=credentials_preview(new.credentials),
-            config=new.config,
+            config=with_rate_preset(new.provider, new.config),
             created_at=datetime.now(UTC),
         )
         return await self._store.add(account, audit)

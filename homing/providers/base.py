@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol
 import httpx
 
 from homing.addresses import InvalidAddress, Mailbox, parse_mailbox
-from homing.models import EmailContent, FailureClass
+from homing.models import EmailContent, FailureClass, SmsContent
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,7 @@ class ProviderFailure(Exception):
         status_code: int | None = None,
         retry_after: float | None = None,
         response_excerpt: str | None = None,
+        suppress: str | None = None,
     ) -> None:
         super().__init__(detail)
         self.failure_class = failure_class
@@ -73,6 +74,9 @@ class ProviderFailure(Exception):
         self.status_code = status_code
         self.retry_after = retry_after
         self.response_excerpt = response_excerpt
+        # The provider refuses this recipient for good (Twilio 21610: they replied
+        # STOP): the reason to suppress them for the tenant with.
+        self.suppress = suppress
 
     def __repr__(self) -> str:
         return (
@@ -109,3 +113,39 @@ class EmailProviderFactory(Protocol):
 def text(value: Any) -> str:
     """``value`` as a string, ``""`` for a missing field of a vendor's reply."""
     return "" if value is None else str(value)
+
+
+# SMS ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingSms:
+    """What an SMS adapter sends: the job id (where the vendor carries a reference) and
+    the message, its recipient already E.164."""
+
+    job_id: str
+    content: SmsContent
+
+
+class SmsProvider(Protocol):
+    """One SMS vendor (``homing.providers.sms``)."""
+
+    name: ClassVar[str]
+    supports_idempotency: ClassVar[bool]
+
+    async def send(self, sms: OutgoingSms) -> SendResult: ...
+
+    async def check_credentials(self) -> None:
+        """Raise ``homing.errors.InvalidCredentials`` when the provider rejects them."""
+        ...
+
+
+class SmsProviderFactory(Protocol):
+    """Builds an SMS adapter from decrypted credentials, config and an injected client."""
+
+    def __call__(
+        self,
+        credentials: dict[str, Any],
+        config: dict[str, Any],
+        http: httpx.AsyncClient,
+    ) -> SmsProvider: ...

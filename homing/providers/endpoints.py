@@ -43,6 +43,17 @@ OFFICIAL_HOSTS: Final[Mapping[str, frozenset[str]]] = {
     "resend": frozenset({"api.resend.com"}),
     "postmark": frozenset({"api.postmarkapp.com"}),
     "mailgun": frozenset({"api.mailgun.net", "api.eu.mailgun.net"}),
+    "twilio": frozenset({"api.twilio.com"}),
+    # The Messages API, its regional hosts and the Messages sandbox.
+    "vonage": frozenset(
+        {
+            "api.nexmo.com",
+            "api-eu.vonage.com",
+            "api-us.vonage.com",
+            "api-ap.vonage.com",
+            "messages-sandbox.nexmo.com",
+        }
+    ),
 }
 _ALL_OFFICIAL: Final = frozenset().union(*OFFICIAL_HOSTS.values())
 _HTTPS_PORT: Final = 443

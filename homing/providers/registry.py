@@ -11,13 +11,21 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from homing.errors import UnknownProvider
-from homing.providers.base import EmailProvider, EmailProviderFactory
+from homing.models import Channel
+from homing.providers.base import (
+    EmailProvider,
+    EmailProviderFactory,
+    SmsProvider,
+    SmsProviderFactory,
+)
 from homing.providers.domain_api import DomainProvider, DomainProviderFactory, DomainsUnsupported
 from homing.providers.email.mailgun import MailgunProvider
 from homing.providers.email.postmark import PostmarkProvider
 from homing.providers.email.resend import ResendProvider
 from homing.providers.email.sendgrid import SendGridProvider
 from homing.providers.email.smtp import SmtpProvider
+from homing.providers.sms.twilio import TwilioProvider
+from homing.providers.sms.vonage import VonageProvider
 
 if TYPE_CHECKING:
     from homing.providers.guard import EndpointGuard
@@ -25,10 +33,16 @@ if TYPE_CHECKING:
 __all__ = [
     "CREDENTIAL_FIELDS",
     "EMAIL_PROVIDERS",
+    "PROVIDER_CHANNELS",
+    "RATE_PRESETS",
     "SECRET_CREDENTIAL_FIELDS",
+    "SMS_PROVIDERS",
     "UnknownEmailProvider",
+    "checkable_provider",
     "domain_provider",
     "email_provider",
+    "sms_provider",
+    "with_rate_preset",
 ]
 
 EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = {
@@ -55,12 +69,14 @@ CREDENTIAL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "postmark": ("api_key",),
     "mailgun": ("api_key", "domain"),
     "smtp": ("host", "port"),
+    "twilio": ("account_sid", "auth_token"),
+    "vonage": ("api_key", "api_secret"),
 }
 
 
 # Postmark's optional "account_token" (sending domains) is as secret as the server token.
 SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset(
-    {"api_key", "password", "account_token"}
+    {"api_key", "password", "account_token", "auth_token", "api_secret"}
 )
 
 
@@ -103,3 +119,64 @@ def domain_provider(
     if adapter is None:
         raise DomainsUnsupported(f"{name} has no sending-domain API", {"provider": name})
     return adapter(credentials, config, http)
+
+
+# SMS ------------------------------------------------------------------------------------
+
+SMS_PROVIDERS: Final[dict[str, SmsProviderFactory]] = {
+    TwilioProvider.name: TwilioProvider,
+    VonageProvider.name: VonageProvider,
+}
+
+# The channel each provider serves: a registration names both, and they must agree.
+PROVIDER_CHANNELS: Final[dict[str, Channel]] = {
+    **{name: Channel.EMAIL for name in EMAIL_PROVIDERS},
+    **{name: Channel.SMS for name in SMS_PROVIDERS},
+}
+
+
+# Each vendor's account rate as pacing rules (``homing.queue.pacing``), applied to an
+# account registered without ``config.rate_rules``; any list given, even empty, wins.
+# Twilio: the API's default concurrency of about 100 requests a second per account;
+# Vonage: 30 API requests a second per account (README, "SMS").
+RATE_PRESETS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
+    "twilio": ({"scope": "account", "limit": 100, "per_seconds": 1},),
+    "vonage": ({"scope": "account", "limit": 30, "per_seconds": 1},),
+}
+
+
+def with_rate_preset(provider: str, config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with the vendor's preset rate rules unless it names its own."""
+    preset = RATE_PRESETS.get(provider)
+    if preset is None or "rate_rules" in config:
+        return config
+    return {**config, "rate_rules": [dict(rule) for rule in preset]}
+
+
+def sms_provider(
+    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+) -> SmsProvider:
+    """Build the SMS adapter called ``name``; UnknownProvider when there is none."""
+    try:
+        factory = SMS_PROVIDERS[name]
+    except KeyError:
+        raise UnknownProvider(f"unknown SMS provider {name!r}", {"provider": name}) from None
+    return factory(credentials, config, http)
+
+
+def checkable_provider(
+    channel: Channel,
+    name: str,
+    credentials: dict[str, Any],
+    config: dict[str, Any],
+    http: httpx.AsyncClient,
+    *,
+    endpoints: EndpointGuard | None = None,
+) -> EmailProvider | SmsProvider:
+    """The adapter whose credentials a registration checks: ``name`` must serve
+    ``channel`` (UnknownProvider otherwise)."""
+    if PROVIDER_CHANNELS.get(name) is not channel:
+        raise UnknownProvider(f"{name!r} is not a {channel.value} provider", {"provider": name})
+    if channel is Channel.SMS:
+        return sms_provider(name, credentials, config, http)
+    return email_provider(name, credentials, config, http, endpoints=endpoints)

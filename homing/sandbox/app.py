@@ -5,7 +5,16 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from homing.sandbox import domain_routes, events, mailgun, postmark, resend, sendgrid
+from homing.sandbox import (
+    domain_routes,
+    events,
+    mailgun,
+    postmark,
+    resend,
+    sendgrid,
+    twilio,
+    vonage,
+)
 from homing.sandbox.control import control_router, slack_router
 from homing.sandbox.state import SandboxState
 
@@ -15,6 +24,8 @@ VENDOR_PREFIXES = {
     "postmark": "/postmark",
     "mailgun": "/mailgun",
     "slack": "/slack",
+    "twilio": "/twilio",
+    "vonage": "/vonage",
 }
 
 
@@ -44,6 +55,8 @@ def build_app(state: SandboxState) -> Starlette:
                 routes=[*mailgun.router(state).routes, *domain_routes.mailgun_routes(state)],
             ),
             Mount("/slack", app=slack_router(state)),
+            Mount("/twilio", app=twilio.router(state)),
+            Mount("/vonage", app=vonage.router(state)),
             # Control, plus signed events back to Homing (homing.sandbox.events).
             Mount("/_sandbox", routes=[*control_router(state).routes, *events.routes(state)]),
         ]

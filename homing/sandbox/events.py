@@ -21,19 +21,20 @@ import json
 import logging
 from datetime import UTC, datetime
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from homing.sandbox import twilio_events, vonage_events
 from homing.sandbox.event_bodies import KINDS, build
 from homing.sandbox.state import RecordedMessage, SandboxState
 
 log = logging.getLogger("homing.sandbox")
 
-EVENT_PROVIDERS: Final = ("sendgrid", "resend", "postmark", "mailgun")
+EVENT_PROVIDERS: Final = ("sendgrid", "resend", "postmark", "mailgun", "twilio", "vonage")
 POST_TIMEOUT_SECONDS: Final = 10.0
 
 
@@ -72,7 +73,14 @@ class EventPoster:
     ) -> dict[str, Any]:
         """Build, sign and post one event; what was sent and what came back."""
         url, auth = _auth(url, basic_auth)
-        body, headers = build(message.provider, message, kind, self.state.keys, auth)
+        if message.provider == "twilio":
+            token = self.state.keys.twilio_auth_token
+            body, headers = twilio_events.callback(message, kind, token, url)
+        elif message.provider == "vonage":
+            secret = self.state.keys.vonage_signature_secret
+            body, headers = vonage_events.callback(message, kind, secret)
+        else:
+            body, headers = build(message.provider, message, kind, self.state.keys, auth)
         sent = {"Content-Type": "application/json", "User-Agent": "homing-sandbox", **headers}
         async with httpx.AsyncClient(
             timeout=POST_TIMEOUT_SECONDS, follow_redirects=False, trust_env=False
@@ -92,7 +100,7 @@ class EventPoster:
                 "posted_at": datetime.now(UTC).isoformat(),
             }
         )
-        event = json.loads(body)
+        event = dict(parse_qsl(body.decode())) if message.provider == "twilio" else json.loads(body)
         return {
             "status": response.status_code,
             "response": reply,
@@ -127,6 +135,12 @@ def _latest(state: SandboxState, provider: str, to: str, job_id: str | None) -> 
     raise LookupError(f"no {provider} message to {to} was accepted")
 
 
+def _kinds(provider: str) -> tuple[str, ...]:
+    if provider == "twilio":
+        return twilio_events.KINDS
+    return vonage_events.KINDS if provider == "vonage" else KINDS
+
+
 def _target(payload: Any) -> dict[str, Any]:
     if not isinstance(payload, dict) or payload.get("provider") not in EVENT_PROVIDERS:
         raise BadEventRequest(f"provider must be one of {', '.join(EVENT_PROVIDERS)}")
@@ -134,8 +148,9 @@ def _target(payload: Any) -> dict[str, Any]:
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise BadEventRequest("url must be an http(s) URL")
     events = payload.get("events", ["delivered"])
-    if not isinstance(events, list) or not all(kind in KINDS for kind in events):
-        raise BadEventRequest(f"events must list some of {', '.join(KINDS)}")
+    kinds = _kinds(payload["provider"])
+    if not isinstance(events, list) or not all(kind in kinds for kind in events):
+        raise BadEventRequest(f"events must list some of {', '.join(kinds)}")
     return {"url": url, "events": events, "basic_auth": payload.get("basic_auth")}
 
 
@@ -150,8 +165,9 @@ def _event_request(state: SandboxState, payload: Any) -> tuple[RecordedMessage, 
     if not isinstance(payload, dict) or payload.get("provider") not in EVENT_PROVIDERS:
         raise BadEventRequest(f"provider must be one of {', '.join(EVENT_PROVIDERS)}")
     provider, kind = payload["provider"], payload.get("type")
-    if kind not in KINDS:
-        raise BadEventRequest(f"type must be one of {', '.join(KINDS)}")
+    kinds = _kinds(provider)
+    if kind not in kinds:
+        raise BadEventRequest(f"type must be one of {', '.join(kinds)}")
     url = payload.get("target_url") or state.webhooks.get(provider, {}).get("url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise BadEventRequest("give target_url, or configure /_sandbox/webhooks first")

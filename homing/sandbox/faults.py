@@ -70,6 +70,8 @@ async def _apply(
         return response
     if rule.status is None:
         return await handler(request)
+    if rule.status == 429:
+        state.recorder.count_throttled(rule.provider)
     return on_error(rule.status, rule.retry_after)
 
 

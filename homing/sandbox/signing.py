@@ -9,6 +9,8 @@ The sandbox signs exactly as the vendors do, by hand (the standard library and
   base64-decoded ``whsec_`` secret.
 - Postmark: HTTP Basic with the credentials configured on the webhook.
 - Mailgun: hex HMAC-SHA256 of ``timestamp + token`` with the webhook signing key.
+- Twilio: base64 HMAC-SHA1 of the URL + the sorted form fields with the auth token
+  (``homing.sandbox.twilio_events``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ class SandboxKeys:
     mailgun_signing_key: str = field(repr=False)
     postmark_username: str = field(repr=False)
     postmark_password: str = field(repr=False)
+    # The auth token Twilio signs callbacks with (an account's own, in real life).
+    twilio_auth_token: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
+    # The signature secret Vonage signs its webhook JWTs with.
+    vonage_signature_secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
 
     @classmethod
     def generate(cls) -> SandboxKeys:
@@ -58,6 +64,8 @@ class SandboxKeys:
             "sendgrid": {"verification_key": self.sendgrid_public},
             "resend": {"signing_secret": self.resend_secret},
             "mailgun": {"signing_secret": self.mailgun_signing_key},
+            "twilio": {"signing_secret": self.twilio_auth_token},
+            "vonage": {"signing_secret": self.vonage_signature_secret},
             "postmark": {
                 "basic_auth": {
                     "username": self.postmark_username,

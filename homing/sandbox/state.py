@@ -19,7 +19,7 @@ from typing import Any
 from homing.sandbox.domain_state import DomainBook
 from homing.sandbox.signing import SandboxKeys
 
-PROVIDERS = ("sendgrid", "resend", "postmark", "mailgun", "smtp", "slack")
+PROVIDERS = ("sendgrid", "resend", "postmark", "mailgun", "smtp", "slack", "twilio", "vonage")
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600.0
 
@@ -167,6 +167,7 @@ class Recorder:
         self._messages: deque[RecordedMessage] = deque(maxlen=capacity)
         self._received: Counter[str] = Counter()
         self._requests: Counter[str] = Counter()
+        self._throttled: Counter[str] = Counter()
         # Called with every accepted message (the events poster posts after sends).
         self.listeners: dict[str, Callable[[RecordedMessage], None]] = {}
 
@@ -180,6 +181,10 @@ class Recorder:
     def count_request(self, provider: str) -> None:
         """Count one send request to ``provider``, accepted or not."""
         self._requests[provider] += 1
+
+    def count_throttled(self, provider: str) -> None:
+        """Count one 429 the sandbox answered for ``provider`` (an injected fault)."""
+        self._throttled[provider] += 1
 
     def messages(
         self, provider: str | None = None, job_id: str | None = None
@@ -197,12 +202,14 @@ class Recorder:
         self._messages.clear()
         self._received.clear()
         self._requests.clear()
+        self._throttled.clear()
 
     def stats(self) -> dict[str, Any]:
         """Counters per provider (received and requested), the total, and how many are kept."""
         return {
             "received": {name: self._received[name] for name in PROVIDERS},
             "requests": {name: self._requests[name] for name in PROVIDERS},
+            "throttled": {name: self._throttled[name] for name in PROVIDERS},
             "total_received": sum(self._received.values()),
             "stored": len(self._messages),
         }

@@ -13,22 +13,40 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
-from homing.models import Channel, DeliveryEvent, EntryStatus, EventError, EventType, Payment
+from homing.models import DeliveryEvent, EntryStatus, EventError, EventType, Payment
 from homing.store.database import Database
 from homing.store.inbound import event_values, settle
 from homing.store.inbound_schema import inbound_events
+from homing.store.rerouting import reroute, wants_reroute
 from homing.store.schema import jobs, tenants
-from homing.store.suppressions import add_suppression, normalize_address, recipient_of
+from homing.store.suppressions import (
+    add_suppression,
+    recipient_of,
+    remove_suppression,
+    suppression_key,
+)
 
 MAX_JOB_ID = 36
 _REASONS = {EventType.BOUNCED: "hard_bounce", EventType.COMPLAINED: "complaint"}
 
 
 async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent) -> Any:
-    """The tenant's email job the event names: by hjid, else by provider message id."""
-    base = select(jobs.c.id, jobs.c.payload).where(
-        jobs.c.tenant_id == tenant_id, jobs.c.channel == Channel.EMAIL.value
-    )
+    """The tenant's job on the event's channel that the event names: by hjid, else by
+    provider message id."""
+    c = jobs.c
+    base = select(
+        c.id,
+        c.tenant_id,
+        c.payload,
+        c.status,
+        c.queue,
+        c.priority,
+        c.provider,
+        c.provider_message_id,
+        c.attempts_made,
+        c.skipped_providers,
+        c.ordering_key,
+    ).where(jobs.c.tenant_id == tenant_id, jobs.c.channel == event.channel.value)
     hint = event.job_hint
     if hint and len(hint) <= MAX_JOB_ID:
         row = (await conn.execute(base.where(jobs.c.id == hint))).first()
@@ -58,6 +76,8 @@ class DeliveryStore:
         is quarantined with ``unmatched`` as its error, in the same transaction.
         """
         now = as_datetime(self._clock.now())
+        if event.opt_out is not None:
+            return await self._opt(entry_id, source, tenant_id, event)
         async with self._db.transaction() as conn:
             job = await _find_job(conn, tenant_id, event)
             if job is None:
@@ -66,12 +86,14 @@ class DeliveryStore:
                 return None
             values = {**event_values(event), "job_id": job.id, "tenant_id": tenant_id}
             await settle(conn, entry_id, EntryStatus.APPLIED, now, {**values, "error": None})
-            address = event.recipient or recipient_of(Channel.EMAIL, dict(job.payload))
+            if wants_reroute(job, event):
+                await reroute(conn, job, event, self._clock.now())
+            address = event.recipient or recipient_of(event.channel, dict(job.payload))
             if event.suppresses and address:
                 suppression = {
                     "tenant_id": tenant_id,
-                    "channel": Channel.EMAIL.value,
-                    "address": normalize_address(address),
+                    "channel": event.channel.value,
+                    "address": suppression_key(event.channel, address),
                     "reason": _REASONS[event.type],
                     "source": source,
                     "event_entry_id": entry_id,
@@ -79,6 +101,37 @@ class DeliveryStore:
                 }
                 await add_suppression(conn, suppression)
         return str(job.id)
+
+    async def _opt(
+        self, entry_id: str, source: str, tenant_id: str, event: DeliveryEvent
+    ) -> str | None:
+        """Suppress (STOP) or lift (START) the event's recipient on its channel; the
+        entry is applied with no job (""), or quarantined when it names no recipient."""
+        now = as_datetime(self._clock.now())
+        values = event_values(event)
+        async with self._db.transaction() as conn:
+            if not event.recipient:
+                await settle(
+                    conn, entry_id, EntryStatus.QUARANTINED, None, {**values, "error": "no sender"}
+                )
+                return None
+            address = suppression_key(event.channel, event.recipient)
+            if event.opt_out:
+                suppression = {
+                    "tenant_id": tenant_id,
+                    "channel": event.channel.value,
+                    "address": address,
+                    "reason": "opted_out",
+                    "source": source,
+                    "event_entry_id": entry_id,
+                    "created_at": now,
+                }
+                await add_suppression(conn, suppression)
+            else:
+                await remove_suppression(conn, tenant_id, event.channel, address)
+            values = {**values, "tenant_id": tenant_id, "error": None}
+            await settle(conn, entry_id, EntryStatus.APPLIED, now, values)
+        return ""
 
     async def pay(
         self, entry_id: str, payment: Payment, vendor_type: str, occurred_at: datetime | None

@@ -23,6 +23,7 @@ from homing.store.ordering import lock_keys, release_next
 from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
+from homing.store.suppressions import add_suppression, recipient_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,9 @@ class Failed:
     error: str
     error_class: str
     skipped_providers: Sequence[str] = ()
+    # The provider refused the recipient for good (Twilio 21610, opted out): suppress
+    # them for the tenant, with this reason, in the same transaction.
+    suppress: str | None = None
 
 
 Outcome = Completed | Rescheduled | Failed
@@ -300,9 +304,22 @@ async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> bool
                 updated_at=now,
                 completed_at=now,
             )
-            .returning(jobs.c.tenant_id, jobs.c.queue, jobs.c.payload)
+            .returning(jobs.c.tenant_id, jobs.c.queue, jobs.c.channel, jobs.c.payload)
         )
     ).one()
+    address = recipient_of(row.channel, row.payload) if outcome.suppress else None
+    if address is not None:
+        await add_suppression(
+            conn,
+            {
+                "tenant_id": row.tenant_id,
+                "channel": row.channel,
+                "address": address,
+                "reason": outcome.suppress,
+                "source": "provider",
+                "created_at": now,
+            },
+        )
     await conn.execute(
         dead_letters.insert().values(
             id=new_id(),

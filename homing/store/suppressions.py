@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.addresses import address_key
+from homing.addresses import InvalidPhoneNumber, address_key, phone_key
 from homing.clock import Clock, as_datetime
 from homing.errors import NotFound
 from homing.models import Channel, ClaimedJob, JobStatus
@@ -57,10 +57,28 @@ def normalize_address(value: str) -> str:
     return address_key(value)
 
 
+def suppression_key(channel: Channel, value: str) -> str:
+    """What a suppression of ``channel`` is keyed by: an email address's key, a phone
+    number's E.164 form (a value that is no number is kept stripped: it matches none)."""
+    if channel is Channel.SMS:
+        try:
+            return phone_key(value)
+        except InvalidPhoneNumber:
+            return value.strip()
+    return normalize_address(value)
+
+
 def recipient_of(channel: Channel | str, payload: dict[str, Any]) -> str | None:
-    """The address a job is sent to, when its channel has suppressible recipients."""
-    if Channel(channel) is Channel.EMAIL and isinstance(payload.get("to"), str):
-        return normalize_address(payload["to"])
+    """The address a job is sent to, when its channel has suppressible recipients: an
+    email's address key, an SMS's E.164 number (made so when it was accepted)."""
+    kind = Channel(channel)
+    to = payload.get("to")
+    if not isinstance(to, str):
+        return None
+    if kind is Channel.EMAIL:
+        return normalize_address(to)
+    if kind is Channel.SMS:
+        return to
     return None
 
 
@@ -109,6 +127,19 @@ async def add_suppression(conn: AsyncConnection, values: dict[str, Any]) -> bool
     return result.first() is not None
 
 
+async def remove_suppression(
+    conn: AsyncConnection, tenant_id: str, channel: Channel, address: str
+) -> bool:
+    """Lift one suppression (an opt-in); True when there was one."""
+    c = suppressions.c
+    result = await conn.execute(
+        delete(suppressions).where(
+            c.tenant_id == tenant_id, c.channel == channel.value, c.address == address
+        )
+    )
+    return bool(result.rowcount)
+
+
 class SuppressionStore:
     """The SQL of suppressions, and of releasing jobs held for a suppressed address."""
 
@@ -130,7 +161,7 @@ class SuppressionStore:
         values = {
             "tenant_id": tenant_id,
             "channel": channel.value,
-            "address": normalize_address(address),
+            "address": suppression_key(channel, address),
             "reason": reason,
             "source": source,
             "created_at": as_datetime(self._clock.now()),
@@ -183,7 +214,7 @@ class SuppressionStore:
                 delete(suppressions).where(
                     c.tenant_id == tenant_id,
                     c.channel == channel.value,
-                    c.address == normalize_address(address),
+                    c.address == suppression_key(channel, address),
                 )
             )
             if result.rowcount:

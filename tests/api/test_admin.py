@@ -91,7 +91,7 @@ async def test_create_list_and_show_a_tenant(api: httpx.AsyncClient) -> None:
     assert created["plan"] == "INDIE"
     assert created["limits"] == {
         "rate_per_minute": 70,
-        "quotas": {"webhook": 4000},
+        "quotas": {"webhook": 4000, "sms": 1000},
         "priority": None,
     }
     client = TenantClient(api, created["id"], created["api_key"])
@@ -131,11 +131,11 @@ async def test_change_plan_and_custom_limits_take_effect(api: httpx.AsyncClient)
     assert report["plan"] == "STARTUP"
     assert [q["name"] for q in report["quotas"]] == ["email+webhook", "sms", "webhook"]
     lifted = await _admin(api, "PATCH", path, json={"quotas": {"webhook": None}})
-    assert lifted.json()["limits"]["quotas"] == {}
+    assert lifted.json()["limits"]["quotas"] == {"sms": 5000}
     back = await _admin(api, "PATCH", path, json={"quotas": None, "rate_limit_per_minute": 9})
     assert back.json()["limits"] == {
         "rate_per_minute": 9,
-        "quotas": {"webhook": 15000},
+        "quotas": {"webhook": 15000, "sms": 5000},
         "priority": None,
     }
     renamed = await _admin(api, "PATCH", path, json={"name": "acme two"})

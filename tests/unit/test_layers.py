@@ -67,7 +67,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "migrations": frozenset({"kernel", "store"}),
 }
 
-VENDORS = frozenset({"sendgrid", "resend", "postmark", "mailgun", "smtp", "paystack", "polar"})
+VENDORS = frozenset(
+    {"sendgrid", "resend", "postmark", "mailgun", "smtp", "paystack", "polar", "twilio", "vonage"}
+)
 # Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
 RESOURCE_FOLDERS = frozenset({"store", "api/routes", "managers"})
 # The HTTP mapping of the kernel's error tree (STYLE names both files).

@@ -46,6 +46,16 @@ async def _body(request: Request, settings: Settings) -> bytes:
     return await read_body(request.headers.raw, request.receive, settings.inbound_max_body_bytes)
 
 
+def public_url(request: Request, settings: Settings) -> str:
+    """The URL the provider posted to, as it was given that URL: HOMING_PUBLIC_URL and
+    the path (behind a proxy the request's own URL names the proxy's upstream), else
+    the request's URL as received."""
+    if settings.public_url is None:
+        return str(request.url)
+    query = request.url.query
+    return settings.public_url.rstrip("/") + request.url.path + (f"?{query}" if query else "")
+
+
 def _billing_secret(settings: Settings, vendor: str) -> str | None:
     secret = {
         "paystack": settings.paystack_secret_key,
@@ -83,7 +93,7 @@ async def provider_events(
     body = await _body(request, services.settings)
     headers = dict(request.headers)
     try:
-        await services.inbound.verify(target, body, headers)
+        await services.inbound.verify(target, body, headers, public_url(request, services.settings))
     except VerificationFailed:
         return _unverified()
     scope = Scope(provider, target.provider_account_id, target.tenant_id)

@@ -15,7 +15,7 @@ from homing.store.suppressions import normalize_address
 
 router = APIRouter(tags=["suppressions"])
 
-EmailChannel = Annotated[Channel, Query(description="only email is suppressed today")]
+EmailChannel = Annotated[Channel, Query(description="email (the default) or sms")]
 
 
 @router.get("/v1/suppressions", response_model=Page[SuppressionPublic])

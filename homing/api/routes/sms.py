@@ -1,0 +1,159 @@
+"""Accepting SMS: one message, or up to 1,000 in one request, as email is accepted.
+
+The body is validated and its numbers made E.164 (``homing.api.sms_schemas``); the job
+carries the text's encoding and segment count, which ``GET /v1/jobs/{id}`` shows. The
+plan, the quota and suppression apply in the accepting transaction, as for email.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import orjson
+from fastapi import APIRouter, Request, Response
+from pydantic import ValidationError
+
+from homing.api.admission_schemas import BatchItemResult, BatchResult
+from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
+from homing.api.routes.batch import _invalid, _refused
+from homing.api.routes.notifications import (
+    IdempotencyKey,
+    queued,
+    request_hash,
+    requested_priority,
+)
+from homing.api.schemas import Queued
+from homing.api.sms_schemas import SmsBatchCreate, SmsBatchItem, SmsCreate
+from homing.crypto import Sealer
+from homing.errors import HomingError, UnknownProvider
+from homing.models import (
+    QUEUE_FOR_CHANNEL,
+    Channel,
+    DeliveryMode,
+    ProviderAccount,
+    SmsSegments,
+    resolve_pin,
+)
+from homing.store.accepting import Accepted, NewJob
+
+router = APIRouter(tags=["notifications"])
+
+_SMS_FIELDS = set(SmsCreate.model_fields)
+
+
+def check_sms_pins(body: SmsCreate, accounts: Sequence[ProviderAccount]) -> None:
+    """UnknownProvider when a pinned provider is not one of the SMS ``accounts``."""
+    for pin in (body.provider, body.fallback):
+        if pin is not None and resolve_pin(pin, accounts) is None:
+            raise UnknownProvider(f"no enabled SMS provider matches {pin!r}", {"provider": pin})
+
+
+def sms_job(sealer: Sealer, tenant_id: str, body: SmsCreate, idempotency_key: str | None) -> NewJob:
+    """The job for one validated SMS; the plan may still change its priority."""
+    fields = body.model_dump(by_alias=True, include=_SMS_FIELDS)
+    fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
+    cost = SmsSegments.of(body.body)
+    payload = {
+        "to": body.to,
+        "from": body.from_,
+        "body": body.body,
+        "encoding": cost.encoding.value,
+        "characters": cost.units,
+        "segments": cost.segments,
+        "fallback_on_undelivered": body.fallback_on_undelivered,
+    }
+    return NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.SMS,
+        queue=QUEUE_FOR_CHANNEL[Channel.SMS],
+        priority=requested_priority(body.priority),
+        payload=payload,
+        delivery=DeliveryMode(body.delivery),
+        provider_pin=body.provider,
+        fallback_pin=body.fallback,
+        ordering_key=body.ordering_key,
+        idempotency_key=idempotency_key,
+        request_hash=fingerprint.stored,
+        request_aliases=fingerprint.accepted,
+    )
+
+
+@router.post(
+    "/v1/notifications/sms",
+    status_code=202,
+    response_model=Queued,
+    openapi_extra=SENDING_OPENAPI,
+)
+async def send_sms(
+    body: SmsCreate, request: Request, idempotency_key: IdempotencyKey = None
+) -> Response:
+    """Queue one SMS. Answered 202 once the job and its queue entry are committed."""
+    principal, services = sending(request)
+    tenant = principal.tenant
+    if body.provider is not None:
+        accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
+        check_sms_pins(body, accounts)
+    job = sms_job(services.sealer, tenant.id, body, idempotency_key)
+    return queued(services, await services.admission.accept(principal, job))
+
+
+@router.post(
+    "/v1/notifications/sms/batch",
+    status_code=202,
+    response_model=BatchResult,
+    response_model_exclude_none=True,
+)
+async def send_sms_batch(
+    body: SmsBatchCreate, principal: PrincipalDep, services: ServicesDep
+) -> BatchResult:
+    """Queue up to 1,000 SMS; ``results`` has one entry per message, in order."""
+    tenant = principal.tenant
+    results: dict[int, BatchItemResult] = {}
+    valid: list[tuple[int, SmsBatchItem]] = []
+    for index, raw in enumerate(body.messages):
+        try:
+            valid.append((index, SmsBatchItem.model_validate(raw)))
+        except ValidationError as exc:
+            results[index] = _invalid(index, exc)
+    if any(item.provider is not None for _, item in valid):
+        accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
+        valid = _pinned(valid, accounts, results)
+    news = [sms_job(services.sealer, tenant.id, item, item.idempotency_key) for _, item in valid]
+    outcomes = await services.admission.accept_many(principal, news)
+    for (index, _), outcome in zip(valid, outcomes, strict=True):
+        if isinstance(outcome, Accepted):
+            results[index] = BatchItemResult(
+                index=index,
+                id=outcome.job.id,
+                status=outcome.job.status.value,
+                replayed=outcome.replayed or None,
+            )
+        else:
+            results[index] = _refused(index, outcome)
+    ordered = [results[i] for i in range(len(body.messages))]
+    accepted = sum(1 for r in ordered if r.id is not None and not r.replayed)
+    if accepted:
+        services.wakeup.notify()
+    replayed = sum(1 for r in ordered if r.replayed)
+    return BatchResult(
+        accepted=accepted,
+        replayed=replayed,
+        rejected=len(ordered) - accepted - replayed,
+        results=ordered,
+    )
+
+
+def _pinned(
+    items: list[tuple[int, SmsBatchItem]],
+    accounts: Sequence[ProviderAccount],
+    results: dict[int, BatchItemResult],
+) -> list[tuple[int, SmsBatchItem]]:
+    valid = []
+    for index, item in items:
+        try:
+            check_sms_pins(item, accounts)
+        except HomingError as exc:
+            results[index] = _refused(index, exc)
+            continue
+        valid.append((index, item))
+    return valid

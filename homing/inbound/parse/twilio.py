@@ -1,0 +1,95 @@
+"""Twilio's form posts: status callbacks about a message, and inbound messages.
+
+A status callback carries ``MessageSid`` and ``MessageStatus`` (and ``ErrorCode`` when
+it failed); each status of a message is one event. An inbound message (``Body``, no
+status) is an event only when it is an opt-out or opt-in keyword: STOP and its
+synonyms suppress the sender's number for the tenant's SMS, START and UNSTOP lift it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from homing.addresses import InvalidPhoneNumber, phone_key
+from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
+from homing.inbound.parse import brief, mapping, text, unreadable
+from homing.inbound.verify.twilio import form_fields
+from homing.models import Channel
+
+STATUSES: Final = {
+    "delivered": EventType.DELIVERED,
+    "undelivered": EventType.FAILED,
+    "failed": EventType.FAILED,
+    "read": EventType.OPENED,
+}
+INFO: Final = frozenset({"accepted", "scheduled", "queued", "sending", "sent", "canceled"})
+OPT_OUT: Final = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
+OPT_IN: Final = frozenset({"START", "UNSTOP", "YES"})
+_MAX_KEYWORD: Final = 20
+# Failures of the route, not of the number: another provider may get through.
+ROUTE_ERRORS: Final = {"30007": "30007 carrier filtering", "30008": "30008 unknown error"}
+
+
+def keyword(body: str) -> str:
+    """The message as a keyword: trimmed, upper case (only short texts can be one)."""
+    return body.strip().upper() if len(body) <= _MAX_KEYWORD else ""
+
+
+def split(body: bytes, headers: Mapping[str, str]) -> list[RawEvent]:
+    """The one event of the form: ``<MessageSid>:<status>``, or ``<MessageSid>:inbound``."""
+    fields = dict(form_fields(body))
+    sid = text(fields.get("MessageSid")) or text(fields.get("SmsSid"))
+    if sid is None:
+        return [unreadable(body, "the form has no MessageSid")]
+    status = text(fields.get("MessageStatus")) or text(fields.get("SmsStatus"))
+    kind = "inbound" if status is None or status == "received" else status
+    return [RawEvent.of(f"{sid[:64]}:{kind[:30]}", fields)]
+
+
+def _number(value: Any) -> str | None:
+    number = text(value)
+    if number is None:
+        return None
+    try:
+        return phone_key(number)
+    except InvalidPhoneNumber:
+        return None
+
+
+def _inbound(fields: dict[str, Any]) -> DeliveryEvent:
+    word = keyword(str(fields.get("Body") or ""))
+    sender = _number(fields.get("From"))
+    opt_out = True if word in OPT_OUT else False if word in OPT_IN else None
+    if opt_out is None or sender is None:
+        return DeliveryEvent(EventType.OTHER, "inbound", None, channel=Channel.SMS)
+    return DeliveryEvent(
+        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
+        f"inbound {word.lower()}",
+        None,
+        recipient=sender,
+        channel=Channel.SMS,
+        opt_out=opt_out,
+    )
+
+
+def interpret(payload: Any) -> DeliveryEvent:
+    """One Twilio post in Homing's terms."""
+    fields = mapping(payload, "the event")
+    status = text(fields.get("MessageStatus")) or text(fields.get("SmsStatus"))
+    if status is None or status == "received":
+        return _inbound(fields)
+    if status not in STATUSES and status not in INFO:
+        raise EventError("the callback's MessageStatus is not one Twilio sends")
+    sid = text(fields.get("MessageSid")) or text(fields.get("SmsSid"))
+    failed = STATUSES.get(status) is EventType.FAILED
+    return DeliveryEvent(
+        type=STATUSES.get(status, EventType.INFO),
+        vendor_type=status,
+        occurred_at=None,
+        recipient=_number(fields.get("To")),
+        message_ids=(sid,) if sid else (),
+        detail=brief(fields, "ErrorCode", "ErrorMessage", "MessageStatus"),
+        channel=Channel.SMS,
+        reroute=ROUTE_ERRORS.get(str(fields.get("ErrorCode"))) if failed else None,
+    )

@@ -1,0 +1,1 @@
+"""SMS adapters: Twilio (Programmable Messaging) and Vonage (Messages API)."""
