@@ -51,6 +51,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("POST", "/v1/notifications/email"): "sending is the service itself; the job is its record",
     ("POST", "/v1/notifications/email/batch"): "sending; each job is its own record",
     ("POST", "/v1/notifications/webhook"): "sending; the job is its record",
+    ("POST", "/v1/notifications/sms"): "sending; the job is its record",
+    ("POST", "/v1/notifications/sms/batch"): "sending; each job is its own record",
     ("POST", "/v1/jobs/{job_id}/retry"): "sends one job again, like an accept; its attempts "
     "record it",
     ("POST", "/v1/domains/{domain_id}/verify"): "asks the provider to check DNS; no setting "
