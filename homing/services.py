@@ -22,7 +22,9 @@ from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
 from homing.managers.dead_letters import DeadLetters
+from homing.managers.notices import Notices
 from homing.managers.plans import load_plans
+from homing.managers.platform_email import PlatformEmail
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
@@ -42,6 +44,7 @@ from homing.store.dead_letters import DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
 from homing.store.migrate import migrate
+from homing.store.notices import NoticeStore
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.retention import RetentionStore
@@ -104,7 +107,32 @@ class Services:
     @cached_property
     def tenant_settings(self) -> TenantSettingsManager:
         """The tenant settings resource (``/v1/settings``)."""
-        return TenantSettingsManager(TenantSettingsStore(self.db, self.clock))
+        return TenantSettingsManager(
+            TenantSettingsStore(self.db, self.clock), self.webhooks.check_url
+        )
+
+    # Notices and platform email (README "Notices and platform email").
+    @cached_property
+    def platform_email(self) -> PlatformEmail:
+        """Homing's own mail, sent by the platform tenant's providers."""
+        s = self.settings
+        return PlatformEmail(
+            self.jobs, s.platform_tenant_id, s.platform_email_from, self.wakeup.notify
+        )
+
+    @cached_property
+    def notices(self) -> Notices:
+        """Notices to tenants: recorded once, sent by operational webhook and email."""
+        return Notices(
+            NoticeStore(self.db, self.clock),
+            TenantSettingsStore(self.db, self.clock),
+            self.jobs,
+            self.platform_email,
+            self.sealer,
+            self.clock,
+            max_per_hour=self.settings.notice_max_per_hour,
+            wake=self.wakeup.notify,
+        )
 
     def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
         """The purge under HOMING_RETENTION_DAYS and HOMING_PAYLOAD_RETENTION_DAYS."""

@@ -36,6 +36,8 @@ POSTGRES_URL = os.environ.get(
 REDIS_URL = os.environ.get("HOMING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 TABLES = (
+    "notices",
+    "alerts_firing",
     "inbound_nonces",
     "inbound_conflicts",
     "inbound_events",

@@ -69,6 +69,9 @@ provider_accounts = Table(
     Column("config", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("deleted_at", UTCDateTime),
+    # Set when a provider answered that these credentials are refused (migration 0015);
+    # cleared when the tenant updates or re-checks the account.
+    Column("credentials_rejected_at", UTCDateTime),
     Index("ix_provider_accounts_tenant_channel", "tenant_id", "channel", "priority"),
 )
 
@@ -238,6 +241,9 @@ tenant_settings = Table(
     Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
     Column("webhook_signature_format", String(20), nullable=False, server_default="design"),
     Column("updated_at", UTCDateTime, nullable=False),
+    # Where Homing's notices to the tenant go (migration 0015; README "Notices").
+    Column("contact_email", String(254)),
+    Column("operations_url", Text),
 )
 
 # Endpoint URLs that answered 410 Gone: later jobs to them fail without a call until
@@ -250,4 +256,31 @@ webhook_gone_endpoints = Table(
     Column("url", Text, nullable=False),
     Column("job_id", ID, nullable=False),
     Column("gone_at", UTCDateTime, nullable=False),
+)
+
+# Notices to tenants (README "Notices"): one row per event, unique on (tenant, kind,
+# event key), so a notice is never sent twice; ``held`` when the tenant's hourly bound
+# was reached (recorded, not sent, counted in the next digest).
+notices = Table(
+    "notices",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    Column("kind", String(60), nullable=False),
+    Column("event_key", String(200), nullable=False),
+    Column("data", JSON, nullable=False),
+    Column("held", Boolean, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("tenant_id", "kind", "event_key", name="uq_notices_event"),
+    Index("ix_notices_tenant_created", "tenant_id", "created_at"),
+)
+
+# Operator alerts firing now (homing.alerts): one row per condition, so the process
+# that evaluates next knows what to resolve, whichever process it is.
+alerts_firing = Table(
+    "alerts_firing",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("since", UTCDateTime, nullable=False),
+    Column("detail", Text, nullable=False),
 )
