@@ -22,6 +22,7 @@ from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
 from homing.managers.dead_letters import DeadLetters
+from homing.managers.delivery_notices import DeliveryNotices
 from homing.managers.notices import Notices
 from homing.managers.plans import load_plans
 from homing.managers.platform_email import PlatformEmail
@@ -199,6 +200,7 @@ class Services:
             tenants=self.tenants,
             suppressions=self.inbound.suppressions,
             heartbeat=self.heartbeat,
+            watcher=DeliveryNotices(self.notices, self.providers, self.webhooks.store, self.clock),
         )
 
     async def aclose(self) -> None:

@@ -42,9 +42,9 @@ def settings(
 async def platform(
     services: Services, api: httpx.AsyncClient, sandbox: SandboxServer
 ) -> TenantClient:
-    """The platform tenant, with the sandbox's Resend as its provider. Its id is set
+    """The platform tenant, with the sandbox's SendGrid as its provider. Its id is set
     as HOMING_PLATFORM_TENANT_ID would set it, before platform email is first used."""
     client = await make_tenant(services, api, "homing-platform")
-    await register(client, sandbox, "resend", 1)
+    await register(client, sandbox, "sendgrid", 1)
     services.settings.platform_tenant_id = client.tenant_id
     return client

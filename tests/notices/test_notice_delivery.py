@@ -60,7 +60,7 @@ async def test_a_notice_is_a_signed_webhook_and_a_platform_email(
     assert body["data"] == {"notice_id": notice.id, **data}
     assert request.headers["x-webhook-event"] == "endpoint.disabled"
 
-    [mail] = await sb.messages("resend")
+    [mail] = await sb.messages("sendgrid")
     assert mail["to"] == [CONTACT]
     assert mail["from"] in PLATFORM_FROM
     assert "webhook URL is gone" in mail["subject"]
