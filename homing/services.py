@@ -103,6 +103,7 @@ class Services:
             self.providers,
             self.limiter,
             self.alerter,
+            notices=self.notices,
         )
 
     @cached_property
