@@ -21,15 +21,18 @@ from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
+from homing.managers.alert_checks import AlertChecks, Thresholds
 from homing.managers.dead_letters import DeadLetters
 from homing.managers.delivery_notices import DeliveryNotices
+from homing.managers.notice_checks import NoticeChecks
 from homing.managers.notices import Notices
 from homing.managers.plans import load_plans
 from homing.managers.platform_email import PlatformEmail
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
-from homing.models import Channel, Queue
+from homing.managers.watchkeeper import Watchkeeper
+from homing.models import Channel, Queue, new_id
 from homing.providers.endpoints import EndpointPolicy
 from homing.providers.guard import EndpointGuard, Resolver
 from homing.providers.transport import build_client
@@ -49,6 +52,7 @@ from homing.store.notices import NoticeStore
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.retention import RetentionStore
+from homing.store.signals import SignalStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
@@ -135,6 +139,29 @@ class Services:
             max_per_hour=self.settings.notice_max_per_hour,
             wake=self.wakeup.notify,
         )
+
+    def watchkeeper(self) -> Watchkeeper:
+        """Alerts on missing signals and the periodic notices (README "Alerts")."""
+        signals = SignalStore(self.db)
+        alerts = AlertChecks(
+            signals, self.jobs, self.alerter, self.clock, Thresholds.of(self.settings)
+        )
+        checks = NoticeChecks(self.notices, self.tenants, self.admission, self.clock)
+        return Watchkeeper(
+            signals, alerts, checks, self.clock, self.settings.alert_interval_seconds
+        )
+
+    def email_alerts(self) -> None:
+        """Send the operator's alerts to HOMING_ALERT_EMAIL too, by platform email."""
+        to = self.settings.alert_email
+        if to is None:
+            return
+        platform = self.platform_email
+
+        async def send(subject: str, text: str) -> None:
+            await platform.send(to, subject, text, f"alert:{new_id()}")
+
+        self.alerter.email_with(send, quiet_tenant=self.settings.platform_tenant_id)
 
     def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
         """The purge under HOMING_RETENTION_DAYS and HOMING_PAYLOAD_RETENTION_DAYS."""
@@ -287,7 +314,7 @@ async def build(
     if not db.is_sqlite:
         pg_wakeups = PostgresWakeups(asyncpg_dsn(db.url), wakeup)
         await pg_wakeups.start()
-    return Services(
+    services = Services(
         settings=settings,
         db=db,
         sealer=sealer,
@@ -320,6 +347,8 @@ async def build(
         wakeup=wakeup,
         pg_wakeups=pg_wakeups,
     )
+    services.email_alerts()
+    return services
 
 
 def build_limiter(settings: Settings, clock: Clock | None = None) -> RateLimiter:

@@ -278,7 +278,9 @@ class Worker:
             return
         for job_id, error_class, error in applied.dead_lettered:
             with self._about(job_id):
-                self._alerter.dead_letter(DeadLetterAlert(job_id, error_class, error))
+                tenant_id = self._held.get(job_id, (None, 0))[0]
+                alert = DeadLetterAlert(job_id, error_class, error, tenant_id=tenant_id)
+                self._alerter.dead_letter(alert)
         for job_id in applied.lost_leases:
             with self._about(job_id):
                 log.warning("lease lost before the outcome was recorded")

@@ -184,6 +184,8 @@ attempts = Table(
     Column("duration_ms", Integer, nullable=False),
     # What the receiver answered, capped (webhooks; migration 0002).
     Column("response_excerpt", Text),
+    # The provider failure-ratio alert's window (migration 0015).
+    Index("ix_attempts_started_at", "started_at"),
 )
 
 dead_letters = Table(
@@ -198,6 +200,8 @@ dead_letters = Table(
     Column("error_class", String(40), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("redriven_at", UTCDateTime),
+    # The dead-letter spike alert and the daily digest (migration 0015).
+    Index("ix_dead_letters_created_at", "created_at"),
 )
 
 # Jobs accepted per tenant, calendar month (UTC, "2026-05") and channel: the durable

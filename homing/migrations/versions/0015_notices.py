@@ -41,9 +41,14 @@ def upgrade() -> None:
         sa.Column("since", UTCDateTime, nullable=False),
         sa.Column("detail", sa.Text, nullable=False),
     )
+    # The windows the alerts look back over (homing.store.signals).
+    op.create_index("ix_attempts_started_at", "attempts", ["started_at"])
+    op.create_index("ix_dead_letters_created_at", "dead_letters", ["created_at"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_dead_letters_created_at", "dead_letters")
+    op.drop_index("ix_attempts_started_at", "attempts")
     op.drop_table("alerts_firing")
     op.drop_index("ix_notices_tenant_created", "notices")
     op.drop_table("notices")
