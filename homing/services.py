@@ -156,10 +156,9 @@ class Services:
         to = self.settings.alert_email
         if to is None:
             return
-        platform = self.platform_email
 
         async def send(subject: str, text: str) -> None:
-            await platform.send(to, subject, text, f"alert:{new_id()}")
+            await self.platform_email.send(to, subject, text, f"alert:{new_id()}")
 
         self.alerter.email_with(send, quiet_tenant=self.settings.platform_tenant_id)
 

@@ -47,4 +47,5 @@ async def platform(
     client = await make_tenant(services, api, "homing-platform")
     await register(client, sandbox, "sendgrid", 1)
     services.settings.platform_tenant_id = client.tenant_id
+    services.email_alerts()  # as build() wires it when the setting is there at start
     return client
