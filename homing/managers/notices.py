@@ -150,6 +150,7 @@ class Notices:
                 priority=Priority.NORMAL,
                 payload=payload,
                 idempotency_key=f"notice:{notice.id}",
+                metered=False,  # Homing's notice: not the tenant's usage
             )
             await self._jobs.accept(new)
             self._wake()

@@ -35,6 +35,8 @@ def settings(
         webhook_timeout_seconds=2,
         platform_email_from=PLATFORM_FROM,
         alert_email=OPERATOR,
+        alert_provider_min_calls=4,
+        alert_dead_letter_spike=3,
     )
 
 
