@@ -17,6 +17,7 @@ from typing import Final
 
 from homing.alerts import Alerter
 from homing.clock import Clock, as_datetime
+from homing.metrics import ALERTS
 from homing.settings import Settings
 from homing.store.jobs import JobStore
 from homing.store.signals import SignalStore
@@ -93,8 +94,10 @@ class AlertChecks:
             key for key in sorted(firing) if key not in failing and await self._signals.stop(key)
         ]
         for key in fired:
+            ALERTS.labels(alert=key.split(":", 1)[0], state="fired").inc()
             self._alerter.fire(key, failing[key])
         for key in resolved:
+            ALERTS.labels(alert=key.split(":", 1)[0], state="resolved").inc()
             self._alerter.resolve(key, f"was: {firing[key]}")
         return fired, resolved
 

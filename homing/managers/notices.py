@@ -29,6 +29,7 @@ from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.errors import HomingError
 from homing.managers.platform_email import PlatformEmail
+from homing.metrics import NOTICES
 from homing.models import Channel, Priority, Queue
 from homing.store.accepting import NewJob
 from homing.store.jobs import JobStore
@@ -122,11 +123,14 @@ class Notices:
                 tenant_id, kind.value, event_key[:MAX_EVENT_KEY], data, self._max_per_hour
             )
             if notice is None:
+                NOTICES.labels(kind=kind.value, result="duplicate").inc()
                 return None
             if notice.held:
+                NOTICES.labels(kind=kind.value, result="held").inc()
                 log.warning("notice held: hourly bound reached", extra={"kind": kind.value})
                 return notice
             await self._deliver(notice)
+            NOTICES.labels(kind=kind.value, result="sent").inc()
         except HomingError as exc:
             log.error("notice not queued", extra={"kind": kind.value, "error": type(exc).__name__})
             return None

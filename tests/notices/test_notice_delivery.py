@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import standardwebhooks
+from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 
 from homing.managers.notices import NoticeKind
@@ -77,10 +78,13 @@ async def test_the_same_event_is_noticed_once(
     services: Services, tenant: TenantClient, platform: TenantClient, receiver: Receiver
 ) -> None:
     await _configure(tenant, receiver)
+    labels = {"kind": "domain.verified", "result": "duplicate"}
+    duplicates = REGISTRY.get_sample_value("homing_notices_total", labels) or 0.0
     first = await services.notices.notify(tenant.tenant_id, NoticeKind.DOMAIN_VERIFIED, "d1", {})
     jobs_after_first = await _job_count(services)
     again = await services.notices.notify(tenant.tenant_id, NoticeKind.DOMAIN_VERIFIED, "d1", {})
     assert first is not None and again is None
+    assert REGISTRY.get_sample_value("homing_notices_total", labels) == duplicates + 1
     assert await _job_count(services) == jobs_after_first == 2
     await deliver(services)
     assert len(receiver.requests) == 1
