@@ -15,10 +15,12 @@ from prometheus_client import Counter, Gauge, Histogram
 
 __all__ = [
     "ACCEPTED",
+    "ALERTS",
     "DEAD_LETTERS",
     "INBOUND_EVENTS",
     "IN_FLIGHT",
     "JOBS_FINISHED",
+    "NOTICES",
     "PROVIDER_CALLS",
     "PROVIDER_CALL_SECONDS",
     "QUEUE_DEPTH",
@@ -99,4 +101,18 @@ UNACCOUNTED_JOBS = Gauge(
     "homing_unaccounted_jobs",
     "Jobs the last reconciler pass found outside the ledger invariant (must read 0).",
     multiprocess_mode="mostrecent",
+)
+
+# Notices and alerts (README "Notices to tenants and platform email", "Alerts").
+NOTICES = Counter(
+    "homing_notices_total",
+    "Notices to tenants by event type and result (sent, held past the hourly bound, "
+    "duplicate: recorded before).",
+    ["kind", "result"],
+)
+ALERTS = Counter(
+    "homing_alerts_total",
+    "Operator alert conditions by name (the key before its first colon: "
+    "queue_not_draining, provider_failing, …) and state (fired, resolved).",
+    ["alert", "state"],
 )

@@ -266,6 +266,9 @@ class ProviderAccount:
     credentials_preview: str
     config: dict[str, Any]
     created_at: datetime
+    # When a provider last answered that these credentials are refused (a notice told
+    # the tenant); None once the tenant re-checked them.
+    credentials_rejected_at: datetime | None = None
 
 
 def resolve_pin(pin: str | None, accounts: Sequence[ProviderAccount]) -> ProviderAccount | None:

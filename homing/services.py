@@ -21,13 +21,19 @@ from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
+from homing.managers.alert_checks import AlertChecks, Thresholds
 from homing.managers.audit import AuditLog
 from homing.managers.dead_letters import DeadLetters
+from homing.managers.delivery_notices import DeliveryNotices
+from homing.managers.notice_checks import NoticeChecks
+from homing.managers.notices import Notices
 from homing.managers.plans import load_plans
+from homing.managers.platform_email import PlatformEmail
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
-from homing.models import Channel, Queue
+from homing.managers.watchkeeper import Watchkeeper
+from homing.models import Channel, Queue, new_id
 from homing.providers.endpoints import EndpointPolicy
 from homing.providers.guard import EndpointGuard, Resolver
 from homing.providers.transport import build_client
@@ -44,9 +50,11 @@ from homing.store.dead_letters import DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
 from homing.store.migrate import migrate
+from homing.store.notices import NoticeStore
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.retention import RetentionStore
+from homing.store.signals import SignalStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
@@ -101,12 +109,60 @@ class Services:
             self.providers,
             self.limiter,
             self.alerter,
+            notices=self.notices,
         )
 
     @cached_property
     def tenant_settings(self) -> TenantSettingsManager:
         """The tenant settings resource (``/v1/settings``)."""
-        return TenantSettingsManager(TenantSettingsStore(self.db, self.clock))
+        return TenantSettingsManager(
+            TenantSettingsStore(self.db, self.clock), self.webhooks.check_url
+        )
+
+    # Notices and platform email (README "Notices and platform email").
+    @cached_property
+    def platform_email(self) -> PlatformEmail:
+        """Homing's own mail, sent by the platform tenant's providers."""
+        s = self.settings
+        return PlatformEmail(
+            self.jobs, s.platform_tenant_id, s.platform_email_from, self.wakeup.notify
+        )
+
+    @cached_property
+    def notices(self) -> Notices:
+        """Notices to tenants: recorded once, sent by operational webhook and email."""
+        return Notices(
+            NoticeStore(self.db, self.clock),
+            TenantSettingsStore(self.db, self.clock),
+            self.jobs,
+            self.platform_email,
+            self.sealer,
+            self.clock,
+            max_per_hour=self.settings.notice_max_per_hour,
+            wake=self.wakeup.notify,
+        )
+
+    def watchkeeper(self) -> Watchkeeper:
+        """Alerts on missing signals and the periodic notices (README "Alerts")."""
+        signals = SignalStore(self.db)
+        alerts = AlertChecks(
+            signals, self.jobs, self.alerter, self.clock, Thresholds.of(self.settings)
+        )
+        checks = NoticeChecks(self.notices, self.tenants, self.admission, self.clock)
+        return Watchkeeper(
+            signals, alerts, checks, self.clock, self.settings.alert_interval_seconds
+        )
+
+    def email_alerts(self) -> None:
+        """Send the operator's alerts to HOMING_ALERT_EMAIL too, by platform email."""
+        to = self.settings.alert_email
+        if to is None:
+            return
+
+        async def send(subject: str, text: str) -> None:
+            await self.platform_email.send(to, subject, text, f"alert:{new_id()}")
+
+        self.alerter.email_with(send, quiet_tenant=self.settings.platform_tenant_id)
 
     @cached_property
     def audit(self) -> AuditLog:
@@ -186,6 +242,7 @@ class Services:
             tenants=self.tenants,
             suppressions=self.inbound.suppressions,
             heartbeat=self.heartbeat,
+            watcher=DeliveryNotices(self.notices, self.providers, self.webhooks.store, self.clock),
         )
 
     async def aclose(self) -> None:
@@ -271,7 +328,7 @@ async def build(
     if not db.is_sqlite:
         pg_wakeups = PostgresWakeups(asyncpg_dsn(db.url), wakeup)
         await pg_wakeups.start()
-    return Services(
+    services = Services(
         settings=settings,
         db=db,
         sealer=sealer,
@@ -304,6 +361,8 @@ async def build(
         wakeup=wakeup,
         pg_wakeups=pg_wakeups,
     )
+    services.email_alerts()
+    return services
 
 
 def build_limiter(settings: Settings, clock: Clock | None = None) -> RateLimiter:

@@ -18,6 +18,7 @@ from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
 from homing.inbound.verify import VerificationFailed
+from homing.managers.notices import Notices
 from homing.managers.sending_domains import Domains
 from homing.managers.webhook_secrets import WebhookSecrets
 from homing.providers.transport import SocketFactory
@@ -100,6 +101,8 @@ def build_inbound(
     providers: ProviderStore,
     limiter: RateLimiter,
     alerts: Alerter,
+    *,
+    notices: Notices | None = None,
 ) -> Inbound:
     """The inbound parts. ``http`` reaches providers (domain APIs); ``alerts`` is the
     process's one alerter (``homing.alerts``)."""
@@ -128,6 +131,7 @@ def build_inbound(
             http,
             clock,
             deadline_seconds=settings.provider_deadline_seconds,
+            notices=notices,
         ),
         alerts=alerts,
         clock=clock,

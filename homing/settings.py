@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from homing.addresses import canonical
 from homing.models import Plan
 
 
@@ -97,6 +98,74 @@ class Settings(BaseSettings):
     payload_retention_days: int = Field(default=7, ge=0, le=36_500)
     retention_interval_seconds: float = Field(default=300.0, ge=1, le=86_400)
     retention_batch_size: int = Field(default=500, ge=1, le=10_000)
+    # Notices to tenants, platform email and alerts on missing signals (README "Notices
+    # and platform email", "Alerts"). Every threshold has a sensible default.
+    platform_tenant_id: str | None = Field(
+        default=None,
+        max_length=36,
+        description="The tenant whose email providers send Homing's own mail (notices, "
+        "operator alerts) on the platform-email queue; unset: no platform email.",
+    )
+    platform_email_from: str | None = Field(
+        default=None,
+        max_length=400,
+        description="The sender of Homing's own mail, e.g. 'Homing <ops@example.com>'.",
+    )
+    notice_max_per_hour: int = Field(
+        default=20,
+        ge=1,
+        le=10_000,
+        description="Notices sent to one tenant in an hour at most; more are recorded, "
+        "held, and counted in the next dead-letter digest.",
+    )
+    alert_email: str | None = Field(
+        default=None,
+        max_length=400,
+        description="The operator's address: alerts go there too, by platform email.",
+    )
+    alert_interval_seconds: float = Field(
+        default=60.0, ge=1, le=3600, description="How often one worker evaluates the alerts."
+    )
+    alert_queue_stuck_seconds: float = Field(
+        default=600.0,
+        ge=1,
+        description="Alert when a queue's oldest claimable entry is older than this.",
+    )
+    alert_worker_silent_seconds: float = Field(
+        default=300.0,
+        ge=1,
+        description="Alert when no job finished for this long while entries are claimable.",
+    )
+    alert_window_seconds: float = Field(
+        default=900.0,
+        ge=10,
+        le=86_400,
+        description="The window the ratio, lag and spike alerts look back over.",
+    )
+    alert_provider_failure_ratio: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Alert when this share of a provider's calls in the window failed.",
+    )
+    alert_provider_min_calls: int = Field(
+        default=20, ge=1, description="A provider's failure ratio counts from this many calls."
+    )
+    alert_inbound_lag_p95_seconds: float = Field(
+        default=600.0,
+        gt=0,
+        description="Alert when inbound events' p95 of received - occurred exceeds this.",
+    )
+    alert_inbound_quarantine_ratio: float = Field(
+        default=0.05,
+        gt=0,
+        le=1,
+        description="Alert when this share of the window's inbound events is quarantined.",
+    )
+    alert_dead_letter_spike: int = Field(
+        default=50, ge=1, description="Alert when this many jobs dead-lettered in the window."
+    )
+
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""
@@ -162,6 +231,16 @@ class Settings(BaseSettings):
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if value == "" else value
+
+    @field_validator("platform_tenant_id", "platform_email_from", "alert_email", mode="before")
+    @classmethod
+    def _blank_notice_setting_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("platform_email_from", "alert_email")
+    @classmethod
+    def _mailbox(cls, value: str | None) -> str | None:
+        return None if value is None else canonical(value)
 
     @field_validator("admin_token", mode="before")
     @classmethod

@@ -37,6 +37,8 @@ REDIS_URL = os.environ.get("HOMING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 TABLES = (
     "audit_events",
+    "notices",
+    "alerts_firing",
     "inbound_nonces",
     "inbound_conflicts",
     "inbound_events",

@@ -71,6 +71,9 @@ class ProviderPatch(Strict):
     priority: int | None = Field(default=None, ge=0, le=1000)
     enabled: bool | None = None
     rate_rules: list[RateRule] | None = None
+    # Check the stored credentials with the provider again; success clears
+    # ``credentials_rejected`` (README "Notices").
+    recheck: bool | None = None
 
 
 class ProviderPublic(BaseModel):
@@ -82,6 +85,9 @@ class ProviderPublic(BaseModel):
     credentials_preview: str
     config: dict[str, Any]
     created_at: datetime
+    # The provider refused these credentials at a send (README "Notices").
+    credentials_rejected: bool = False
+    credentials_rejected_at: datetime | None = None
 
     @classmethod
     def of(cls, account: ProviderAccount) -> ProviderPublic:
@@ -94,6 +100,8 @@ class ProviderPublic(BaseModel):
             credentials_preview=account.credentials_preview,
             config=account.config,
             created_at=account.created_at,
+            credentials_rejected=account.credentials_rejected_at is not None,
+            credentials_rejected_at=account.credentials_rejected_at,
         )
 
 

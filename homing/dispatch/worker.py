@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from homing.alerts import Alerter, DeadLetterAlert
 from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
+from homing.dispatch.watch import Findings, OutcomeWatcher, findings
 from homing.errors import StoreError
 from homing.logs import job_context
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ClaimedJob, ProviderAccount, Queue
@@ -72,8 +73,11 @@ class Worker:
         tenants: TenantStore | None = None,
         suppressions: SuppressionStore | None = None,
         heartbeat: Heartbeat | None = None,
+        watcher: OutcomeWatcher | None = None,
     ) -> None:
         self._config = config
+        self._watcher = watcher
+        self._watching: set[asyncio.Task[None]] = set()
         self._beat = heartbeat or Heartbeat()
         self._tenants = tenants
         self._suppressions = suppressions
@@ -274,11 +278,31 @@ class Worker:
             return
         for job_id, error_class, error in applied.dead_lettered:
             with self._about(job_id):
-                self._alerter.dead_letter(DeadLetterAlert(job_id, error_class, error))
+                tenant_id = self._held.get(job_id, (None, 0))[0]
+                alert = DeadLetterAlert(job_id, error_class, error, tenant_id=tenant_id)
+                self._alerter.dead_letter(alert)
         for job_id in applied.lost_leases:
             with self._about(job_id):
                 log.warning("lease lost before the outcome was recorded")
         self._forget_held()
+        self._watch(batch)
+
+    def _watch(self, batch: list[Outcome]) -> None:
+        """Hand the batch's findings to the watcher, beside the loop (never awaited
+        here: telling a tenant must not slow the next claim)."""
+        found = findings(batch) if self._watcher is not None else None
+        if not found or self._watcher is None:
+            return
+        task = asyncio.create_task(self._watched(self._watcher, found))
+        self._watching.add(task)
+        task.add_done_callback(self._watching.discard)
+
+    @staticmethod
+    async def _watched(watcher: OutcomeWatcher, found: Findings) -> None:
+        try:
+            await watcher.watch(found.rejected_credentials, found.gone_endpoints)
+        except Exception:  # a notice must never stop the worker
+            log.exception("watching outcomes failed")
 
     def _forget_held(self) -> None:
         """Keep the tenant and attempt of jobs still in flight or waiting to be recorded
@@ -295,6 +319,8 @@ class Worker:
         if self._inflight:
             await asyncio.gather(*self._inflight, return_exceptions=True)
         await self._flush()
+        if self._watching:
+            await asyncio.gather(*self._watching, return_exceptions=True)
 
 
 def claim_order(queues: Sequence[Queue], turn: int) -> list[Queue]:

@@ -26,7 +26,7 @@ from homing.providers.registry import (
     with_rate_preset,
 )
 from homing.store.audit import AuditEvent
-from homing.store.providers import ProviderStore, seal_credentials
+from homing.store.providers import ProviderStore, open_credentials, seal_credentials
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,28 +95,7 @@ class ProviderAccounts:
         """
         _require_fields(new.provider, new.credentials)
         check_timeout(new.config, self._deadline)
-        adapter = checkable_provider(
-            new.channel,
-            new.provider,
-            new.credentials,
-            new.config,
-            self._http,
-            endpoints=self._endpoints,
-        )
-        if self._endpoints is not None:
-            self._endpoints.policy.check_account(new.provider, new.credentials, new.config)
-        try:
-            await within(self._deadline, adapter.check_credentials())
-        except DeadlineExceeded as exc:
-            raise ProviderTimeout(
-                f"{new.provider} did not finish the credential check: {exc}",
-                {"deadline_seconds": exc.seconds},
-            ) from None
-        except ProviderFailure as exc:
-            raise InvalidRequest(
-                f"could not check the credentials with {new.provider}: {_summary(exc)}",
-                {"failure_class": exc.failure_class.value},
-            ) from None
+        await self._check(new.channel, new.provider, new.credentials, new.config)
         account_id = new_id()
         account = ProviderAccount(
             id=account_id,
@@ -131,6 +110,40 @@ class ProviderAccounts:
             created_at=datetime.now(UTC),
         )
         return await self._store.add(account, audit)
+
+    async def recheck(self, tenant_id: str, account_id: str) -> ProviderAccount:
+        """Check the stored credentials with the provider again; when it accepts them,
+        the account is no longer marked ``credentials_rejected``. Raises as ``register``
+        does when the provider still refuses them (the mark stays)."""
+        account = await self._store.get(tenant_id, account_id)
+        credentials = open_credentials(self._sealer, account)
+        await self._check(account.channel, account.provider, credentials, account.config)
+        return await self._store.update(tenant_id, account_id, credentials_rejected_at=None)
+
+    async def _check(
+        self,
+        channel: Channel,
+        provider: str,
+        credentials: dict[str, Any],
+        config: dict[str, Any],
+    ) -> None:
+        adapter = checkable_provider(
+            channel, provider, credentials, config, self._http, endpoints=self._endpoints
+        )
+        if self._endpoints is not None:
+            self._endpoints.policy.check_account(provider, credentials, config)
+        try:
+            await within(self._deadline, adapter.check_credentials())
+        except DeadlineExceeded as exc:
+            raise ProviderTimeout(
+                f"{provider} did not finish the credential check: {exc}",
+                {"deadline_seconds": exc.seconds},
+            ) from None
+        except ProviderFailure as exc:
+            raise InvalidRequest(
+                f"could not check the credentials with {provider}: {_summary(exc)}",
+                {"failure_class": exc.failure_class.value},
+            ) from None
 
 
 def _summary(failure: ProviderFailure) -> str:

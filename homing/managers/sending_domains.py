@@ -19,6 +19,7 @@ from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.errors import Conflict, InvalidRequest, ProviderTimeout
+from homing.managers.notices import NoticeKind, Notices
 from homing.models import Channel, DomainInfo, DomainStatus, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
@@ -32,6 +33,11 @@ _T = TypeVar("_T")
 _MAX_NAME: Final = 253
 _LABEL: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 _LETTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz")
+# The statuses a check tells the tenant of (README "Notices").
+_DOMAIN_NOTICES: Final = {
+    DomainStatus.VERIFIED: NoticeKind.DOMAIN_VERIFIED,
+    DomainStatus.FAILED: NoticeKind.DOMAIN_FAILED,
+}
 
 
 class DomainNotVerified(InvalidRequest):
@@ -108,9 +114,12 @@ class Domains:
         clock: Clock,
         *,
         deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        notices: Notices | None = None,
     ) -> None:
-        """``deadline_seconds`` bounds each call to the provider as a whole."""
+        """``deadline_seconds`` bounds each call to the provider as a whole; ``notices``
+        tells the tenant when a check finds the domain verified or failed."""
         self._deadline = deadline_seconds
+        self._notices = notices
         self._store = store
         self._providers = providers
         self._sealer = sealer
@@ -155,7 +164,24 @@ class Domains:
         adapter = domain_provider(account.provider, credentials, account.config, self._http)
         call = adapter.verify_domain(domain.provider_domain_id, domain.records)
         info = await _asked(account.provider, call, self._deadline)
-        return await self._store.checked(self._merged(domain, info))
+        checked = await self._store.checked(self._merged(domain, info))
+        await self._notice(domain, checked)
+        return checked
+
+    async def _notice(self, before: SendingDomain, after: SendingDomain) -> None:
+        """Tell the tenant the domain became verified or failed: once per change, keyed
+        by the state it changed from (two checks racing from it make one notice)."""
+        kind = _DOMAIN_NOTICES.get(after.status)
+        if self._notices is None or kind is None or after.status is before.status:
+            return
+        data = {
+            "domain_id": after.id,
+            "domain": after.domain,
+            "provider": after.provider,
+            "status": after.status.value,
+        }
+        key = f"{after.id}:{before.status.value}:{before.updated_at.isoformat()}"
+        await self._notices.notify(after.tenant_id, kind, key, data)
 
     def _merged(self, domain: SendingDomain, info: DomainInfo) -> SendingDomain:
         now = as_datetime(self._clock.now())

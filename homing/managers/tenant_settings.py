@@ -7,28 +7,40 @@ webhook delivered after ``webhook_signature_format`` changed carries the new for
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
+from homing.addresses import InvalidAddress, canonical
 from homing.errors import InvalidRequest
 from homing.store.audit import AuditEvent
 from homing.store.tenant_settings import SETTING_NAMES, TenantSettings, TenantSettingsStore
 from homing.webhooks.signing import SignatureFormat
 
-__all__ = ["TenantSettingsManager"]
+__all__ = ["MAX_CONTACT_EMAIL", "TenantSettingsManager"]
+
+# The column's width: an address longer than this is no one's (RFC 5321 allows 254).
+MAX_CONTACT_EMAIL = 254
 
 
 class TenantSettingsManager:
-    """Reads and changes tenants' settings through ``TenantSettingsStore``."""
+    """Reads and changes tenants' settings through ``TenantSettingsStore``.
 
-    def __init__(self, store: TenantSettingsStore) -> None:
+    ``check_url`` is the webhook URL guard (``Webhooks.check_url``): it returns the
+    normalised URL or raises ``UrlRefused``; the operations URL must pass it.
+    """
+
+    def __init__(self, store: TenantSettingsStore, check_url: Callable[[str], str]) -> None:
         self._store = store
+        self._check_url = check_url
 
     async def get(self, tenant_id: str) -> TenantSettings:
         """The tenant's settings, defaults for what it never changed."""
         return await self._store.get(tenant_id)
 
     async def update(
-        self, tenant_id: str, changes: Mapping[str, str], audit: AuditEvent | None = None
+        self,
+        tenant_id: str,
+        changes: Mapping[str, str | None],
+        audit: AuditEvent | None = None,
     ) -> TenantSettings:
         """Change the named settings; InvalidRequest for a name or value not allowed
         (the API's schema refuses those first; this guards every other caller)."""
@@ -44,4 +56,24 @@ class TenantSettingsManager:
                     "webhook_signature_format is not allowed", {"allowed": allowed}
                 )
             values["webhook_signature_format"] = fmt
+        values.update(self._notice_targets(changes))
         return await self._store.update(tenant_id, values, audit)
+
+    def _notice_targets(self, changes: Mapping[str, str | None]) -> dict[str, object]:
+        """``contact_email`` (one mailbox, canonical) and ``operations_url`` (through
+        the webhook URL guard); None clears either. Both are bounded before parsing."""
+        values: dict[str, object] = {}
+        if "contact_email" in changes:
+            email = changes["contact_email"]
+            if email is not None:
+                try:
+                    email = canonical(email)
+                except InvalidAddress as exc:
+                    raise InvalidRequest("contact_email is not one email address") from exc
+                if len(email) > MAX_CONTACT_EMAIL:
+                    raise InvalidRequest("contact_email is too long", {"max": MAX_CONTACT_EMAIL})
+            values["contact_email"] = email
+        if "operations_url" in changes:
+            url = changes["operations_url"]
+            values["operations_url"] = None if url is None else self._check_url(url)
+        return values

@@ -91,6 +91,8 @@ class NewJob:
     ordering_key: str | None = None
     # Stored hashes that also mean this request (previous keys, the pre-HMAC form).
     request_aliases: frozenset[str] = field(default=frozenset(), repr=False)
+    # Counted in the tenant's monthly usage; Homing's own notices to a tenant are not.
+    metered: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,7 +384,7 @@ async def _charge(
     alone is refused; several go through again alone, so that exactly those over it are."""
     counted: dict[tuple[str, str], list[int]] = defaultdict(list)
     for i, row in rows.items():
-        if row["status"] != JobStatus.SUPPRESSED.value:
+        if row["status"] != JobStatus.SUPPRESSED.value and accepts[i].new.metered:
             counted[(row["tenant_id"], row["channel"])].append(i)
     refused: list[str] = []
     for (tenant_id, _), members in sorted(counted.items()):

@@ -54,6 +54,7 @@ def _account(row: Any) -> ProviderAccount:
         credentials_preview=row.credentials_preview,
         config=dict(row.config),
         created_at=row.created_at,
+        credentials_rejected_at=row.credentials_rejected_at,
     )
 
 
@@ -151,6 +152,27 @@ class ProviderStore:
             if result.rowcount == 0:
                 raise NotFound("provider not found")
         return await self.get(tenant_id, account_id)
+
+    async def mark_credentials_rejected(
+        self, tenant_id: str, account_id: str, at: datetime
+    ) -> datetime | None:
+        """Mark the account's credentials rejected at ``at``; ``at`` when this marked
+        it, None when it was marked already (or is gone): the caller tells the tenant
+        once per marking."""
+        c = provider_accounts.c
+        statement = (
+            update(provider_accounts)
+            .where(
+                c.id == account_id,
+                c.tenant_id == tenant_id,
+                c.deleted_at.is_(None),
+                c.credentials_rejected_at.is_(None),
+            )
+            .values(credentials_rejected_at=at)
+        )
+        async with self._db.transaction() as conn:
+            result = await conn.execute(statement)
+        return at if result.rowcount else None
 
     async def delete(
         self, tenant_id: str, account_id: str, audit: AuditEvent | None = None

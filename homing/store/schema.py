@@ -70,6 +70,9 @@ provider_accounts = Table(
     Column("config", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("deleted_at", UTCDateTime),
+    # Set when a provider answered that these credentials are refused (migration 0015);
+    # cleared when the tenant updates or re-checks the account.
+    Column("credentials_rejected_at", UTCDateTime),
     Index("ix_provider_accounts_tenant_channel", "tenant_id", "channel", "priority"),
 )
 
@@ -182,6 +185,8 @@ attempts = Table(
     Column("duration_ms", Integer, nullable=False),
     # What the receiver answered, capped (webhooks; migration 0002).
     Column("response_excerpt", Text),
+    # The provider failure-ratio alert's window (migration 0015).
+    Index("ix_attempts_started_at", "started_at"),
 )
 
 dead_letters = Table(
@@ -196,6 +201,8 @@ dead_letters = Table(
     Column("error_class", String(40), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("redriven_at", UTCDateTime),
+    # The dead-letter spike alert and the daily digest (migration 0015).
+    Index("ix_dead_letters_created_at", "created_at"),
 )
 
 # Jobs accepted per tenant, calendar month (UTC, "2026-05") and channel: the durable
@@ -239,6 +246,9 @@ tenant_settings = Table(
     Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
     Column("webhook_signature_format", String(20), nullable=False, server_default="design"),
     Column("updated_at", UTCDateTime, nullable=False),
+    # Where Homing's notices to the tenant go (migration 0015; README "Notices").
+    Column("contact_email", String(254)),
+    Column("operations_url", Text),
 )
 
 # Endpoint URLs that answered 410 Gone: later jobs to them fail without a call until
@@ -251,4 +261,31 @@ webhook_gone_endpoints = Table(
     Column("url", Text, nullable=False),
     Column("job_id", ID, nullable=False),
     Column("gone_at", UTCDateTime, nullable=False),
+)
+
+# Notices to tenants (README "Notices"): one row per event, unique on (tenant, kind,
+# event key), so a notice is never sent twice; ``held`` when the tenant's hourly bound
+# was reached (recorded, not sent, counted in the next digest).
+notices = Table(
+    "notices",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    Column("kind", String(60), nullable=False),
+    Column("event_key", String(200), nullable=False),
+    Column("data", JSON, nullable=False),
+    Column("held", Boolean, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("tenant_id", "kind", "event_key", name="uq_notices_event"),
+    Index("ix_notices_tenant_created", "tenant_id", "created_at"),
+)
+
+# Operator alerts firing now (homing.alerts): one row per condition, so the process
+# that evaluates next knows what to resolve, whichever process it is.
+alerts_firing = Table(
+    "alerts_firing",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("since", UTCDateTime, nullable=False),
+    Column("detail", Text, nullable=False),
 )

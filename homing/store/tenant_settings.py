@@ -36,6 +36,9 @@ class TenantSettings:
     """Every setting of one tenant; ``updated_at`` is None while all are defaults."""
 
     webhook_signature_format: SignatureFormat = SignatureFormat.DESIGN
+    # Where Homing's notices go (README "Notices"): None sends none that way.
+    contact_email: str | None = None
+    operations_url: str | None = None
     updated_at: datetime | None = None
 
 
@@ -62,6 +65,8 @@ def settings_of(row: Any) -> TenantSettings:
         return TenantSettings()
     return TenantSettings(
         webhook_signature_format=SignatureFormat(row.webhook_signature_format),
+        contact_email=row.contact_email,
+        operations_url=row.operations_url,
         updated_at=row.updated_at,
     )
 

@@ -203,6 +203,14 @@ class WebhookStore:
             rows = (await conn.execute(query)).all()
         return [GoneEndpoint(url=r.url, job_id=r.job_id, gone_at=r.gone_at) for r in rows]
 
+    async def gone_for_job(self, tenant_id: str, job_id: str) -> GoneEndpoint | None:
+        """The URL marked gone by this job's 410, if it is still marked (notices)."""
+        c = webhook_gone_endpoints.c
+        query = select(webhook_gone_endpoints).where(c.tenant_id == tenant_id, c.job_id == job_id)
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query.limit(1))).first()
+        return None if row is None else GoneEndpoint(row.url, row.job_id, row.gone_at)
+
     async def reenable(self, tenant_id: str, url: str, audit: AuditEvent | None = None) -> None:
         """Forget that ``url`` was gone (recording ``audit``); NotFound when it is not
         marked."""

@@ -60,7 +60,9 @@ async def list_providers(principal: PrincipalDep, services: ServicesDep) -> Page
 async def patch_provider(
     provider_id: str, body: ProviderPatch, principal: PrincipalDep, services: ServicesDep
 ) -> ProviderPublic:
-    values = body.model_dump(exclude_none=True, exclude={"rate_rules"})
+    if body.recheck:
+        await services.accounts.recheck(principal.tenant.id, provider_id)
+    values = body.model_dump(exclude_none=True, exclude={"rate_rules", "recheck"})
     current = await services.providers.get(principal.tenant.id, provider_id)
     if body.rate_rules is not None:
         rules = [rule.model_dump() for rule in body.rate_rules]

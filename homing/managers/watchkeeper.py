@@ -1,0 +1,65 @@
+"""The periodic evaluation of alerts and notice checks, beside the worker loop.
+
+Every worker process runs one (``homing.cli.runner``); a lease in the database
+(``SignalStore.take_turn``) lets one of them evaluate per interval, and the checks are
+keyed so that even two evaluations at once send each alert and notice once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from homing.clock import Clock, as_datetime
+from homing.errors import StoreError
+from homing.managers.alert_checks import AlertChecks
+from homing.managers.notice_checks import NoticeChecks
+from homing.store.signals import SignalStore
+
+__all__ = ["Watchkeeper"]
+
+log = logging.getLogger("homing.watch")
+
+
+class Watchkeeper:
+    """Runs the alert checks and the notice checks, once or every interval."""
+
+    def __init__(
+        self,
+        signals: SignalStore,
+        alerts: AlertChecks,
+        notices: NoticeChecks,
+        clock: Clock,
+        interval_seconds: float,
+    ) -> None:
+        self._signals = signals
+        self._alerts = alerts
+        self._notices = notices
+        self._clock = clock
+        self._interval = interval_seconds
+
+    async def run(self) -> bool:
+        """One evaluation, if this process has the turn; whether it had."""
+        now = self._clock.now()
+        # The lease ends a little before the next tick, so the holder keeps its turn.
+        until = as_datetime(now + self._interval * 0.9)
+        if not await self._signals.take_turn(as_datetime(now), until):
+            return False
+        await self._alerts.run()
+        await self._notices.run()
+        return True
+
+    async def run_periodically(self, stop: asyncio.Event) -> None:
+        """Evaluate every interval until ``stop`` is set; a failed run is logged and
+        the next one tries again."""
+        while not stop.is_set():
+            try:
+                await self.run()
+            except StoreError as exc:
+                log.warning("alert evaluation failed", extra={"error": str(exc)})
+            except Exception:  # the loop must outlive any one failed run
+                log.exception("alert evaluation failed unexpectedly")
+            try:
+                await asyncio.wait_for(stop.wait(), self._interval)
+            except TimeoutError:
+                pass

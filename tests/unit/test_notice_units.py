@@ -1,0 +1,106 @@
+"""The pure parts of notices and alerts: what the worker's outcomes show, the p95, the
+thresholds read from the settings, a notice's webhook body."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from homing.dispatch.watch import findings
+from homing.managers.alert_checks import Thresholds, p95
+from homing.managers.notices import notice_body
+from homing.models import Attempt, AttemptOutcome
+from homing.settings import Settings
+from homing.store.notices import Notice
+from homing.store.queue import Completed, Failed
+
+AT = datetime(2026, 5, 4, 9, 12, tzinfo=UTC)
+
+
+def _attempt(
+    provider: str, outcome: AttemptOutcome, status: int | None, account: str | None = "pa"
+) -> Attempt:
+    return Attempt("job", "tenant", 1, account, provider, outcome, status, None, AT, 5)
+
+
+def test_findings_name_refused_credentials_and_gone_urls_only() -> None:
+    outcomes = [
+        Completed(
+            "j1",
+            "t",
+            [
+                _attempt("resend", AttemptOutcome.PROVIDER_PERMANENT, 401, "pa_1"),
+                _attempt("mailgun", AttemptOutcome.SUCCESS, 200, "pa_2"),
+            ],
+            "mailgun",
+            "m1",
+            1,
+        ),
+        Failed(
+            "j2",
+            "t",
+            [_attempt("webhook", AttemptOutcome.MESSAGE_PERMANENT, 410, None)],
+            1,
+            "gone",
+            "message_permanent",
+        ),
+        Failed(
+            "j3",
+            "t",
+            [_attempt("sendgrid", AttemptOutcome.PROVIDER_PERMANENT, 400, "pa_3")],
+            1,
+            "x",
+            "provider_permanent",
+        ),
+        Failed(
+            "j4",
+            "t",
+            [_attempt("sendgrid", AttemptOutcome.TRANSIENT, 403, "pa_4")],
+            1,
+            "x",
+            "transient",
+        ),
+    ]
+    found = findings(outcomes)
+    assert found.rejected_credentials == {("tenant", "pa_1")}
+    assert found.gone_endpoints == {("tenant", "job")}
+    assert not findings([outcomes[0].__class__("j", "t", [], "p", None, 1)])
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([], 0.0),
+        ([3.0], 3.0),
+        ([float(i) for i in range(1, 101)], 95.0),
+        ([1.0] * 19 + [900.0], 1.0),
+    ],
+)
+def test_p95_is_the_nearest_rank(values: list[float], expected: float) -> None:
+    assert p95(values) == expected
+
+
+def test_thresholds_come_from_the_settings() -> None:
+    settings = Settings(_env_file=None, alert_dead_letter_spike=7, alert_window_seconds=60)  # type: ignore[call-arg]
+    thresholds = Thresholds.of(settings)
+    assert thresholds.dead_letter_spike == 7 and thresholds.window_seconds == 60
+    assert (
+        thresholds.queue_stuck_seconds == Settings.model_fields["alert_queue_stuck_seconds"].default
+    )
+
+
+def test_a_notice_body_is_standard_webhooks_type_timestamp_and_data() -> None:
+    notice = Notice("n1", "t1", "quota.warning", "webhook:2026-05", {"used": 4}, False, AT)
+    assert json.loads(notice_body(notice)) == {
+        "type": "quota.warning",
+        "timestamp": "2026-05-04T09:12:00Z",
+        "data": {"notice_id": "n1", "used": 4},
+    }
+
+
+@pytest.mark.parametrize("value", ["a@b.example, c@d.example", "x" * 401, "no-at"])
+def test_the_alert_email_setting_is_one_address(value: str) -> None:
+    with pytest.raises(ValueError):
+        Settings(_env_file=None, alert_email=value)  # type: ignore[call-arg]
