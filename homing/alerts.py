@@ -2,7 +2,8 @@
 
 One alerter for every alert Homing raises: a dead-lettered job (the worker), an inbound
 event that came again with a different body, and a message a provider accepted and then
-dropped (the inbound receiver). Each is logged at once (no secret, no body); with
+dropped (the inbound receiver), and jobs the reconciler found outside the ledger
+invariant (``homing.managers.reconciler``). Each is logged at once (no secret, no body); with
 HOMING_ALERT_SLACK_WEBHOOK_URL set, the alerts of one HOMING_ALERT_BATCH_SECONDS window
 go out as one Slack message that counts them by kind, so a spike of failures is one
 message, not one per job, and a slow Slack never delays the worker or a provider's
@@ -33,7 +34,16 @@ _CONFLICT: Final = (
     "kept and not applied."
 )
 _DROPPED: Final = ":warning: Providers report {count} accepted {noun} not sent."
-_NOUNS: Final = {_DEAD_LETTER: "job", _CONFLICT: "event", _DROPPED: "message"}
+_UNACCOUNTED: Final = (
+    ":rotating_light: Homing's reconciler found jobs outside the ledger invariant "
+    "in {count} {noun}."
+)
+_NOUNS: Final = {
+    _DEAD_LETTER: "job",
+    _CONFLICT: "event",
+    _DROPPED: "message",
+    _UNACCOUNTED: "run",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +93,13 @@ class Alerter:
             extra={"source": source, "job_id": job_id, "vendor_type": vendor_type},
         )
         self._queue(_DROPPED, f"• {source}: job {job_id} ({vendor_type})")
+
+    def unaccounted(self, counts: dict[str, int], mended: int) -> None:
+        """A reconciler run found jobs outside the ledger invariant (counts by kind:
+        missing_entry, terminal_entry, stale_lease) and mended ``mended`` of them. The
+        reconciler logs the counts itself; this sends them to Slack with the batch."""
+        found = ", ".join(f"{kind} {count}" for kind, count in counts.items())
+        self._queue(_UNACCOUNTED, f"• {found}; mended {mended}")
 
     def _queue(self, headline: str, line: str) -> None:
         if self._slack_url is None:

@@ -23,6 +23,7 @@ from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
 from homing.managers.dead_letters import DeadLetters
 from homing.managers.plans import load_plans
+from homing.managers.reconciler import ReconcilePolicy, Reconciler
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
@@ -41,6 +42,7 @@ from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
+from homing.store.ledger import LedgerStore
 from homing.store.migrate import migrate
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
@@ -115,6 +117,17 @@ class Services:
             batch_size=s.retention_batch_size,
         )
         return Retention(RetentionStore(self.db), self.clock, policy, progress)
+
+    def reconciler(self, progress: Callable[[str], None] | None = None) -> Reconciler:
+        """The ledger check under HOMING_RECONCILE_STALE_LEASE_SECONDS (docs/reliability.md)."""
+        s = self.settings
+        policy = ReconcilePolicy(
+            stale_lease_seconds=s.reconcile_stale_lease_seconds,
+            batch_size=s.reconcile_batch_size,
+        )
+        return Reconciler(
+            LedgerStore(self.db, self.clock), self.clock, self.alerter, policy, progress
+        )
 
     def retry_policy(self) -> RetryPolicy:
         s = self.settings
@@ -249,6 +262,7 @@ async def build(
         jobs,
         batches,
         auth_cache_seconds=settings.auth_cache_seconds,
+        tenant_settings=TenantSettingsStore(db, clock),
     )
     usage = UsageStore(db)
     wakeup = Wakeup()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from homing.errors import InvalidRequest
+from homing.models import MAX_TTL_SECONDS, MIN_TTL_SECONDS, Channel
 from homing.store.tenant_settings import SETTING_NAMES, TenantSettings, TenantSettingsStore
 from homing.webhooks.signing import SignatureFormat
 
@@ -26,7 +27,7 @@ class TenantSettingsManager:
         """The tenant's settings, defaults for what it never changed."""
         return await self._store.get(tenant_id)
 
-    async def update(self, tenant_id: str, changes: Mapping[str, str]) -> TenantSettings:
+    async def update(self, tenant_id: str, changes: Mapping[str, object]) -> TenantSettings:
         """Change the named settings; InvalidRequest for a name or value not allowed
         (the API's schema refuses those first; this guards every other caller)."""
         unknown = sorted(set(changes) - SETTING_NAMES)
@@ -41,4 +42,23 @@ class TenantSettingsManager:
                     "webhook_signature_format is not allowed", {"allowed": allowed}
                 )
             values["webhook_signature_format"] = fmt
+        if "default_ttl_seconds" in changes:
+            values["default_ttl_seconds"] = default_ttls(changes["default_ttl_seconds"])
         return await self._store.update(tenant_id, values)
+
+
+def default_ttls(value: object) -> dict[str, int]:
+    """``{"email": 3600, ...}`` checked: known channels, whole seconds within the ttl
+    bounds (README "Expiry"); InvalidRequest otherwise."""
+    channels = {c.value for c in Channel}
+    if not isinstance(value, Mapping) or not set(value) <= channels:
+        raise InvalidRequest(
+            "default_ttl_seconds maps channels to seconds", {"allowed": sorted(channels)}
+        )
+    for seconds in value.values():
+        if type(seconds) is not int or not MIN_TTL_SECONDS <= seconds <= MAX_TTL_SECONDS:
+            raise InvalidRequest(
+                "a default ttl is whole seconds",
+                {"min": MIN_TTL_SECONDS, "max": MAX_TTL_SECONDS},
+            )
+    return {str(channel): int(seconds) for channel, seconds in value.items()}

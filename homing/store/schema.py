@@ -103,6 +103,8 @@ jobs = Table(
     # The comparison key of the address a job is sent to (``Mailbox.key``, as
     # suppression compares), filled at accept; searched by ``GET /v1/jobs?to=``.
     Column("recipient", String(400)),
+    # Not delivered by then, the job ends FAILED "expired" (``ttl_seconds``; migration 0014).
+    Column("expires_at", UTCDateTime),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
@@ -238,6 +240,8 @@ tenant_settings = Table(
     Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
     Column("webhook_signature_format", String(20), nullable=False, server_default="design"),
     Column("updated_at", UTCDateTime, nullable=False),
+    # {"email": seconds, ...}: the ttl of a job that names none (migration 0014).
+    Column("default_ttl_seconds", JSON),
 )
 
 # Endpoint URLs that answered 410 Gone: later jobs to them fail without a call until

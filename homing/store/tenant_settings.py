@@ -7,7 +7,7 @@ A tenant without a row has every default. A new setting is a column in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +35,8 @@ class TenantSettings:
     """Every setting of one tenant; ``updated_at`` is None while all are defaults."""
 
     webhook_signature_format: SignatureFormat = SignatureFormat.DESIGN
+    # Channel name -> ttl_seconds of a job of that channel that names none.
+    default_ttl_seconds: dict[str, int] = field(default_factory=dict)
     updated_at: datetime | None = None
 
 
@@ -61,6 +63,7 @@ def settings_of(row: Any) -> TenantSettings:
         return TenantSettings()
     return TenantSettings(
         webhook_signature_format=SignatureFormat(row.webhook_signature_format),
+        default_ttl_seconds=dict(row.default_ttl_seconds or {}),
         updated_at=row.updated_at,
     )
 

@@ -7,7 +7,7 @@ import httpx
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant
 
-DEFAULTS = {"webhook_signature_format": "design"}
+DEFAULTS = {"webhook_signature_format": "design", "default_ttl_seconds": {}}
 
 
 def _as(tenant: TenantClient, key: str) -> TenantClient:
@@ -23,8 +23,11 @@ async def test_a_new_tenant_sees_every_default(tenant: TenantClient) -> None:
 async def test_patch_changes_the_format_and_get_shows_it(tenant: TenantClient) -> None:
     response = await tenant.patch("/v1/settings", json={"webhook_signature_format": "notifykit"})
     assert response.status_code == 200, response.text
-    assert response.json() == {"webhook_signature_format": "notifykit"}
-    assert (await tenant.get("/v1/settings")).json() == {"webhook_signature_format": "notifykit"}
+    assert response.json() == {**DEFAULTS, "webhook_signature_format": "notifykit"}
+    assert (await tenant.get("/v1/settings")).json() == {
+        **DEFAULTS,
+        "webhook_signature_format": "notifykit",
+    }
     back = await tenant.patch("/v1/settings", json={"webhook_signature_format": "design"})
     assert back.json() == DEFAULTS
 
@@ -33,7 +36,7 @@ async def test_an_empty_patch_changes_nothing(tenant: TenantClient) -> None:
     await tenant.patch("/v1/settings", json={"webhook_signature_format": "notifykit"})
     response = await tenant.patch("/v1/settings", json={})
     assert response.status_code == 200
-    assert response.json() == {"webhook_signature_format": "notifykit"}
+    assert response.json() == {**DEFAULTS, "webhook_signature_format": "notifykit"}
 
 
 async def test_an_unknown_format_is_422_naming_the_allowed_values(tenant: TenantClient) -> None:

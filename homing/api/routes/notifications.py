@@ -88,6 +88,7 @@ def email_job(
         provider_pin=body.provider,
         fallback_pin=body.fallback,
         ordering_key=body.ordering_key,
+        ttl_seconds=body.ttl_seconds,
         idempotency_key=idempotency_key,
         request_hash=fingerprint.stored,
         request_aliases=fingerprint.accepted,

@@ -85,6 +85,7 @@ async def send_webhook(
             priority=requested_priority(body.priority),
             payload=payload,
             ordering_key=body.ordering_key,
+            ttl_seconds=body.ttl_seconds,
             idempotency_key=idempotency_key,
             request_hash=fingerprint.stored,
             request_aliases=fingerprint.accepted,
