@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import orjson
 import pytest
 from sqlalchemy import func, select
 
@@ -138,3 +139,27 @@ async def test_a_cancel_racing_a_claim_leaves_one_consistent_winner(
             assert codes[job_id] == 409
             assert job_id in claimed and job_id in entries
             assert status[job_id] == "PROCESSING"
+
+
+async def test_a_body_without_ttl_hashes_as_it_did_before_ttl_existed(
+    services: Services, tenant: TenantClient
+) -> None:
+    key = {"Idempotency-Key": "from-before-ttl"}
+    first = await send_email(tenant, headers=key)
+    assert first.status_code == 202, first.text
+    # The email fields as they were hashed before ttl_seconds was a field.
+    before = {
+        **{name: None for name in ("html", "priority", "provider", "fallback", "ordering_key")},
+        "delivery": "at_least_once",
+        **EMAIL,
+    }
+    expected = services.sealer.request_hash(orjson.dumps(before, option=orjson.OPT_SORT_KEYS))
+    async with services.db.transaction() as conn:
+        stored = await conn.scalar(
+            select(jobs.c.request_hash).where(jobs.c.id == first.json()["id"])
+        )
+    assert stored == expected.stored
+    # The same key with a ttl is another request.
+    other = await send_email(tenant, json={"ttl_seconds": 60}, headers=key)
+    assert other.status_code == 422
+    assert other.json()["error"]["code"] == "idempotency_conflict"
