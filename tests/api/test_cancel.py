@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from homing.clock import ManualClock
 from homing.models import Queue
 from homing.services import Services
 from homing.store.schema import queue_entries
@@ -103,3 +104,13 @@ async def test_a_test_key_cancels_its_test_jobs_only(
     assert refused.status_code == 403
     assert (await job(tenant, live_job))["status"] == "PENDING"
     assert (await test.post(f"/v1/jobs/{test_job}/cancel")).status_code == 200
+
+
+async def test_retention_purges_a_cancelled_job_like_any_finished_one(
+    services: Services, tenant: TenantClient, clock: ManualClock
+) -> None:
+    job_id = await _send(tenant)
+    assert (await tenant.post(f"/v1/jobs/{job_id}/cancel")).status_code == 200
+    clock.advance((services.settings.retention_days + 1) * 86_400)
+    assert (await services.retention().run()).jobs == 1
+    assert (await tenant.get(f"/v1/jobs/{job_id}")).status_code == 404

@@ -134,3 +134,23 @@ async def test_the_tenant_default_ttl_applies_per_channel_and_a_body_overrides_i
         return delta.total_seconds()
 
     assert (ttl(defaulted), ttl(named), ttl(unbounded)) == (120, 30, None)
+
+
+async def test_a_suspended_tenants_held_job_is_put_back_no_later_than_its_expiry(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, clock: ManualClock
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    job_id = await send(tenant, ttl_seconds=60)
+    expires_at = datetime.fromisoformat((await job(tenant, job_id))["expires_at"])
+    await services.tenant_admin.suspend(tenant.tenant_id)
+    await deliver(services)  # held for an hour, but not past the expiry
+    async with services.db.transaction() as conn:
+        entry = (
+            await conn.execute(select(queue_entries).where(queue_entries.c.job_id == job_id))
+        ).one()
+    assert entry.available_at == expires_at.timestamp()
+    await services.tenant_admin.unsuspend(tenant.tenant_id)
+    clock.advance(61)
+    await deliver(services)
+    body = await job(tenant, job_id)
+    assert (body["status"], body["error_class"]) == ("FAILED", "expired")
