@@ -59,6 +59,7 @@ class Admission:
         self._settings = tenant_settings
         # tenant id -> (until, default ttl by channel), cached like keys (under a second).
         self._ttls: dict[str, tuple[float, dict[str, int]]] = {}
+        self._ttl_lookups: dict[str, asyncio.Future[dict[str, int]]] = {}
         self._limiter = limiter
         self._jobs = jobs
         self._batches = batches
@@ -159,17 +160,32 @@ class Admission:
         return new if ttl is None else replace(new, ttl_seconds=ttl)
 
     async def _default_ttls(self, tenant_id: str) -> dict[str, int]:
-        now = time.monotonic()
+        """The tenant's default ttls, cached like keys; a burst that finds the cache
+        entry expired makes one query, not one each."""
         cached = self._ttls.get(tenant_id)
-        if cached is not None and cached[0] > now:
+        if cached is not None and cached[0] > time.monotonic():
             return cached[1]
+        lookup = self._ttl_lookups.get(tenant_id)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._look_up_ttls(tenant_id))
+            self._ttl_lookups[tenant_id] = lookup
+            lookup.add_done_callback(lambda done: self._ttls_looked_up(tenant_id, done))
+        return await asyncio.shield(lookup)
+
+    async def _look_up_ttls(self, tenant_id: str) -> dict[str, int]:
         assert self._settings is not None
         ttls = (await self._settings.get(tenant_id)).default_ttl_seconds
         if self._ttl > 0:
             if len(self._ttls) >= _MAX_CACHED:
                 self._ttls.clear()
-            self._ttls[tenant_id] = (now + self._ttl, ttls)
+            self._ttls[tenant_id] = (time.monotonic() + self._ttl, ttls)
         return ttls
+
+    def _ttls_looked_up(self, tenant_id: str, done: asyncio.Future[dict[str, int]]) -> None:
+        if self._ttl_lookups.get(tenant_id) is done:
+            del self._ttl_lookups[tenant_id]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter may have gone
 
     async def retry(self, principal: Principal, job_id: str) -> Job:
         """Re-queue a FAILED job under the tenant's plan: it uses one unit of its
