@@ -103,6 +103,8 @@ async def test_a_test_key_cancels_its_test_jobs_only(
     refused = await test.post(f"/v1/jobs/{live_job}/cancel")
     assert refused.status_code == 403
     assert (await job(tenant, live_job))["status"] == "PENDING"
+    # The refusal rolled back the entry's delete: the job is still queued.
+    assert live_job in await _entry_ids(services)
     assert (await test.post(f"/v1/jobs/{test_job}/cancel")).status_code == 200
 
 
