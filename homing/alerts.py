@@ -147,6 +147,13 @@ class Alerter:
             self._reported.discard(key)
             self.resolve(key, "none found")
 
+    def unaccounted(self, counts: dict[str, int], mended: int) -> None:
+        """A reconciler run's counts by kind (missing_entry, terminal_entry, stale_lease)
+        and how many it mended: each kind is a ``report`` of its own, so a later run
+        finding none of a kind says "resolved" for it."""
+        for kind, count in counts.items():
+            self.report(kind, count, [f"mended {mended}"] if count else ())
+
     def _queue(self, headline: str, line: str, *, email: bool = True) -> None:
         if self._slack_url is None and self._email is None:
             return

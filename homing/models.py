@@ -46,9 +46,19 @@ class JobStatus(enum.StrEnum):
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     SUPPRESSED = "SUPPRESSED"
+    # Withdrawn by the tenant before a worker held it (``POST /v1/jobs/{id}/cancel``).
+    CANCELLED = "CANCELLED"
 
 
-TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.SUPPRESSED})
+TERMINAL_STATUSES = frozenset(
+    {JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.SUPPRESSED, JobStatus.CANCELLED}
+)
+
+# The ``error_class`` of a job that was not delivered before its ``expires_at``.
+EXPIRED = "expired"
+# ``ttl_seconds`` bounds (README "Expiry"): one second to thirty days.
+MIN_TTL_SECONDS = 1
+MAX_TTL_SECONDS = 30 * 86_400
 
 
 class DeliveryMode(enum.StrEnum):
@@ -381,6 +391,8 @@ class Job:
     test: bool = False
     # Jobs of one tenant with the same key are delivered one at a time, in order.
     ordering_key: str | None = None
+    # Not delivered by then, the job ends FAILED with error_class "expired".
+    expires_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from homing.managers.notice_checks import NoticeChecks
 from homing.managers.notices import Notices
 from homing.managers.plans import load_plans
 from homing.managers.platform_email import PlatformEmail
+from homing.managers.reconciler import ReconcilePolicy, Reconciler
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
@@ -49,6 +50,7 @@ from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
+from homing.store.ledger import LedgerStore
 from homing.store.migrate import migrate
 from homing.store.notices import NoticeStore
 from homing.store.providers import ProviderStore
@@ -181,6 +183,17 @@ class Services:
         )
         audit = AuditStore(self.db)
         return Retention(RetentionStore(self.db), self.clock, policy, progress, audit)
+
+    def reconciler(self, progress: Callable[[str], None] | None = None) -> Reconciler:
+        """The ledger check under HOMING_RECONCILE_STALE_LEASE_SECONDS (docs/reliability.md)."""
+        s = self.settings
+        policy = ReconcilePolicy(
+            stale_lease_seconds=s.reconcile_stale_lease_seconds,
+            batch_size=s.reconcile_batch_size,
+        )
+        return Reconciler(
+            LedgerStore(self.db, self.clock), self.clock, self.alerter, policy, progress
+        )
 
     def retry_policy(self) -> RetryPolicy:
         s = self.settings
@@ -321,6 +334,7 @@ async def build(
         jobs,
         batches,
         auth_cache_seconds=settings.auth_cache_seconds,
+        tenant_settings=TenantSettingsStore(db, clock),
     )
     usage = UsageStore(db)
     wakeup = Wakeup()

@@ -166,6 +166,22 @@ class Settings(BaseSettings):
         default=50, ge=1, description="Alert when this many jobs dead-lettered in the window."
     )
 
+    # The reconciler (README "The ledger invariant"): a pass every interval in worker
+    # processes (one process at a time) checks that every job is terminal with no queue
+    # entry or live with one; a lease that ran out longer ago than
+    # ``reconcile_stale_lease_seconds`` on a PROCESSING job is released.
+    reconcile_interval_seconds: float = Field(
+        default=300.0, ge=1, le=86_400, description="seconds between two reconciler passes"
+    )
+    reconcile_stale_lease_seconds: float = Field(
+        default=300.0,
+        ge=1,
+        le=86_400,
+        description="a lease expired longer ago than this on a PROCESSING job is released",
+    )
+    reconcile_batch_size: int = Field(
+        default=1000, ge=1, le=10_000, description="jobs or entries one reconciler batch reads"
+    )
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""

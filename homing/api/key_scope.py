@@ -40,6 +40,7 @@ TEST_KEY_ROUTES: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/v1/jobs"),
         ("GET", "/v1/jobs/{job_id}"),
         ("POST", "/v1/jobs/{job_id}/retry"),
+        ("POST", "/v1/jobs/{job_id}/cancel"),
         # Reads that show no secret.
         ("GET", "/v1/usage"),
         ("GET", "/v1/reports/events"),

@@ -21,7 +21,14 @@ from pydantic import (
 from homing.addresses import canonical
 from homing.api.base_schemas import Strict
 from homing.api.inbound_schemas import DeliveryEventPublic
-from homing.models import Attempt, Channel, Job, ProviderAccount
+from homing.models import (
+    MAX_TTL_SECONDS,
+    MIN_TTL_SECONDS,
+    Attempt,
+    Channel,
+    Job,
+    ProviderAccount,
+)
 from homing.queue.pacing import RATE_RULES, RateRule
 
 ProviderName = Literal["sendgrid", "resend", "postmark", "mailgun", "smtp", "twilio", "vonage"]
@@ -105,11 +112,23 @@ class ProviderPublic(BaseModel):
         )
 
 
+# Whole seconds only: strict, so "60", 60.5 and true are refused (README "Expiry").
+TtlSeconds = Annotated[int, Field(ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS, strict=True)]
+
+
+class NotificationCreate(Strict):
+    """What every notification body shares, whatever its channel."""
+
+    # Not delivered within this many seconds of acceptance, the job ends FAILED with
+    # error_class "expired" (the tenant's default_ttl_seconds for the channel if left out).
+    ttl_seconds: TtlSeconds | None = None
+
+
 HeaderText = Annotated[str, StringConstraints(min_length=1, max_length=998)]
 Body = Annotated[str, StringConstraints(max_length=5_000_000)]
 
 
-class EmailCreate(Strict):
+class EmailCreate(NotificationCreate):
     to: Annotated[str, StringConstraints(min_length=3, max_length=400)]
     from_: Annotated[str, StringConstraints(min_length=3, max_length=400)] = Field(alias="from")
     subject: HeaderText
@@ -176,6 +195,7 @@ class JobPublic(BaseModel):
     attempts: list[AttemptPublic]
     created_at: datetime
     completed_at: datetime | None
+    expires_at: datetime | None = None
     # Provider events after the send (homing.api.inbound_schemas.history).
     delivery_status: str | None = None
     events: list[DeliveryEventPublic] = Field(default_factory=list)
@@ -196,6 +216,7 @@ class JobPublic(BaseModel):
             created_at=job.created_at,
             completed_at=job.completed_at,
             sms=sms_view(job),
+            expires_at=job.expires_at,
         )
 
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from homing.api.base_schemas import Strict
+from homing.api.schemas import TtlSeconds
 from homing.store.tenant_settings import TenantSettings
 
 SignatureFormatName = Literal["design", "notifykit"]
 # Bounded before anything parses them (README "Notices").
 ContactEmail = Annotated[str, StringConstraints(min_length=3, max_length=400)]
 OperationsUrl = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+ChannelName = Literal["email", "webhook", "sms", "chat"]
 
 
 class TenantSettingsPublic(BaseModel):
@@ -21,6 +23,8 @@ class TenantSettingsPublic(BaseModel):
     webhook_signature_format: SignatureFormatName
     contact_email: str | None = None
     operations_url: str | None = None
+    # The ttl of a job that names none, by channel; a channel left out: no expiry.
+    default_ttl_seconds: dict[str, int] = Field(default_factory=dict)
 
     @classmethod
     def of(cls, settings: TenantSettings) -> TenantSettingsPublic:
@@ -28,6 +32,7 @@ class TenantSettingsPublic(BaseModel):
             webhook_signature_format=settings.webhook_signature_format.value,
             contact_email=settings.contact_email,
             operations_url=settings.operations_url,
+            default_ttl_seconds=dict(settings.default_ttl_seconds),
         )
 
 
@@ -42,5 +47,8 @@ class TenantSettingsPatch(Strict):
     contact_email: ContactEmail | None = None
     operations_url: OperationsUrl | None = None
 
-    def changes(self) -> dict[str, str | None]:
+    # Replaces the whole map; ``{}`` removes every default.
+    default_ttl_seconds: dict[ChannelName, TtlSeconds] = Field(default_factory=dict)
+
+    def changes(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.model_fields_set}

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_validator
 
 from homing.api.base_schemas import Strict
-from homing.api.schemas import PriorityName
+from homing.api.schemas import NotificationCreate, PriorityName
 from homing.webhooks.message import header_problem
 
 MAX_EVENT_TYPE = 200
@@ -20,7 +20,7 @@ MAX_TENANT_HEADERS = 50
 Url = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
 
 
-class WebhookCreate(Strict):
+class WebhookCreate(NotificationCreate):
     url: Url
     payload: JsonValue
     headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_TENANT_HEADERS)

@@ -1,4 +1,4 @@
-"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq, audit."""
+"""``homing`` — run, api, worker, migrate, purge, reconcile, sandbox, tenant, dlq, audit."""
 
 from __future__ import annotations
 
@@ -53,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
 
     purge = commands.add_parser("purge", help="run the retention purge once, now")
     purge.add_argument("--dry-run", action="store_true", help="count what would go; change nothing")
+
+    reconcile = commands.add_parser(
+        "reconcile", help="check the ledger invariant once, now, and mend what breaks it"
+    )
+    reconcile.add_argument("--dry-run", action="store_true", help="count only; change nothing")
 
     sandbox = commands.add_parser("sandbox", help="the local provider emulator")
     sandbox.add_argument("--host", default="127.0.0.1")
@@ -116,6 +121,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "migrate": _migrated,
         "keys": _rotate_keys,
         "purge": lambda s: _purge(s, dry_run=args.dry_run),
+        "reconcile": lambda s: _reconcile(s, dry_run=args.dry_run),
         "tenant": lambda s: tenant_cli.run(s, args),
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
@@ -192,6 +198,28 @@ async def _purge(services: Services, *, dry_run: bool) -> int:
                 # Another worker was purging: this run stopped; run it again later.
                 "locked": report.locked,
                 "audit_events": report.audit_events,
+            }
+        )
+    )
+    return 0
+
+
+async def _reconcile(services: Services, *, dry_run: bool) -> int:
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    report = await services.reconciler(progress).run(dry_run=dry_run)
+    print(
+        json.dumps(
+            {
+                "dry_run": report.dry_run,
+                "missing_entry": report.missing_entry,
+                "terminal_entry": report.terminal_entry,
+                "stale_lease": report.stale_lease,
+                "unaccounted": report.unaccounted,
+                "mended": report.mended,
+                # Another process was reconciling: this run stopped; run it again later.
+                "locked": report.locked,
             }
         )
     )

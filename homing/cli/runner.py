@@ -183,6 +183,25 @@ async def watch_running(
         await asyncio.gather(task, return_exceptions=True)
 
 
+@contextlib.asynccontextmanager
+async def reconciler_running(
+    services: Services, stop: asyncio.Event, *, enabled: bool = True
+) -> AsyncIterator[None]:
+    """The periodic reconciler pass, beside the worker loop, for as long as the block
+    runs (README "The ledger invariant"). Every worker process runs one; the store's
+    lock lets one pass run at a time."""
+    if not enabled:
+        yield
+        return
+    interval = services.settings.reconcile_interval_seconds
+    task = asyncio.create_task(services.reconciler().run_periodically(stop, interval))
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 async def run_worker(services: Services, *, once: bool = False) -> int:
     """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable."""
     stop = asyncio.Event()
@@ -190,6 +209,7 @@ async def run_worker(services: Services, *, once: bool = False) -> int:
     async with (
         retention_running(services, stop, enabled=not once),
         watch_running(services, stop, enabled=not once),
+        reconciler_running(services, stop, enabled=not once),
     ):
         processed = await services.worker().run(once=once, stop=stop)
     log.info("worker stopped", extra={"processed": processed})
@@ -236,6 +256,7 @@ async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
         async with (
             retention_running(services, stop, enabled=children is None),
             watch_running(services, stop, enabled=children is None),
+            reconciler_running(services, stop, enabled=children is None),
             api_children(host, port, serving - 1, env),
         ):
             await _server(services, host, port).serve(sockets=[sock])

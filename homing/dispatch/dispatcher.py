@@ -17,7 +17,7 @@ from homing.dispatch.policy import (
     decide,
 )
 from homing.logs import job_context
-from homing.models import ClaimedJob, FailureClass, ProviderAccount, Queue
+from homing.models import EXPIRED, ClaimedJob, FailureClass, Job, ProviderAccount, Queue
 from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
 
@@ -60,7 +60,7 @@ class Dispatcher:
         job = claimed.job
         number = claimed.attempt_number
         policy = self._policies.get(job.queue, self._default)
-        spent = _spent(claimed, policy)
+        spent = _expired(claimed, self._clock.now()) or _spent(claimed, policy)
         if spent is not None:
             return spent
         usable = candidates(job, accounts)
@@ -96,7 +96,7 @@ class Dispatcher:
             job.id,
             claimed.claim_token,
             (),
-            self._clock.now() + seconds,
+            _capped(job, self._clock.now() + seconds),
             claimed.attempt_number - 1,
             "held: the tenant is suspended",
             HELD_ERROR_CLASS,
@@ -120,6 +120,18 @@ class Dispatcher:
                 suppress=result.suppress,
             )
         now = self._clock.now()
+        if _past_expiry(job, now + decision.delay):
+            # The next run could only start after the job expired: it ends now rather
+            # than wait to be claimed for nothing (docs/reliability.md, "Expiry").
+            return Failed(
+                job.id,
+                token,
+                result.attempts,
+                number,
+                f"expires at {_moment(job)} before its next try: {decision.error}",
+                EXPIRED,
+                skipped,
+            )
         if isinstance(decision, Defer):
             return Rescheduled(
                 job.id,
@@ -146,6 +158,37 @@ class Dispatcher:
             skipped,
             provider_calls=result.calls,
         )
+
+
+def _past_expiry(job: Job, epoch: float) -> bool:
+    return job.expires_at is not None and epoch >= job.expires_at.timestamp()
+
+
+def _capped(job: Job, epoch: float) -> float:
+    """``epoch``, or the job's expiry when that comes first."""
+    return epoch if job.expires_at is None else min(epoch, job.expires_at.timestamp())
+
+
+def _moment(job: Job) -> str:
+    assert job.expires_at is not None
+    return job.expires_at.isoformat().replace("+00:00", "Z")
+
+
+def _expired(claimed: ClaimedJob, now: float) -> Failed | None:
+    """The job's end, without a pass, once its ``expires_at`` has come: a one-time code
+    an hour late is worse than none. No attempt is spent on it."""
+    job = claimed.job
+    if not _past_expiry(job, now):
+        return None
+    return Failed(
+        job.id,
+        claimed.claim_token,
+        (),
+        claimed.attempt_number - 1,
+        f"not delivered before it expired at {_moment(job)}",
+        EXPIRED,
+        job.skipped_providers,
+    )
 
 
 def _spent(claimed: ClaimedJob, policy: RetryPolicy) -> Failed | None:

@@ -27,6 +27,7 @@ from homing.ratelimit import RateDecision, RateLimiter
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
 from homing.store.batches import BatchStore, ItemResult
 from homing.store.jobs import JobStore
+from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import Principal, TenantStore
 
 _MAX_CACHED = 10_000
@@ -52,8 +53,13 @@ class Admission:
         batches: BatchStore,
         *,
         auth_cache_seconds: float = 0.5,
+        tenant_settings: TenantSettingsStore | None = None,
     ) -> None:
         self._tenants = tenants
+        self._settings = tenant_settings
+        # tenant id -> (until, default ttl by channel), cached like keys (under a second).
+        self._ttls: dict[str, tuple[float, dict[str, int]]] = {}
+        self._ttl_lookups: dict[str, asyncio.Future[dict[str, int]]] = {}
         self._limiter = limiter
         self._jobs = jobs
         self._batches = batches
@@ -129,7 +135,7 @@ class Admission:
     ) -> Accepted:
         """Accept one job under the tenant's plan; QuotaExceeded when over quota."""
         limits = self.limits(principal.tenant)
-        admitted = _admitted(new, principal, limits)
+        admitted = await self._with_ttl(_admitted(new, principal, limits))
         return await self._jobs.accept(admitted, _quotas(new, limits), check)
 
     async def accept_many(
@@ -143,8 +149,43 @@ class Admission:
         if not news:
             return []
         limits = self.limits(principal.tenant)
-        admitted = [_admitted(n, principal, limits) for n in news]
+        admitted = [await self._with_ttl(_admitted(n, principal, limits)) for n in news]
         return await self._batches.accept_many(admitted, _quotas(news[0], limits), checks)
+
+    async def _with_ttl(self, new: NewJob) -> NewJob:
+        """The job with the tenant's default ttl for its channel when it names none."""
+        if new.ttl_seconds is not None or self._settings is None:
+            return new
+        ttl = (await self._default_ttls(new.tenant_id)).get(new.channel.value)
+        return new if ttl is None else replace(new, ttl_seconds=ttl)
+
+    async def _default_ttls(self, tenant_id: str) -> dict[str, int]:
+        """The tenant's default ttls, cached like keys; a burst that finds the cache
+        entry expired makes one query, not one each."""
+        cached = self._ttls.get(tenant_id)
+        if cached is not None and cached[0] > time.monotonic():
+            return cached[1]
+        lookup = self._ttl_lookups.get(tenant_id)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._look_up_ttls(tenant_id))
+            self._ttl_lookups[tenant_id] = lookup
+            lookup.add_done_callback(lambda done: self._ttls_looked_up(tenant_id, done))
+        return await asyncio.shield(lookup)
+
+    async def _look_up_ttls(self, tenant_id: str) -> dict[str, int]:
+        assert self._settings is not None
+        ttls = (await self._settings.get(tenant_id)).default_ttl_seconds
+        if self._ttl > 0:
+            if len(self._ttls) >= _MAX_CACHED:
+                self._ttls.clear()
+            self._ttls[tenant_id] = (time.monotonic() + self._ttl, ttls)
+        return ttls
+
+    def _ttls_looked_up(self, tenant_id: str, done: asyncio.Future[dict[str, int]]) -> None:
+        if self._ttl_lookups.get(tenant_id) is done:
+            del self._ttl_lookups[tenant_id]
+        if not done.cancelled():
+            done.exception()  # retrieved: every waiter may have gone
 
     async def retry(self, principal: Principal, job_id: str) -> Job:
         """Re-queue a FAILED job under the tenant's plan: it uses one unit of its

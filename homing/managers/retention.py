@@ -1,6 +1,6 @@
 """Retention: how long finished jobs and their payloads are kept, and the purge.
 
-Finished jobs (COMPLETED, FAILED, SUPPRESSED, with no queue entry) are deleted
+Finished jobs (COMPLETED, FAILED, SUPPRESSED, CANCELLED, with no queue entry) are deleted
 ``retention_days`` after they finished, with their attempts, dead letters and the
 inbound events matched to them. Earlier, after ``payload_retention_days``, their
 payloads lose what the tenant's recipients wrote or will read — subject, text, html,

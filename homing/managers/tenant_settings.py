@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 from homing.addresses import InvalidAddress, canonical
 from homing.errors import InvalidRequest
+from homing.models import MAX_TTL_SECONDS, MIN_TTL_SECONDS, Channel
 from homing.store.audit import AuditEvent
 from homing.store.tenant_settings import SETTING_NAMES, TenantSettings, TenantSettingsStore
 from homing.webhooks.signing import SignatureFormat
@@ -39,7 +40,7 @@ class TenantSettingsManager:
     async def update(
         self,
         tenant_id: str,
-        changes: Mapping[str, str | None],
+        changes: Mapping[str, object],
         audit: AuditEvent | None = None,
     ) -> TenantSettings:
         """Change the named settings; InvalidRequest for a name or value not allowed
@@ -56,15 +57,17 @@ class TenantSettingsManager:
                     "webhook_signature_format is not allowed", {"allowed": allowed}
                 )
             values["webhook_signature_format"] = fmt
+        if "default_ttl_seconds" in changes:
+            values["default_ttl_seconds"] = default_ttls(changes["default_ttl_seconds"])
         values.update(self._notice_targets(changes))
         return await self._store.update(tenant_id, values, audit)
 
-    def _notice_targets(self, changes: Mapping[str, str | None]) -> dict[str, object]:
+    def _notice_targets(self, changes: Mapping[str, object]) -> dict[str, object]:
         """``contact_email`` (one mailbox, canonical) and ``operations_url`` (through
         the webhook URL guard); None clears either. Both are bounded before parsing."""
         values: dict[str, object] = {}
         if "contact_email" in changes:
-            email = changes["contact_email"]
+            email = _text_or_none(changes["contact_email"], "contact_email")
             if email is not None:
                 try:
                     email = canonical(email)
@@ -74,6 +77,29 @@ class TenantSettingsManager:
                     raise InvalidRequest("contact_email is too long", {"max": MAX_CONTACT_EMAIL})
             values["contact_email"] = email
         if "operations_url" in changes:
-            url = changes["operations_url"]
+            url = _text_or_none(changes["operations_url"], "operations_url")
             values["operations_url"] = None if url is None else self._check_url(url)
         return values
+
+
+def _text_or_none(value: object, name: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise InvalidRequest(f"{name} is text or null")
+
+
+def default_ttls(value: object) -> dict[str, int]:
+    """``{"email": 3600, ...}`` checked: known channels, whole seconds within the ttl
+    bounds (README "Expiry"); InvalidRequest otherwise."""
+    channels = {c.value for c in Channel}
+    if not isinstance(value, Mapping) or not set(value) <= channels:
+        raise InvalidRequest(
+            "default_ttl_seconds maps channels to seconds", {"allowed": sorted(channels)}
+        )
+    for seconds in value.values():
+        if type(seconds) is not int or not MIN_TTL_SECONDS <= seconds <= MAX_TTL_SECONDS:
+            raise InvalidRequest(
+                "a default ttl is whole seconds",
+                {"min": MIN_TTL_SECONDS, "max": MAX_TTL_SECONDS},
+            )
+    return {str(channel): int(seconds) for channel, seconds in value.items()}

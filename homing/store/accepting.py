@@ -89,6 +89,8 @@ class NewJob:
     request_hash: str | None = None
     test: bool = False
     ordering_key: str | None = None
+    # Seconds from acceptance after which it is no longer worth delivering (None: never).
+    ttl_seconds: int | None = None
     # Stored hashes that also mean this request (previous keys, the pre-HMAC form).
     request_aliases: frozenset[str] = field(default=frozenset(), repr=False)
     # Counted in the tenant's monthly usage; Homing's own notices to a tenant are not.
@@ -452,6 +454,7 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "test": new.test,
         "ordering_key": new.ordering_key,
         "recipient": recipient_of(new.channel, new.payload),
+        "expires_at": None if new.ttl_seconds is None else as_datetime(epoch + new.ttl_seconds),
     }
 
 

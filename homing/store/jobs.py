@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime, month_of
@@ -15,7 +15,7 @@ from homing.models import Attempt, Channel, Job, JobStatus, Quota
 from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, entry_row
 from homing.store.database import Database
 from homing.store.job_search import JobFilter, JobPage, search
-from homing.store.ordering import place
+from homing.store.ordering import lock_keys, place, release_next
 from homing.store.queue_view import QueueView, queue_view
 from homing.store.rows import attempt_from_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
@@ -135,6 +135,76 @@ class JobStore:
             await charge(conn, tenant_id, channel, 1, quotas(channel), month_of(epoch))
             await self._requeue(conn, row._mapping, epoch, now)
         return job_from_row(row)
+
+    async def cancel(self, tenant_id: str, job_id: str, *, test_only: bool = False) -> Job:
+        """Withdraw a job no worker holds: PENDING with an unleased queue entry becomes
+        CANCELLED and loses its entry, in one transaction.
+
+        Both writes are conditional and the entry goes first (the order a claim locks
+        in), so a cancel racing a claim, or another cancel, either wins whole or
+        changes nothing: Conflict when a worker holds the job or it is terminal,
+        NotFound for another tenant's, Forbidden for a live job and a test key. The
+        next job of its ordering key is released.
+        """
+        epoch = self._clock.now()
+        now = as_datetime(epoch)
+        q, c = queue_entries.c, jobs.c
+        async with self._db.transaction() as conn:
+            key = (
+                await conn.execute(
+                    select(c.ordering_key).where(c.id == job_id, c.tenant_id == tenant_id)
+                )
+            ).first()
+            if key is not None and key.ordering_key is not None:
+                await lock_keys(conn, not self._db.is_sqlite, [(tenant_id, key.ordering_key)])
+            await conn.execute(
+                delete(queue_entries).where(
+                    q.job_id == job_id, q.tenant_id == tenant_id, q.claim_token.is_(None)
+                )
+            )
+            conditions = [c.id == job_id, c.tenant_id == tenant_id]
+            conditions.append(c.status == JobStatus.PENDING.value)
+            if test_only:
+                conditions.append(c.test.is_(True))
+            # A PENDING job keeps an entry only while a claim holds it: not ours to cancel.
+            conditions.append(~exists().where(q.job_id == job_id))
+            row = (
+                await conn.execute(
+                    update(jobs)
+                    .where(*conditions)
+                    .values(status=JobStatus.CANCELLED.value, updated_at=now, completed_at=now)
+                    .returning(*jobs.c)
+                )
+            ).first()
+            if row is None:
+                # Raised inside the transaction: the entry deleted above is restored.
+                raise await self._not_cancelled(conn, tenant_id, job_id, test_only)
+            if row.ordering_key is not None:
+                await release_next(conn, [(tenant_id, row.ordering_key)], epoch)
+        return job_from_row(row)
+
+    async def _not_cancelled(
+        self, conn: AsyncConnection, tenant_id: str, job_id: str, test_only: bool
+    ) -> NotFound | Conflict | Forbidden:
+        query = select(jobs.c.status, jobs.c.test).where(
+            jobs.c.id == job_id, jobs.c.tenant_id == tenant_id
+        )
+        found = (await conn.execute(query)).first()
+        if found is None:
+            return NotFound("job not found")
+        status, test = found
+        if test_only and not test:
+            return Forbidden(
+                "this job was sent with a live key; cancelling it needs a live API key"
+            )
+        if status in (JobStatus.PENDING.value, JobStatus.PROCESSING.value):
+            return Conflict(
+                "a worker holds this job; it can no longer be cancelled",
+                {"status": JobStatus.PROCESSING.value},
+            )
+        return Conflict(
+            f"only PENDING jobs can be cancelled; this job is {status}", {"status": status}
+        )
 
     async def _requeue(self, conn: AsyncConnection, row: Any, epoch: float, now: datetime) -> None:
         job_id = row["id"]

@@ -40,6 +40,7 @@ def job_from_row(row: Any) -> Job:
         completed_at=row.completed_at,
         test=bool(row.test),
         ordering_key=row.ordering_key,
+        expires_at=row.expires_at,
     )
 
 

@@ -107,6 +107,8 @@ jobs = Table(
     # The comparison key of the address a job is sent to (``Mailbox.key``, as
     # suppression compares), filled at accept; searched by ``GET /v1/jobs?to=``.
     Column("recipient", String(400)),
+    # Not delivered by then, the job ends FAILED "expired" (``ttl_seconds``; migration 0014).
+    Column("expires_at", UTCDateTime),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
@@ -249,6 +251,8 @@ tenant_settings = Table(
     # Where Homing's notices to the tenant go (migration 0015; README "Notices").
     Column("contact_email", String(254)),
     Column("operations_url", Text),
+    # {"email": seconds, ...}: the ttl of a job that names none (migration 0014).
+    Column("default_ttl_seconds", JSON),
 )
 
 # Endpoint URLs that answered 410 Gone: later jobs to them fail without a call until

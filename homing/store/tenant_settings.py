@@ -7,7 +7,7 @@ A tenant without a row has every default. A new setting is a column in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
@@ -39,6 +39,8 @@ class TenantSettings:
     # Where Homing's notices go (README "Notices"): None sends none that way.
     contact_email: str | None = None
     operations_url: str | None = None
+    # Channel name -> ttl_seconds of a job of that channel that names none.
+    default_ttl_seconds: dict[str, int] = field(default_factory=dict)
     updated_at: datetime | None = None
 
 
@@ -67,6 +69,7 @@ def settings_of(row: Any) -> TenantSettings:
         webhook_signature_format=SignatureFormat(row.webhook_signature_format),
         contact_email=row.contact_email,
         operations_url=row.operations_url,
+        default_ttl_seconds=dict(row.default_ttl_seconds or {}),
         updated_at=row.updated_at,
     )
 

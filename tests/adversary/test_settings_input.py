@@ -16,7 +16,7 @@ from tests.conftest import TenantClient
 # Generous: a refusal is immediate; this only catches a request that hangs or parses
 # megabytes.
 AT_ONCE_SECONDS = 10
-KEPT = {"webhook_signature_format": "notifykit"}
+KEPT = {"webhook_signature_format": "notifykit", "default_ttl_seconds": {"email": 600}}
 
 
 @pytest.fixture

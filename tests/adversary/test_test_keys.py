@@ -26,6 +26,7 @@ TEST_KEY_ROUTES = {
     ("GET", "/v1/jobs"),
     ("GET", "/v1/jobs/{job_id}"),
     ("POST", "/v1/jobs/{job_id}/retry"),
+    ("POST", "/v1/jobs/{job_id}/cancel"),
     ("GET", "/v1/usage"),
     ("GET", "/v1/reports/events"),
     ("GET", "/v1/suppressions"),

@@ -7,7 +7,12 @@ import httpx
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant
 
-DEFAULTS = {"webhook_signature_format": "design", "contact_email": None, "operations_url": None}
+DEFAULTS = {
+    "webhook_signature_format": "design",
+    "contact_email": None,
+    "operations_url": None,
+    "default_ttl_seconds": {},
+}
 NOTIFYKIT = {**DEFAULTS, "webhook_signature_format": "notifykit"}
 
 

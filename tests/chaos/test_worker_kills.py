@@ -10,7 +10,10 @@ worker every 1.5-2.5 s and starts a new one. Afterwards:
   was claimed again. Such a job shows a kill between its deliveries, and its recorded
   success is not its first claim (the dead worker's claims left no attempt rows);
 - the Resend tenant sees no duplicate at all: its resends carry the same
-  ``Idempotency-Key`` and the provider (the sandbox, as Resend does) replays its answer.
+  ``Idempotency-Key`` and the provider (the sandbox, as Resend does) replays its answer;
+- the ledger invariant held throughout: a dry reconciler pass after every kill, and a
+  real one at the end, find 0 unaccounted jobs (``homing_unaccounted_jobs``), while the
+  workers' own periodic passes (every 2 s here) mend nothing.
 
 Scaling: leases are 3 s (not 60) so a killed worker's jobs come back within the run,
 and 20 attempts are allowed, so a job whose workers keep dying still completes.
@@ -72,6 +75,8 @@ def chaos_seed() -> int:
 class Chaos:
     seed: int
     kills: list[float] = field(default_factory=list)
+    # What each dry reconciler pass during the run found (docs/reliability.md).
+    unaccounted: list[int] = field(default_factory=list)
     started: int = 0
     accepted: dict[str, str] = field(default_factory=dict)  # job id -> provider
     rng: random.Random = field(init=False)
@@ -150,6 +155,7 @@ async def _kill_until_done(
         workers[victim].kill()
         chaos.kills.append(time.time())
         workers[victim] = _worker(env, tmp, chaos)
+        chaos.unaccounted.append((await services.reconciler().run(dry_run=True)).unaccounted)
     return workers
 
 
@@ -210,6 +216,7 @@ async def test_killed_workers_lose_nothing_and_duplicate_only_after_a_kill(
         "HOMING_POLL_INTERVAL_SECONDS": "0.2",
         "HOMING_PROVIDER_TIMEOUT_SECONDS": "2",
         "HOMING_LOG_LEVEL": "warning",
+        "HOMING_RECONCILE_INTERVAL_SECONDS": "2",
     }
     chaos, workers = Chaos(chaos_seed), []
     started = time.monotonic()
@@ -225,11 +232,25 @@ async def test_killed_workers_lose_nothing_and_duplicate_only_after_a_kill(
             workers = await _kill_until_done(services, env, tmp_path, chaos, producing)
             await producing
         statuses, successes = await _job_facts(services)
+        final = await services.reconciler().run()
     finally:
         for worker in workers:
             worker.stop()
         await services.aclose()
+    mended = _mended_by_workers(tmp_path)
     _report_and_check(chaos, sandbox, statuses, successes, time.monotonic() - started)
+    assert final.unaccounted == 0, final
+    assert mended == [], mended[:5]
+
+
+def _mended_by_workers(tmp: Path) -> list[str]:
+    """The workers' log lines of a periodic reconciler pass that found something."""
+    return [
+        line
+        for log in sorted(tmp.glob("worker*.log"))
+        for line in log.read_text(errors="replace").splitlines()
+        if "ledger invariant broken" in line
+    ]
 
 
 def _latency(provider: str) -> FaultRule:
@@ -263,6 +284,8 @@ def _report_and_check(
         statuses=dict(Counter(statuses.values())),
         duplicates={p: duplicates[p] for p in PROVIDERS},
         resend_replayed=stats["requests"]["resend"] - stats["received"]["resend"],
+        reconciler_passes=len(chaos.unaccounted),
+        unaccounted_max=max(chaos.unaccounted, default=0),
         seconds=round(seconds),
     )
     assert len(chaos.accepted) == TOTAL_JOBS
@@ -270,6 +293,7 @@ def _report_and_check(
     assert not lost, f"{len(lost)} jobs lost or not completed, e.g. {lost[:5]}"
     assert set(statuses) == set(chaos.accepted), "the database holds exactly the accepted jobs"
     assert duplicates["resend"] == 0
+    assert chaos.unaccounted and max(chaos.unaccounted) == 0, chaos.unaccounted
     problems = _unexplained(deliveries, chaos.kills, successes)
     assert not problems, problems[:10]
 

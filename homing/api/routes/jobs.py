@@ -55,3 +55,12 @@ async def retry_job(job_id: str, principal: PrincipalDep, services: ServicesDep)
     job = await services.admission.retry(principal, job_id)
     services.wakeup.notify()
     return Queued(id=job.id, status=job.status.value)
+
+
+@router.post("/v1/jobs/{job_id}/cancel", response_model=JobSummary)
+async def cancel_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> JobSummary:
+    """Withdraw a job no worker holds: a PENDING job becomes CANCELLED and is never sent.
+    409 ``conflict`` when a worker holds it or it already ended (twice is 409 too);
+    another tenant's job is 404; a test key cancels only test jobs."""
+    job = await services.jobs.cancel(principal.tenant.id, job_id, test_only=principal.test_key)
+    return summary(job)

@@ -69,7 +69,10 @@ def email_job(
     sealer: Sealer, tenant_id: str, body: EmailCreate, idempotency_key: str | None
 ) -> NewJob:
     """The job for one validated email; the plan may still change its priority."""
-    fields = body.model_dump(by_alias=True, include=_EMAIL_FIELDS)
+    # A field added later (``ttl_seconds``) is left out while unset, so the hashes
+    # stored before it still match their repeats.
+    included = _EMAIL_FIELDS if body.ttl_seconds is not None else _EMAIL_FIELDS - {"ttl_seconds"}
+    fields = body.model_dump(by_alias=True, include=included)
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
     payload = {
         "to": body.to,
@@ -88,6 +91,7 @@ def email_job(
         provider_pin=body.provider,
         fallback_pin=body.fallback,
         ordering_key=body.ordering_key,
+        ttl_seconds=body.ttl_seconds,
         idempotency_key=idempotency_key,
         request_hash=fingerprint.stored,
         request_aliases=fingerprint.accepted,

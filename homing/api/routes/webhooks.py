@@ -57,7 +57,10 @@ def _body(payload: object, limit: int) -> bytes:
 
 def _canonical(body: WebhookCreate) -> bytes:
     # The stdlib encoder, as for the body: orjson refuses integers beyond 64 bits.
-    return json.dumps(body.model_dump(), sort_keys=True, separators=(",", ":")).encode()
+    # A field added later (``ttl_seconds``) is left out while unset, so the hashes
+    # stored before it still match their repeats.
+    fields = body.model_dump(exclude={"ttl_seconds"} if body.ttl_seconds is None else None)
+    return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
 @router.post(
@@ -90,6 +93,7 @@ async def send_webhook(
             priority=requested_priority(body.priority),
             payload=payload,
             ordering_key=body.ordering_key,
+            ttl_seconds=body.ttl_seconds,
             idempotency_key=idempotency_key,
             request_hash=fingerprint.stored,
             request_aliases=fingerprint.accepted,

@@ -3,7 +3,7 @@ operations URL, a provider account's rejected credentials, the notices sent (onc
 event) and the operator alerts firing.
 
 Revision ID: 0015
-Revises: 0012
+Revises: 0014
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from alembic import op
 from homing.migrations.types import UTCDateTime
 
 revision = "0015"
-down_revision = "0012"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,163 @@
+"""The reconciler: checks the ledger invariant, mends what breaks it, and says so.
+
+Every job is either terminal with no queue entry, or non-terminal with exactly one
+(docs/reliability.md, "The ledger invariant"). Every write that moves a job keeps it so
+in one transaction; the reconciler is the check that this held, and the repair when a
+bug, a hand edit or a restore broke it. A pass walks the jobs of each live status and
+then the queue entries, in batches (``homing.store.ledger``), yielding between them, so
+a huge table never stalls claiming. What it found (before mending) is set on the
+``homing_unaccounted_jobs`` gauge, which must read 0; anything found is logged and
+alerted. It runs every ``HOMING_RECONCILE_INTERVAL_SECONDS`` in worker processes, one
+process at a time, and on ``homing reconcile``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from homing.alerts import Alerter
+from homing.clock import Clock
+from homing.errors import StoreError
+from homing.metrics import UNACCOUNTED_JOBS
+from homing.models import JobStatus
+from homing.store.ledger import LedgerStore
+
+__all__ = ["ReconcilePolicy", "ReconcileReport", "Reconciler"]
+
+log = logging.getLogger("homing.reconciler")
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcilePolicy:
+    """How old a lease must have run out to count as stale, and the batch size."""
+
+    stale_lease_seconds: float
+    batch_size: int = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileReport:
+    """What one pass found, by kind, and how many it mended (0 in a dry run).
+    ``locked``: another process was reconciling, so this pass stopped where it was."""
+
+    missing_entry: int = 0
+    terminal_entry: int = 0
+    stale_lease: int = 0
+    mended: int = 0
+    dry_run: bool = False
+    locked: bool = False
+
+    @property
+    def unaccounted(self) -> int:
+        return self.missing_entry + self.terminal_entry + self.stale_lease
+
+
+class Reconciler:
+    """Runs reconciler passes: once (``run``, the ``homing reconcile`` command) or every
+    interval until stopped (``run_periodically``, in the worker process)."""
+
+    def __init__(
+        self,
+        store: LedgerStore,
+        clock: Clock,
+        alerter: Alerter,
+        policy: ReconcilePolicy,
+        progress: Callable[[str], None] | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._alerter = alerter
+        self._policy = policy
+        self._progress = progress or (lambda _message: None)
+
+    async def run(self, *, dry_run: bool = False) -> ReconcileReport:
+        """One full pass now: check every live job and every entry, mend unless
+        ``dry_run``; set the gauge and alert when anything was found."""
+        missing, mended, locked = await self._jobs(mend=not dry_run)
+        terminal = stale = 0
+        if not locked:
+            terminal, stale, fixed, locked = await self._entries(mend=not dry_run)
+            mended += fixed
+        report = ReconcileReport(missing, terminal, stale, mended, dry_run, locked)
+        if not locked:
+            UNACCOUNTED_JOBS.set(report.unaccounted)
+        if report.unaccounted:
+            self._alert(report)
+        elif not locked:
+            # A clean pass resolves what an earlier one reported.
+            self._alerter.unaccounted(_counts(report), 0)
+        return report
+
+    async def _jobs(self, *, mend: bool) -> tuple[int, int, bool]:
+        """(found, mended, locked out) over the PENDING and PROCESSING jobs."""
+        found = mended = 0
+        for status in (JobStatus.PENDING, JobStatus.PROCESSING):
+            after = ""
+            while True:
+                batch = await self._store.jobs_batch(
+                    status, after, self._policy.batch_size, mend=mend
+                )
+                if batch is None:
+                    self._progress("another process is reconciling; stopped")
+                    return found, mended, True
+                found += len(batch.missing)
+                mended += batch.mended
+                if batch.last_id is None or batch.read < self._policy.batch_size:
+                    break
+                after = batch.last_id
+                await asyncio.sleep(0)  # claims and accepts get the database between
+        return found, mended, False
+
+    async def _entries(self, *, mend: bool) -> tuple[int, int, int, bool]:
+        """(terminal, stale, mended, locked out) over the queue entries."""
+        terminal = stale = mended = 0
+        stale_before = self._clock.now() - self._policy.stale_lease_seconds
+        after = ""
+        while True:
+            batch = await self._store.entries_batch(
+                after, self._policy.batch_size, stale_before, mend=mend
+            )
+            if batch is None:
+                self._progress("another process is reconciling; stopped")
+                return terminal, stale, mended, True
+            terminal += len(batch.terminal)
+            stale += len(batch.stale)
+            mended += batch.deleted + batch.released
+            if batch.last_id is None or batch.read < self._policy.batch_size:
+                return terminal, stale, mended, False
+            after = batch.last_id
+            await asyncio.sleep(0)
+
+    def _alert(self, report: ReconcileReport) -> None:
+        counts = _counts(report)
+        log.warning(
+            "ledger invariant broken",
+            extra={**counts, "mended": report.mended, "dry_run": report.dry_run},
+        )
+        self._alerter.unaccounted(counts, report.mended)
+
+    async def run_periodically(self, stop: asyncio.Event, interval_seconds: float) -> None:
+        """A pass every ``interval_seconds`` until ``stop`` is set; a failed pass is
+        logged and the next one tries again."""
+        while not stop.is_set():
+            try:
+                await self.run()
+            except StoreError as exc:
+                log.warning("reconciler pass failed", extra={"error": str(exc)})
+            except Exception:  # the loop must outlive any one failed pass
+                log.exception("reconciler pass failed unexpectedly")
+            try:
+                await asyncio.wait_for(stop.wait(), interval_seconds)
+            except TimeoutError:
+                pass
+
+
+def _counts(report: ReconcileReport) -> dict[str, int]:
+    return {
+        "missing_entry": report.missing_entry,
+        "terminal_entry": report.terminal_entry,
+        "stale_lease": report.stale_lease,
+    }
