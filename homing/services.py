@@ -22,6 +22,7 @@ from homing.errors import ConfigError
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
 from homing.managers.dead_letters import DeadLetters
+from homing.managers.people import People, SessionRules
 from homing.managers.plans import load_plans
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
@@ -42,6 +43,7 @@ from homing.store.dead_letters import DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
 from homing.store.migrate import migrate
+from homing.store.people import PeopleStore
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.retention import RetentionStore
@@ -105,6 +107,19 @@ class Services:
     def tenant_settings(self) -> TenantSettingsManager:
         """The tenant settings resource (``/v1/settings``)."""
         return TenantSettingsManager(TenantSettingsStore(self.db, self.clock))
+
+    @cached_property
+    def people(self) -> People:
+        """The console's users, memberships and sessions (``homing.managers.people``)."""
+        s = self.settings
+        rules = SessionRules(
+            idle_seconds=s.console_session_idle_minutes * 60,
+            max_seconds=s.console_session_hours * 3600,
+            failures=s.console_login_failures,
+            lockout_seconds=s.console_lockout_minutes * 60,
+            per_minute=s.console_logins_per_minute,
+        )
+        return People(PeopleStore(self.db), self.limiter, self.clock, rules)
 
     def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
         """The purge under HOMING_RETENTION_DAYS and HOMING_PAYLOAD_RETENTION_DAYS."""

@@ -36,6 +36,9 @@ POSTGRES_URL = os.environ.get(
 REDIS_URL = os.environ.get("HOMING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 TABLES = (
+    "console_sessions",
+    "memberships",
+    "users",
     "inbound_nonces",
     "inbound_conflicts",
     "inbound_events",

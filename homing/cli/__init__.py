@@ -1,4 +1,4 @@
-"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq."""
+"""``homing`` — run, api, worker, migrate, purge, sandbox, tenant, dlq, user."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
+from homing.cli import user_commands as user_cli
 from homing.errors import ConfigError, HomingError
 from homing.logs import configure_logging
 from homing.services import Services, build
@@ -60,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     inbound_cli.add_events_commands(commands.add_parser("events", help="inbound events"))
     inbound_cli.add_report_commands(commands.add_parser("report", help="reports"))
     dlq_cli.add_commands(commands.add_parser("dlq", help="the dead-letter console"))
+    user_cli.add_commands(commands.add_parser("user", help="web console users"))
     return parser
 
 
@@ -116,6 +118,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
         "dlq": lambda s: dlq_cli.run(s, args),
+        "user": lambda s: user_cli.run(s, args),
     }
     migrating = args.command in _MIGRATING
     services = await build(settings, run_migrations=migrating)

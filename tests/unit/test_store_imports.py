@@ -35,6 +35,7 @@ SQL_PACKAGES = frozenset(
         "psycopg",
         "homing.store.schema",
         "homing.store.inbound_schema",
+        "homing.store.console_schema",
     }
 )
 

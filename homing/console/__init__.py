@@ -1,0 +1,22 @@
+"""The web console: server-rendered pages for tenants' members and the operator.
+
+An entry-layer package beside ``homing.api`` (docs/architecture.md, "The console"),
+served by the same FastAPI app at ``/``: ``install(app)`` adds its routes. Pages are
+HTML rendered with Jinja2 (autoescaping everything), styled by one CSS file and
+enhanced by one small script of our own; every core flow works without the script.
+Every response carries a strict Content-Security-Policy (no inline script or style).
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from homing.console import operator_pages, signin, static
+
+__all__ = ["install"]
+
+
+def install(app: FastAPI) -> None:
+    """Add the console's routes to the app (after the API's own)."""
+    for module in (static, signin, operator_pages):
+        app.include_router(module.router)
