@@ -50,6 +50,7 @@ from homing.store.retention import RetentionStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
+from homing.store.volume import VolumeStore
 
 log = logging.getLogger("homing")
 
@@ -120,6 +121,11 @@ class Services:
             per_minute=s.console_logins_per_minute,
         )
         return People(PeopleStore(self.db), self.limiter, self.clock, rules)
+
+    @cached_property
+    def volume(self) -> VolumeStore:
+        """Jobs by day, for the console's charts."""
+        return VolumeStore(self.db)
 
     def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
         """The purge under HOMING_RETENTION_DAYS and HOMING_PAYLOAD_RETENTION_DAYS."""

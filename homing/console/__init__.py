@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from homing.console import operator_pages, signin, static
+from homing.console import key_pages, letter_pages, operator_pages, signin, static, tenant_pages
 
 __all__ = ["install"]
 
 
 def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
-    for module in (static, signin, operator_pages):
+    for module in (static, signin, tenant_pages, letter_pages, key_pages, operator_pages):
         app.include_router(module.router)

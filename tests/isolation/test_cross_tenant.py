@@ -53,6 +53,15 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     # tenant on another's pages is 404, pinned by tests/adversary/test_console_tenants.py.
     ("POST", "/operator/tenants/{tenant_id}/suspend"): "console, operators only",
     ("POST", "/operator/tenants/{tenant_id}/resume"): "console, operators only",
+    ("GET", "/t/{tenant_id}/"): "console, by seat",
+    ("GET", "/t/{tenant_id}/messages"): "console, by seat",
+    ("GET", "/t/{tenant_id}/messages/{job_id}"): "console, by seat",
+    ("POST", "/t/{tenant_id}/messages/{job_id}/retry"): "console, by seat",
+    ("GET", "/t/{tenant_id}/dead-letters"): "console, by seat",
+    ("POST", "/t/{tenant_id}/dead-letters/redrive"): "console, by seat",
+    ("GET", "/t/{tenant_id}/api-keys"): "console, by seat",
+    ("POST", "/t/{tenant_id}/api-keys"): "console, by seat",
+    ("POST", "/t/{tenant_id}/api-keys/{key_id}/revoke"): "console, by seat",
 }
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {
