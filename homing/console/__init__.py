@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from homing.console import key_pages, letter_pages, operator_pages, signin, static, tenant_pages
+from homing.console import (
+    key_pages,
+    letter_pages,
+    operator_pages,
+    provider_pages,
+    signin,
+    static,
+    tenant_pages,
+)
 
 __all__ = ["install"]
 
 
 def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
-    for module in (static, signin, tenant_pages, letter_pages, key_pages, operator_pages):
+    pages = (tenant_pages, letter_pages, provider_pages, key_pages, operator_pages)
+    for module in (static, signin, *pages):
         app.include_router(module.router)

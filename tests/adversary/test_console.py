@@ -10,11 +10,13 @@ import httpx
 import pytest
 
 from homing.api.app import create_app
+from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.people import Role
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import PASSWORD, add_user, browser, sign_in
+from tests.e2e.conftest import register
 from tests.fixtures import captured_logs
 
 _PARAM = re.compile(r"{(\w+)}")
@@ -46,19 +48,31 @@ async def test_guessing_one_password_locks_the_email_and_one_address_is_capped(
     assert codes.count(401) == 30 - 9 and codes[-1] == 429
 
 
-async def _objects_of(services: Services, api: httpx.AsyncClient, name: str) -> dict[str, str]:
+async def _objects_of(
+    services: Services, api: httpx.AsyncClient, sandbox: SandboxServer, name: str
+) -> dict[str, str]:
     tenant = await make_tenant(services, api, name)
+    provider = await register(tenant, sandbox, "resend", 1)
     letter_id = await dead_letter(services, tenant)
     letter = await services.dead_letter_store.get(tenant.tenant_id, letter_id)
     second = await tenant.post("/v1/api-keys", json={"name": "second"})
-    return {"tenant_id": tenant.tenant_id, "job_id": letter.job_id, "key_id": second.json()["id"]}
+    domain = await tenant.post(
+        "/v1/domains", json={"domain": f"{name}.example", "provider_account_id": provider["id"]}
+    )
+    return {
+        "tenant_id": tenant.tenant_id,
+        "job_id": letter.job_id,
+        "key_id": second.json()["id"],
+        "provider_id": provider["id"],
+        "domain_id": domain.json()["id"],
+    }
 
 
 def _console_tenant_routes() -> list[tuple[str, str]]:
-    from homing.console import key_pages, letter_pages, tenant_pages
+    from homing.console import key_pages, letter_pages, provider_pages, tenant_pages
 
     found = []
-    for module in (tenant_pages, letter_pages, key_pages):
+    for module in (tenant_pages, letter_pages, provider_pages, key_pages):
         for route in module.router.routes:
             for method in sorted(getattr(route, "methods", ()) or ()):
                 found.append((method, getattr(route, "path", "")))
@@ -66,26 +80,32 @@ def _console_tenant_routes() -> list[tuple[str, str]]:
 
 
 async def test_a_member_of_one_tenant_gets_404_on_every_page_of_another(
-    services: Services, api: httpx.AsyncClient
+    services: Services, api: httpx.AsyncClient, sandbox: SandboxServer
 ) -> None:
-    mine = await _objects_of(services, api, "mine")
-    theirs = await _objects_of(services, api, "theirs")
+    mine = await _objects_of(services, api, sandbox, "mine")
+    theirs = await _objects_of(services, api, sandbox, "theirs")
     await add_user(services, "ada@example.com", mine["tenant_id"], Role.OWNER)
     routes = _console_tenant_routes()
-    assert len(routes) >= 9
+    assert len(routes) >= 15
     async with browser(services) as client:
         csrf = await sign_in(client, "ada@example.com")
         for method, path in routes:
             url = path
             for name in _PARAM.findall(path):
                 url = url.replace("{" + name + "}", theirs[name])
-            data = {"csrf": csrf, "name": "x"} if method == "POST" else None
+            data = None
+            if method == "POST":
+                data = {"csrf": csrf, "name": "x", "direction": "up", "enabled": "0"}
+                data |= {"domain": "x.example", "provider_account_id": theirs["provider_id"]}
             answer = await client.request(method, url, data=data)
             assert answer.status_code == 404, (method, path, answer.status_code)
             assert "no such tenant among yours" in answer.text
     assert len(await services.keys.live(theirs["tenant_id"])) == 2
     job, _ = await services.jobs.get(theirs["tenant_id"], theirs["job_id"])
     assert job.status.value == "FAILED"
+    accounts = await services.providers.all(theirs["tenant_id"])
+    assert [(a.priority, a.enabled) for a in accounts] == [(1, True)]
+    assert len(await services.inbound.domains.all(theirs["tenant_id"])) == 1
 
 
 async def test_a_csrf_token_of_another_session_is_refused(

@@ -60,6 +60,12 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("GET", "/t/{tenant_id}/dead-letters"): "console, by seat",
     ("POST", "/t/{tenant_id}/dead-letters/redrive"): "console, by seat",
     ("GET", "/t/{tenant_id}/api-keys"): "console, by seat",
+    ("GET", "/t/{tenant_id}/providers"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/move"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/enabled"): "console, by seat",
+    ("GET", "/t/{tenant_id}/domains"): "console, by seat",
+    ("POST", "/t/{tenant_id}/domains"): "console, by seat",
+    ("POST", "/t/{tenant_id}/domains/{domain_id}/verify"): "console, by seat",
     ("POST", "/t/{tenant_id}/api-keys"): "console, by seat",
     ("POST", "/t/{tenant_id}/api-keys/{key_id}/revoke"): "console, by seat",
 }
