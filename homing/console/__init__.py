@@ -19,6 +19,7 @@ from homing.console import (
     signin,
     static,
     tenant_pages,
+    webhook_pages,
 )
 
 __all__ = ["install"]
@@ -26,6 +27,6 @@ __all__ = ["install"]
 
 def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
-    pages = (tenant_pages, letter_pages, provider_pages, key_pages, operator_pages)
-    for module in (static, signin, *pages):
+    tenant = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages)
+    for module in (static, signin, *tenant, operator_pages):
         app.include_router(module.router)

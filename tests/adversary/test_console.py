@@ -69,10 +69,16 @@ async def _objects_of(
 
 
 def _console_tenant_routes() -> list[tuple[str, str]]:
-    from homing.console import key_pages, letter_pages, provider_pages, tenant_pages
+    from homing.console import (
+        key_pages,
+        letter_pages,
+        provider_pages,
+        tenant_pages,
+        webhook_pages,
+    )
 
     found = []
-    for module in (tenant_pages, letter_pages, provider_pages, key_pages):
+    for module in (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages):
         for route in module.router.routes:
             for method in sorted(getattr(route, "methods", ()) or ()):
                 found.append((method, getattr(route, "path", "")))
@@ -86,7 +92,7 @@ async def test_a_member_of_one_tenant_gets_404_on_every_page_of_another(
     theirs = await _objects_of(services, api, sandbox, "theirs")
     await add_user(services, "ada@example.com", mine["tenant_id"], Role.OWNER)
     routes = _console_tenant_routes()
-    assert len(routes) >= 15
+    assert len(routes) >= 19
     async with browser(services) as client:
         csrf = await sign_in(client, "ada@example.com")
         for method, path in routes:
@@ -106,6 +112,7 @@ async def test_a_member_of_one_tenant_gets_404_on_every_page_of_another(
     accounts = await services.providers.all(theirs["tenant_id"])
     assert [(a.priority, a.enabled) for a in accounts] == [(1, True)]
     assert len(await services.inbound.domains.all(theirs["tenant_id"])) == 1
+    assert not (await services.webhooks.secrets.status(theirs["tenant_id"])).configured
 
 
 async def test_a_csrf_token_of_another_session_is_refused(

@@ -138,3 +138,58 @@ async def test_an_expired_session_goes_back_to_sign_in(
     await page.reload()
     await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     assert page.url.endswith(f"/sign-in?next=/t/{tenant.tenant_id}/messages")
+
+
+async def test_reorder_providers_and_the_next_send_takes_the_new_first(
+    page: Page, services: Services, tenant: TenantClient, sandbox: SandboxServer, shots: Path
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    await register(tenant, sandbox, "postmark", 2)
+    await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
+    await sign_in(page, "owner@acme.example", f"/t/{tenant.tenant_id}/providers")
+    rows = page.locator("tbody tr")
+    await expect(rows.first).to_contain_text("resend")
+    await shoot(page, shots, "providers")
+    await page.get_by_role("button", name="Move up postmark").click()
+    await expect(rows.first).to_contain_text("postmark")
+    job_id = await send(tenant)
+    assert await deliver(services) == 1
+    job, _ = await services.jobs.get(tenant.tenant_id, job_id)
+    assert job.provider == "postmark"
+
+
+async def test_add_a_domain_and_copy_its_records(
+    page: Page, services: Services, tenant: TenantClient, sandbox: SandboxServer, shots: Path
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
+    await page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    await sign_in(page, "owner@acme.example", f"/t/{tenant.tenant_id}/domains")
+    await page.get_by_label("Domain").fill("mail.acme.example")
+    await page.get_by_role("button", name="Add domain").click()
+    await expect(page.get_by_role("heading", name="mail.acme.example")).to_be_visible()
+    await shoot(page, shots, "domains")
+    value = page.locator('code[id^="v-"]').first
+    copy = page.get_by_role("button", name="Copy value of record 1")
+    await expect(copy).to_be_visible()  # the script shows the buttons it serves
+    await copy.click()
+    await expect(copy).to_have_text("Copied")
+    copied = await page.evaluate("navigator.clipboard.readText()")
+    assert copied == (await value.inner_text()).strip()
+    await page.get_by_role("button", name="Verify mail.acme.example now").click()
+    await expect(page.get_by_role("heading", name="mail.acme.example")).to_be_visible()
+
+
+async def test_rotate_the_signing_secret_with_the_overlap_shown(
+    page: Page, services: Services, tenant: TenantClient, shots: Path
+) -> None:
+    assert (await tenant.post("/v1/webhook-secret")).status_code == 201
+    await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
+    await sign_in(page, "owner@acme.example", f"/t/{tenant.tenant_id}/webhooks")
+    await page.get_by_role("button", name="Rotate secret").click()
+    await expect(page.locator("#issued-secret")).to_contain_text("whsec_")
+    await expect(page.get_by_role("status")).to_contain_text("signs beside it until")
+    await shoot(page, shots, "webhooks")
+    await page.goto(f"/t/{tenant.tenant_id}/webhooks")
+    await expect(page.locator("#issued-secret")).to_have_count(0)
+    await expect(page.get_by_text("still signs until")).to_be_visible()
