@@ -50,9 +50,9 @@ async def read_form(request: Request) -> Form:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_FORM_BYTES:
         raise PayloadTooLarge(f"A form of at most {MAX_FORM_BYTES} bytes, please.")
-    body = b""
+    body = bytearray()
     async for chunk in request.stream():
-        body += chunk
+        body.extend(chunk)
         if len(body) > MAX_FORM_BYTES:
             raise PayloadTooLarge(f"A form of at most {MAX_FORM_BYTES} bytes, please.")
     try:
