@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerifyMismatchError
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -208,3 +210,35 @@ def mask_password(_secret: str) -> str:
     """A human-chosen secret (an SMTP or basic-auth password) is shown as a fixed mask:
     nothing of its length, its start or its end."""
     return PASSWORD_MASK
+
+
+# Console passwords (docs/architecture.md, "The console"): Argon2id with argon2-cffi's
+# defaults (RFC 9106's second recommendation), verified off the event loop by the caller.
+_PASSWORDS = PasswordHasher()
+# Verified against when an email is unknown, so a miss costs what a wrong password does.
+_DUMMY_HASH = _PASSWORDS.hash("homing-console-no-such-user")
+
+
+def hash_password(password: str) -> str:
+    """The Argon2id hash of a console password (salted, parameters included)."""
+    return _PASSWORDS.hash(password)
+
+
+def verify_password(stored: str | None, password: str) -> bool:
+    """Whether ``password`` matches the stored Argon2id hash; ``None`` (no such user)
+    is checked against a fixed hash so that it takes as long and answers False."""
+    try:
+        return _PASSWORDS.verify(stored or _DUMMY_HASH, password) and stored is not None
+    except (VerifyMismatchError, InvalidHashError):
+        return False
+
+
+def hash_token(token: str) -> str:
+    """How a console session token is stored: its SHA-256, hex."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def csrf_token(session_token: str) -> str:
+    """The CSRF token of a session: an HMAC keyed by the session's own token, so it is
+    never stored, differs per session and cannot be computed from the stored hash."""
+    return hmac.new(session_token.encode(), b"homing:console:csrf", hashlib.sha256).hexdigest()

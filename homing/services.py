@@ -27,6 +27,7 @@ from homing.managers.dead_letters import DeadLetters
 from homing.managers.delivery_notices import DeliveryNotices
 from homing.managers.notice_checks import NoticeChecks
 from homing.managers.notices import Notices
+from homing.managers.people import People, SessionRules
 from homing.managers.plans import load_plans
 from homing.managers.platform_email import PlatformEmail
 from homing.managers.reconciler import ReconcilePolicy, Reconciler
@@ -53,6 +54,7 @@ from homing.store.keys import ApiKeyStore
 from homing.store.ledger import LedgerStore
 from homing.store.migrate import migrate
 from homing.store.notices import NoticeStore
+from homing.store.people import PeopleStore
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.retention import RetentionStore
@@ -60,6 +62,7 @@ from homing.store.signals import SignalStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
+from homing.store.volume import VolumeStore
 
 log = logging.getLogger("homing")
 
@@ -170,6 +173,24 @@ class Services:
     def audit(self) -> AuditLog:
         """The audit log: events made here, written in their change's transaction."""
         return AuditLog(AuditStore(self.db), self.clock)
+
+    @cached_property
+    def people(self) -> People:
+        """The console's users, memberships and sessions (``homing.managers.people``)."""
+        s = self.settings
+        rules = SessionRules(
+            idle_seconds=s.console_session_idle_minutes * 60,
+            max_seconds=s.console_session_hours * 3600,
+            failures=s.console_login_failures,
+            lockout_seconds=s.console_lockout_minutes * 60,
+            per_minute=s.console_logins_per_minute,
+        )
+        return People(PeopleStore(self.db), self.limiter, self.clock, rules)
+
+    @cached_property
+    def volume(self) -> VolumeStore:
+        """Jobs by day, for the console's charts."""
+        return VolumeStore(self.db)
 
     def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
         """The purge under HOMING_RETENTION_DAYS, HOMING_PAYLOAD_RETENTION_DAYS and

@@ -182,6 +182,15 @@ class Settings(BaseSettings):
     reconcile_batch_size: int = Field(
         default=1000, ge=1, le=10_000, description="jobs or entries one reconciler batch reads"
     )
+    # The console (README "Console"): a signed-in session ends after this many idle
+    # minutes, and after this many hours whatever the activity.
+    console_session_idle_minutes: int = Field(default=30, ge=1, le=10_080)
+    console_session_hours: int = Field(default=12, ge=1, le=720)
+    # Failed sign-ins to one email within the lockout window lock it for the window;
+    # one client address may try this many sign-ins a minute, whoever it names.
+    console_login_failures: int = Field(default=5, ge=1, le=100)
+    console_lockout_minutes: int = Field(default=15, ge=1, le=1440)
+    console_logins_per_minute: int = Field(default=30, ge=1, le=10_000)
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""

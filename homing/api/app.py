@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from homing import __version__
+from homing import __version__, console
 from homing.api import errors
 from homing.api.admin_guard import AdminGuard
 from homing.api.bodies import capped, over_declared, too_large
@@ -87,6 +87,8 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(dead_letters.router)
     app.include_router(audit.router)
     app.include_router(sms.router)
+    # The web console at / (homing.console): its pages, after every API route.
+    console.install(app)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(

@@ -1,4 +1,4 @@
-"""``homing`` — run, api, worker, migrate, purge, reconcile, sandbox, tenant, dlq, audit."""
+"""``homing`` — run, api, worker, migrate, purge, reconcile, sandbox, tenant, dlq, audit, user."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from homing.cli import audit_commands as audit_cli
 from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
+from homing.cli import user_commands as user_cli
 from homing.errors import ConfigError, HomingError
 from homing.logs import configure_logging
 from homing.managers.audit import CLI_ACTOR
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     inbound_cli.add_report_commands(commands.add_parser("report", help="reports"))
     dlq_cli.add_commands(commands.add_parser("dlq", help="the dead-letter console"))
     audit_cli.add_commands(commands.add_parser("audit", help="the audit log"))
+    user_cli.add_commands(commands.add_parser("user", help="web console users"))
     return parser
 
 
@@ -127,6 +129,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         "report": lambda s: inbound_cli.run_report(s, args),
         "dlq": lambda s: dlq_cli.run(s, args),
         "audit": lambda s: audit_cli.run(s, args),
+        "user": lambda s: user_cli.run(s, args),
     }
     migrating = args.command in _MIGRATING
     services = await build(settings, run_migrations=migrating)

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import shlex
 import signal
 import socket
@@ -17,9 +18,11 @@ import uvicorn
 
 from homing.api.app import create_app
 from homing.cli.supervisor import ChildProcesses, default_worker_processes
+from homing.errors import Conflict
 from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan
 from homing.services import Services
+from homing.store.people import Role
 
 log = logging.getLogger("homing")
 
@@ -302,7 +305,28 @@ async def _demo_tenant(services: Services, base_url: object, api_url: str) -> No
         f"-H 'Content-Type: application/json' -d {shlex.quote(body)}"
     )
     print(f"demo tenant {tenant.id}\nAPI key (shown once): {key}\ntry:\n  {curl}", file=sys.stdout)
+    email, password = await _demo_login(services, tenant.id)
+    print(
+        f"console: {api_url}/\nsign in as {email} with password {password} (shown once; "
+        "an owner of the demo tenant and an operator)",
+        file=sys.stdout,
+    )
     sys.stdout.flush()
+
+
+async def _demo_login(services: Services, tenant_id: str) -> tuple[str, str]:
+    """A console user for the demo: owner of its tenant and operator, with a fresh
+    password; ``demo@example.com``, or a variant when an earlier demo took it."""
+    password = secrets.token_urlsafe(12)
+    for email in ("demo@example.com", f"demo-{tenant_id[-8:]}@example.com"):
+        try:
+            await services.people.add_user(
+                email, password, tenant_id=tenant_id, role=Role.OWNER, operator=True
+            )
+        except Conflict:
+            continue
+        return email, password
+    raise Conflict("both demo emails are taken")
 
 
 def install_stop_signals(stop: asyncio.Event) -> None:

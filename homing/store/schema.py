@@ -25,6 +25,7 @@ from sqlalchemy import (
 # The inbound tables are defined in their own module on the same metadata; importing
 # it here is what makes ``metadata`` hold every table.
 from homing.store import audit_schema as audit_schema
+from homing.store import console_schema as console_schema
 from homing.store import inbound_schema as inbound_schema
 from homing.store.columns import ID as ID
 from homing.store.columns import UTCDateTime as UTCDateTime

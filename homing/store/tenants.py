@@ -203,3 +203,8 @@ def key_row(
         "test": test,
         "created_at": now,
     }
+
+
+def tenant_of(row: Any) -> Tenant:
+    """A tenant from a row holding the ``tenants`` columns (the console's joins too)."""
+    return _tenant(row)

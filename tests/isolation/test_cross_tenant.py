@@ -49,6 +49,29 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("POST", "/admin/v1/tenants/{tenant_id}/suspend"): "operator API (admin token)",
     ("POST", "/admin/v1/tenants/{tenant_id}/unsuspend"): "operator API (admin token)",
     ("GET", "/admin/v1/dead-letters/{dead_letter_id}"): "operator API (admin token)",
+    # The web console (homing.console): cookie sessions, not API keys; a member of one
+    # tenant on another's pages is 404, pinned by tests/adversary/test_console_tenants.py.
+    ("POST", "/operator/tenants/{tenant_id}/suspend"): "console, operators only",
+    ("POST", "/operator/tenants/{tenant_id}/resume"): "console, operators only",
+    ("GET", "/t/{tenant_id}/"): "console, by seat",
+    ("GET", "/t/{tenant_id}/messages"): "console, by seat",
+    ("GET", "/t/{tenant_id}/messages/{job_id}"): "console, by seat",
+    ("POST", "/t/{tenant_id}/messages/{job_id}/retry"): "console, by seat",
+    ("GET", "/t/{tenant_id}/dead-letters"): "console, by seat",
+    ("POST", "/t/{tenant_id}/dead-letters/redrive"): "console, by seat",
+    ("GET", "/t/{tenant_id}/api-keys"): "console, by seat",
+    ("GET", "/t/{tenant_id}/providers"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/move"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/enabled"): "console, by seat",
+    ("GET", "/t/{tenant_id}/domains"): "console, by seat",
+    ("GET", "/t/{tenant_id}/webhooks"): "console, by seat",
+    ("POST", "/t/{tenant_id}/webhooks/secret"): "console, by seat",
+    ("POST", "/t/{tenant_id}/webhooks/secret/rotate"): "console, by seat",
+    ("POST", "/t/{tenant_id}/webhooks/secret/delete"): "console, by seat",
+    ("POST", "/t/{tenant_id}/domains"): "console, by seat",
+    ("POST", "/t/{tenant_id}/domains/{domain_id}/verify"): "console, by seat",
+    ("POST", "/t/{tenant_id}/api-keys"): "console, by seat",
+    ("POST", "/t/{tenant_id}/api-keys/{key_id}/revoke"): "console, by seat",
 }
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {

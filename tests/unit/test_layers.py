@@ -43,6 +43,7 @@ FOLDERS = frozenset(
         "managers",
         "dispatch",
         "api",
+        "console",
         "sandbox",
         "migrations",
         "cli",
@@ -60,8 +61,14 @@ ALLOWED: dict[str, frozenset[str]] = {
     "inbound": frozenset({"kernel", "store", "webhooks"}),
     "managers": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
     "dispatch": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
-    "api": frozenset({"kernel", "webhooks", "store", "queue", "inbound", "managers", "services"}),
-    "services": EVERY - {"services", "api", "entry", "sandbox", "migrations"},
+    "api": frozenset(
+        {"kernel", "webhooks", "store", "queue", "inbound", "managers", "services", "console"}
+    ),
+    # The web console: what the API may use (not the API itself, which installs it).
+    "console": frozenset(
+        {"kernel", "webhooks", "store", "queue", "inbound", "managers", "services"}
+    ),
+    "services": EVERY - {"services", "api", "console", "entry", "sandbox", "migrations"},
     "entry": EVERY - {"entry"},
     "sandbox": frozenset({"kernel"}),
     "migrations": frozenset({"kernel", "store"}),

@@ -36,6 +36,7 @@ SQL_PACKAGES = frozenset(
         "homing.store.schema",
         "homing.store.inbound_schema",
         "homing.store.audit_schema",
+        "homing.store.console_schema",
     }
 )
 

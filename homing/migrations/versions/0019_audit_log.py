@@ -1,7 +1,7 @@
 """The audit log: ``audit_events``, one row per change to a tenant's configuration.
 
 Revision ID: 0019
-Revises: 0015
+Revises: 0018
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from alembic import op
 from homing.migrations.types import ID, UTCDateTime
 
 revision = "0019"
-down_revision = "0015"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

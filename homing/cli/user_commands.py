@@ -1,0 +1,63 @@
+"""``homing user add``: a person who signs in to the web console.
+
+``homing user add EMAIL --tenant T --role owner|viewer`` makes a member of a tenant,
+``homing user add EMAIL --operator`` an operator of the platform. The password is asked
+for twice at a prompt, or read as one line from standard input (``--password-stdin``),
+never taken from the command line, where other users of the host could read it.
+Output is one JSON object on stdout; the password is never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+
+from homing.errors import InvalidRequest
+from homing.services import Services
+from homing.store.people import Role
+
+
+def add_commands(user: argparse.ArgumentParser) -> None:
+    """The ``user`` subcommands."""
+    sub = user.add_subparsers(dest="user_command", required=True)
+    add = sub.add_parser("add", help="add a console user: a tenant's member or an operator")
+    add.add_argument("email")
+    whom = add.add_mutually_exclusive_group(required=True)
+    whom.add_argument("--tenant", help="the tenant id they are a member of")
+    whom.add_argument("--operator", action="store_true", help="an operator of the platform")
+    add.add_argument("--role", choices=[r.value for r in Role], default=Role.VIEWER.value)
+    add.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
+
+
+def _password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Again: ") != first:
+        raise InvalidRequest("the two passwords differ")
+    return first
+
+
+async def run(services: Services, args: argparse.Namespace) -> int:
+    """Carry out one ``homing user`` command and print its JSON."""
+    password = _password(args.password_stdin)
+    role = None if args.operator else Role(args.role)
+    user = await services.people.add_user(
+        args.email, password, tenant_id=args.tenant, role=role, operator=args.operator
+    )
+    print(
+        json.dumps(
+            {
+                "user_id": user.id,
+                "email": user.email,
+                "operator": user.operator,
+                "tenant_id": args.tenant,
+                "role": role.value if role else None,
+            }
+        )
+    )
+    return 0

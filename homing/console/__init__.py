@@ -1,0 +1,32 @@
+"""The web console: server-rendered pages for tenants' members and the operator.
+
+An entry-layer package beside ``homing.api`` (docs/architecture.md, "The console"),
+served by the same FastAPI app at ``/``: ``install(app)`` adds its routes. Pages are
+HTML rendered with Jinja2 (autoescaping everything), styled by one CSS file and
+enhanced by one small script of our own; every core flow works without the script.
+Every response carries a strict Content-Security-Policy (no inline script or style).
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from homing.console import (
+    key_pages,
+    letter_pages,
+    operator_pages,
+    provider_pages,
+    signin,
+    static,
+    tenant_pages,
+    webhook_pages,
+)
+
+__all__ = ["install"]
+
+
+def install(app: FastAPI) -> None:
+    """Add the console's routes to the app (after the API's own)."""
+    tenant = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages)
+    for module in (static, signin, *tenant, operator_pages):
+        app.include_router(module.router)

@@ -1,0 +1,77 @@
+"""A tenant's dead letters: the list, a dry-run count and the bulk redrive.
+
+The same manager as ``POST /v1/dead-letters/redrive``: each matching dead letter not
+yet redriven is re-queued once, one quota unit per job. A dry run counts and changes
+nothing. The filter is the provider (or none), chosen from the list's own values.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from homing.console.access import MemberDep, OwnerFormDep, ServicesDep
+from homing.console.routing import ConsoleRoute
+from homing.console.templating import render
+from homing.store.dead_letters import DeadLetterFilter
+
+router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+
+PAGE = 50
+Count = Annotated[int | None, Query(ge=0, le=10_000_000)]
+Cursor = Annotated[str | None, Query(max_length=36)]
+Provider = Annotated[str, Query(max_length=40)]
+
+
+def _filter(tenant_id: str, provider: str) -> DeadLetterFilter:
+    return DeadLetterFilter(tenant_id, provider=provider or None)
+
+
+@router.get("/t/{tenant_id}/dead-letters")
+async def dead_letters(
+    request: Request,
+    view: MemberDep,
+    services: ServicesDep,
+    provider: Provider = "",
+    cursor: Cursor = None,
+    would: Count = None,
+    redriven: Count = None,
+    refused: Count = None,
+) -> Response:
+    """The tenant's dead letters, newest first; after a dry run, how many would go."""
+    assert view.seat is not None
+    f = _filter(view.seat.tenant.id, provider)
+    letters, next_cursor = await services.dead_letter_store.page(f, limit=PAGE, cursor=cursor)
+    return render(
+        request,
+        "dead_letters.html",
+        letters=letters,
+        provider=provider,
+        next_cursor=next_cursor,
+        would=would,
+        redriven=redriven,
+        refused=refused,
+    )
+
+
+@router.post("/t/{tenant_id}/dead-letters/redrive")
+async def redrive(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> Response:
+    """Redrive the matching dead letters, or (``dry_run``) count them."""
+    assert view.seat is not None
+    tenant_id = view.seat.tenant.id
+    provider = form.get("provider", 40)
+    dry_run = form.has("dry_run")
+    result = await services.dead_letters.redrive(
+        _filter(tenant_id, provider), None, dry_run=dry_run
+    )
+    if result.done:
+        services.wakeup.notify()
+    where = f"/t/{tenant_id}/dead-letters?" + (f"provider={provider}&" if provider else "")
+    if dry_run:
+        return RedirectResponse(f"{where}would={result.matched}", status_code=303)
+    return RedirectResponse(
+        f"{where}redriven={result.done}&refused={result.refused}", status_code=303
+    )

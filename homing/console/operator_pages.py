@@ -1,0 +1,55 @@
+"""The operator's pages: tenants (plan, limits, suspend and resume) and the queues.
+
+Only a user with the operator flag sees them; to anyone else they are 404. The data
+is the admin API's (``/admin/v1/tenants``, ``/admin/v1/queues``), through the same
+managers and stores.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep, TenantId
+from homing.console.routing import ConsoleRoute
+from homing.console.templating import render
+
+router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+
+PAGE = 50
+CursorQuery = Annotated[str | None, Query(max_length=36)]
+
+
+@router.get("/operator/tenants")
+async def tenants(
+    request: Request, _view: OperatorDep, services: ServicesDep, cursor: CursorQuery = None
+) -> Response:
+    """Every tenant, oldest first, a page at a time, with its plan and limits."""
+    page = await services.tenant_admin.page(limit=PAGE, cursor=cursor)
+    rows = [(t, services.admission.limits(t)) for t in page.tenants]
+    return render(request, "operator_tenants.html", rows=rows, next_cursor=page.next_cursor)
+
+
+@router.post("/operator/tenants/{tenant_id}/suspend")
+async def suspend(tenant_id: TenantId, _form: OperatorFormDep, services: ServicesDep) -> Response:
+    """Refuse the tenant's requests and hold its jobs (``homing tenant suspend``)."""
+    await services.tenant_admin.suspend(tenant_id)
+    return RedirectResponse("/operator/tenants", status_code=303)
+
+
+@router.post("/operator/tenants/{tenant_id}/resume")
+async def resume(tenant_id: TenantId, _form: OperatorFormDep, services: ServicesDep) -> Response:
+    """Admit the tenant again and release its held jobs."""
+    await services.tenant_admin.unsuspend(tenant_id)
+    services.wakeup.notify()
+    return RedirectResponse("/operator/tenants", status_code=303)
+
+
+@router.get("/operator/queues")
+async def queues(request: Request, _view: OperatorDep, services: ServicesDep) -> Response:
+    """Depth by queue, priority and state, the oldest waiting, the busiest tenants."""
+    view = await services.jobs.queues()
+    return render(request, "operator_queues.html", queues=view)

@@ -1,0 +1,133 @@
+"""A tenant's providers and sending domains.
+
+Providers: the fallback order per channel (masked credential previews only), moved up
+or down a place, enabled or disabled, and the inbound URL to paste at the provider.
+Reordering renumbers the channel's accounts 10, 20, 30… in the new order, so the next
+send's first candidate is the new first (``homing.dispatch.passes`` reads priority).
+Domains: registered with one of the tenant's email providers (the provider is asked,
+under its deadline, by ``homing.managers.sending_domains``), their DNS records with copy
+buttons (the script enhances; the values are plain text to select without it), and
+"verify now".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
+from homing.console.routing import ConsoleRoute
+from homing.console.templating import render
+from homing.errors import InvalidRequest, NotFound
+from homing.models import Channel, ProviderAccount
+from homing.services import Services
+
+router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+
+ProviderId = Annotated[str, Path(min_length=1, max_length=36)]
+DomainId = Annotated[str, Path(min_length=1, max_length=36)]
+STEP = 10
+
+
+def _tenant_id(view: View) -> str:
+    assert view.seat is not None
+    return view.seat.tenant.id
+
+
+async def _inbound(services: Services, tenant_id: str, account: ProviderAccount) -> str | None:
+    """The masked preview of the account's inbound secret, or None when it has none."""
+    try:
+        return (await services.inbound.secrets.get(tenant_id, account.id)).preview
+    except NotFound:
+        return None
+
+
+@router.get("/t/{tenant_id}/providers")
+async def providers(request: Request, view: MemberDep, services: ServicesDep) -> Response:
+    tenant_id = _tenant_id(view)
+    accounts = await services.providers.all(tenant_id)
+    channels = {c: [a for a in accounts if a.channel is c] for c in Channel}
+    secrets = {a.id: await _inbound(services, tenant_id, a) for a in accounts}
+    base = f"{request.url.scheme}://{request.url.netloc}"
+    return render(
+        request,
+        "providers.html",
+        channels={c: found for c, found in channels.items() if found},
+        secrets=secrets,
+        base=base,
+    )
+
+
+def reordered(accounts: list[ProviderAccount], account_id: str, up: bool) -> list[str]:
+    """The ids of ``accounts`` (one channel, in order) with ``account_id`` moved a place."""
+    ids = [a.id for a in accounts]
+    at = ids.index(account_id)
+    to = at - 1 if up else at + 1
+    if 0 <= to < len(ids):
+        ids[at], ids[to] = ids[to], ids[at]
+    return ids
+
+
+@router.post("/t/{tenant_id}/providers/{provider_id}/move")
+async def move(
+    provider_id: ProviderId, view: MemberDep, form: OwnerFormDep, services: ServicesDep
+) -> Response:
+    """Move a provider up or down its channel's fallback order."""
+    tenant_id = _tenant_id(view)
+    direction = form.get("direction", 4)
+    if direction not in ("up", "down"):
+        raise InvalidRequest("Move a provider up or down.")
+    account = await services.providers.get(tenant_id, provider_id)
+    siblings = await services.providers.all(tenant_id, account.channel)
+    order = reordered(siblings, account.id, direction == "up")
+    now = {a.id: a.priority for a in siblings}
+    for place, account_id in enumerate(order, start=1):
+        if now[account_id] != place * STEP:
+            await services.providers.update(tenant_id, account_id, priority=place * STEP)
+    return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
+
+
+@router.post("/t/{tenant_id}/providers/{provider_id}/enabled")
+async def enable(
+    provider_id: ProviderId, view: MemberDep, form: OwnerFormDep, services: ServicesDep
+) -> Response:
+    """Enable (``enabled=1``) or disable (``enabled=0``) a provider."""
+    tenant_id = _tenant_id(view)
+    wanted = form.get("enabled", 1)
+    if wanted not in ("0", "1"):
+        raise InvalidRequest("Enable or disable the provider.")
+    await services.providers.update(tenant_id, provider_id, enabled=wanted == "1")
+    return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
+
+
+@router.get("/t/{tenant_id}/domains")
+async def domains(request: Request, view: MemberDep, services: ServicesDep) -> Response:
+    tenant_id = _tenant_id(view)
+    found = await services.inbound.domains.all(tenant_id)
+    email = await services.providers.all(tenant_id, Channel.EMAIL)
+    return render(request, "domains.html", domains=found, providers=email)
+
+
+@router.post("/t/{tenant_id}/domains")
+async def add_domain(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> Response:
+    """Register a domain with one of the tenant's email providers."""
+    tenant_id = _tenant_id(view)
+    name = form.get("domain", 253).strip()
+    account_id = form.get("provider_account_id", 36)
+    if not name or not account_id:
+        raise InvalidRequest("Name the domain and choose the provider that sends from it.")
+    domain = await services.inbound.domains.register(tenant_id, name, account_id)
+    return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain.id}", status_code=303)
+
+
+@router.post("/t/{tenant_id}/domains/{domain_id}/verify")
+async def verify_domain(
+    domain_id: DomainId, view: MemberDep, _form: OwnerFormDep, services: ServicesDep
+) -> Response:
+    """Ask the provider to check the domain's DNS records now."""
+    tenant_id = _tenant_id(view)
+    await services.inbound.domains.verify(tenant_id, domain_id)
+    return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain_id}", status_code=303)

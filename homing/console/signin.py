@@ -1,0 +1,113 @@
+"""Signing in and out, and the console's front door (``GET /``).
+
+The session cookie is HttpOnly, SameSite=Lax, Secure when the request came over HTTPS,
+and lives no longer than the session's absolute end. ``next`` (where to go after
+signing in) is followed only when it is a path of this site: one leading ``/``, no
+second one, no backslash, no scheme, nothing but plain URL characters.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from homing.console.access import SESSION_COOKIE, FormDep, ServicesDep, SignedInDep, signed_in
+from homing.console.forms import read_form
+from homing.console.routing import ConsoleRoute, status_of
+from homing.console.templating import render
+from homing.errors import Forbidden, InvalidRequest, RateLimited, Unauthenticated
+
+router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+
+MAX_NEXT = 512
+_LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9/_.~%?=&+-]*")
+NextQuery = Annotated[str, Query(max_length=MAX_NEXT)]
+
+
+def safe_next(target: str) -> str:
+    """``target`` when it is a path of this site, else ``/``."""
+    if len(target) <= MAX_NEXT and _LOCAL_PATH.fullmatch(target):
+        return target
+    return "/"
+
+
+def _same_origin(request: Request) -> bool:
+    """A browser names the page a form came from; one from another site is refused
+    (the sign-in form has no session yet, so no CSRF token)."""
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        return origin is None
+    return origin == f"{request.url.scheme}://{request.url.netloc}"
+
+
+@router.get("/")
+async def home(request: Request, services: ServicesDep) -> Response:
+    """The user's tenant when they have one, their list when several, the operator's
+    pages for an operator with none; the sign-in page when signed out."""
+    view = await signed_in(request, services)
+    if len(view.memberships) == 1:
+        return RedirectResponse(f"/t/{view.memberships[0].tenant.id}/", status_code=303)
+    if not view.memberships and view.user.operator:
+        return RedirectResponse("/operator/tenants", status_code=303)
+    return render(request, "home.html")
+
+
+@router.get("/sign-in")
+async def sign_in_page(request: Request, next: NextQuery = "/") -> Response:
+    return render(request, "sign_in.html", next=safe_next(next), email="", error=None)
+
+
+@router.post("/sign-in")
+async def sign_in(request: Request, services: ServicesDep) -> Response:
+    form = await read_form(request)
+    next_page = safe_next(form.get("next", MAX_NEXT, "/"))
+    email = form.get("email", 254)
+    try:
+        if not _same_origin(request):
+            raise Forbidden("This sign-in form came from another site.")
+        password = form.get("password", 256)
+        client = request.client.host if request.client else "unknown"
+        token = await services.people.sign_in(email, password, client)
+    except (Unauthenticated, RateLimited, InvalidRequest, Forbidden) as exc:
+        return render(
+            request,
+            "sign_in.html",
+            status_of(exc),
+            next=next_page,
+            email=email,
+            error=exc.message,
+        )
+    response = RedirectResponse(next_page, status_code=303)
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=services.settings.console_session_hours * 3600,
+        path="/",
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="lax",
+    )
+    return response
+
+
+def _signed_out() -> Response:
+    response = RedirectResponse("/sign-in", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
+    return response
+
+
+@router.post("/sign-out")
+async def sign_out(view: SignedInDep, _form: FormDep, services: ServicesDep) -> Response:
+    await services.people.sign_out(view.session)
+    return _signed_out()
+
+
+@router.post("/sign-out/everywhere")
+async def sign_out_everywhere(view: SignedInDep, _form: FormDep, services: ServicesDep) -> Response:
+    """End every session of this user, on every device."""
+    await services.people.sign_out_everywhere(view.user)
+    return _signed_out()

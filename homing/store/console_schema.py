@@ -1,0 +1,46 @@
+"""Tables of the console's people (migration 0018): users, their memberships of
+tenants, and their signed-in sessions.
+
+They live beside ``homing.store.schema`` on the same ``metadata``; ``schema`` imports
+this module, so ``schema.metadata`` holds these tables too. A session is stored by the
+SHA-256 of its token only: a database reader cannot sign in with what it reads.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Column, ForeignKey, Index, String, Table, false
+
+from homing.store.columns import ID, UTCDateTime, metadata
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", ID, primary_key=True),
+    # Lower-cased: one person, one row, however they type it.
+    Column("email", String(254), nullable=False, unique=True),
+    Column("password_hash", String(200), nullable=False),
+    Column("operator", Boolean, nullable=False, server_default=false()),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+memberships = Table(
+    "memberships",
+    metadata,
+    Column("user_id", ID, ForeignKey("users.id"), primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
+    Column("role", String(10), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_memberships_tenant", "tenant_id"),
+)
+
+console_sessions = Table(
+    "console_sessions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("user_id", ID, ForeignKey("users.id"), nullable=False, index=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_seen_at", UTCDateTime, nullable=False),
+    # The absolute end, whatever the activity: created_at + HOMING_CONSOLE_SESSION_HOURS.
+    Column("expires_at", UTCDateTime, nullable=False),
+)

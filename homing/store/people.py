@@ -1,0 +1,197 @@
+"""The console's people: users, their memberships of tenants, their sessions.
+
+A user signs in with an email and a password (stored as Argon2id only); a membership
+gives them one role in one tenant; the ``operator`` flag gives them the platform.
+Sessions are stored by the SHA-256 of their token (``homing.crypto.hash_token``) with
+their idle and absolute ends; the manager (``homing.managers.people``) decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from types import SimpleNamespace
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+
+from homing.errors import Conflict, NotFound
+from homing.models import Tenant, new_id
+from homing.store.console_schema import console_sessions, memberships, users
+from homing.store.database import Database
+from homing.store.schema import tenants
+from homing.store.tenants import tenant_of
+
+
+class Role(StrEnum):
+    """What a member may do in a tenant: everything (owner) or read (viewer)."""
+
+    OWNER = "owner"
+    VIEWER = "viewer"
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    """A person who signs in to the console; never carries the password hash."""
+
+    id: str
+    email: str
+    operator: bool
+    created_at: datetime
+
+    def __repr__(self) -> str:
+        return f"User(id={self.id!r}, operator={self.operator})"
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """One user's role in one tenant."""
+
+    tenant: Tenant
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A signed-in session as stored (no token: only its hash is kept)."""
+
+    id: str
+    user: User
+    last_seen_at: datetime
+    expires_at: datetime
+
+
+def _user(row: Any) -> User:
+    return User(id=row.id, email=row.email, operator=row.operator, created_at=row.created_at)
+
+
+class PeopleStore:
+    """The SQL of users, memberships and console sessions."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add_user(
+        self, email: str, password_hash: str, *, operator: bool, now: datetime
+    ) -> User:
+        """A new user; Conflict when the email is taken."""
+        row = {
+            "id": new_id(),
+            "email": email,
+            "password_hash": password_hash,
+            "operator": operator,
+            "created_at": now,
+        }
+        try:
+            async with self._db.transaction() as conn:
+                await conn.execute(users.insert().values(**row))
+        except IntegrityError:
+            raise Conflict("a user with this email exists already") from None
+        return _user(SimpleNamespace(**row))
+
+    async def credentials(self, email: str) -> tuple[User, str] | None:
+        """The user of ``email`` and their password hash, to check a sign-in."""
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(select(users).where(users.c.email == email))).first()
+        return (_user(row), row.password_hash) if row else None
+
+    async def set_role(self, user_id: str, tenant_id: str, role: Role, now: datetime) -> None:
+        """Make the user a member of the tenant with ``role`` (replacing a former role);
+        NotFound when the tenant does not exist."""
+        c = memberships.c
+        async with self._db.transaction() as conn:
+            exists = (
+                await conn.execute(select(tenants.c.id).where(tenants.c.id == tenant_id))
+            ).first()
+            if exists is None:
+                raise NotFound("tenant not found")
+            await conn.execute(
+                delete(memberships).where(c.user_id == user_id, c.tenant_id == tenant_id)
+            )
+            await conn.execute(
+                memberships.insert().values(
+                    user_id=user_id, tenant_id=tenant_id, role=role.value, created_at=now
+                )
+            )
+
+    async def memberships(self, user_id: str) -> list[Membership]:
+        """The user's tenants and roles, by tenant name."""
+        query = (
+            select(tenants, memberships.c.role)
+            .join(memberships, memberships.c.tenant_id == tenants.c.id)
+            .where(memberships.c.user_id == user_id)
+            .order_by(tenants.c.name, tenants.c.id)
+        )
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [Membership(tenant_of(row), Role(row.role)) for row in rows]
+
+    async def membership(self, user_id: str, tenant_id: str) -> Membership | None:
+        """The user's role in one tenant, or None when they are no member of it."""
+        query = (
+            select(tenants, memberships.c.role)
+            .join(memberships, memberships.c.tenant_id == tenants.c.id)
+            .where(memberships.c.user_id == user_id, memberships.c.tenant_id == tenant_id)
+        )
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        return Membership(tenant_of(row), Role(row.role)) if row else None
+
+    async def open_session(
+        self, user_id: str, token_hash: str, now: datetime, expires_at: datetime
+    ) -> None:
+        row = {
+            "id": new_id(),
+            "token_hash": token_hash,
+            "user_id": user_id,
+            "created_at": now,
+            "last_seen_at": now,
+            "expires_at": expires_at,
+        }
+        async with self._db.transaction() as conn:
+            await conn.execute(console_sessions.insert().values(**row))
+
+    async def session(self, token_hash: str) -> Session | None:
+        """The session stored under ``token_hash`` with its user, expired or not."""
+        s = console_sessions.c
+        query = (
+            select(
+                s.id,
+                s.last_seen_at,
+                s.expires_at,
+                users.c.id.label("user_id"),
+                users.c.email,
+                users.c.operator,
+                users.c.created_at,
+            )
+            .join(users, users.c.id == s.user_id)
+            .where(s.token_hash == token_hash)
+        )
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        user = User(row.user_id, row.email, row.operator, row.created_at)
+        return Session(row.id, user, row.last_seen_at, row.expires_at)
+
+    async def touch(self, session_id: str, now: datetime) -> None:
+        async with self._db.transaction() as conn:
+            await conn.execute(
+                update(console_sessions)
+                .where(console_sessions.c.id == session_id)
+                .values(last_seen_at=now)
+            )
+
+    async def close_session(self, session_id: str) -> None:
+        async with self._db.transaction() as conn:
+            await conn.execute(delete(console_sessions).where(console_sessions.c.id == session_id))
+
+    async def close_sessions_of(self, user_id: str) -> int:
+        """End every session of the user (sign out everywhere); how many there were."""
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                delete(console_sessions).where(console_sessions.c.user_id == user_id)
+            )
+        return int(result.rowcount)

@@ -1,0 +1,97 @@
+"""Browser tests: Debian's Chromium driven by Playwright (from PyPI) through
+``executable_path`` (Playwright's own browser download cannot run here), against a
+real Homing served by uvicorn on a loopback port, with the sandbox as the vendors.
+
+Chromium must be installed (``apt-get install chromium``; ``.ci/run`` installs it when
+missing): without it these tests fail, they never skip. Chromium resolves no name but
+loopback and makes no background requests, so nothing leaves the machine.
+
+Screenshots of the main pages are written by the tests to ``tmp_path``, or into
+``docs/screenshots/`` when ``HOMING_TEST_SCREENSHOTS=1`` (how the README's are made:
+the data and the clock are fixed, so a run draws the same pages).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+
+from homing.api.app import create_app
+from homing.clock import ManualClock
+from homing.services import Services
+from tests.fixtures import serving
+
+CHROMIUM = Path(os.environ.get("HOMING_TEST_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication",
+]
+# A fixed moment: the pages show the same dates on every run.
+START = datetime(2026, 5, 4, 9, 30, tzinfo=UTC).timestamp()
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+async def site(services: Services) -> AsyncIterator[str]:
+    """The Homing of ``services`` (API and console) on a loopback port."""
+    async with serving(create_app(services)) as url:
+        yield url
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    assert CHROMIUM.exists(), (
+        f"Chromium is needed at {CHROMIUM} for the browser tests: apt-get install chromium"
+    )
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+async def page(browser: Browser, site: str) -> AsyncIterator[Page]:
+    context = await browser.new_context(base_url=site, viewport={"width": 1100, "height": 720})
+    opened = await context.new_page()
+    try:
+        yield opened
+    finally:
+        await context.close()
+
+
+@pytest.fixture
+def shots(tmp_path: Path, database_url: str) -> Path:
+    """Where screenshots go: ``docs/screenshots`` when asked for (from SQLite runs)."""
+    if os.environ.get("HOMING_TEST_SCREENSHOTS") == "1" and database_url.startswith("sqlite"):
+        return REPO / "docs" / "screenshots"
+    return tmp_path
+
+
+async def shoot(page: Page, where: Path, name: str) -> Path:
+    """A PNG of the page's viewport, asserted written."""
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=False)
+    assert path.stat().st_size > 1000
+    return path

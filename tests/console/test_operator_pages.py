@@ -1,0 +1,66 @@
+"""The operator's console pages: tenants with suspend and resume, and the queues."""
+
+from __future__ import annotations
+
+import httpx
+
+from homing.services import Services
+from homing.store.people import Role
+from tests.conftest import TenantClient, make_tenant
+from tests.console_helpers import PASSWORD, add_user, browser, sign_in
+from tests.e2e.conftest import send
+
+
+async def test_an_operator_suspends_a_tenant_and_its_api_is_refused_until_resumed(
+    services: Services, api: httpx.AsyncClient
+) -> None:
+    acme = await make_tenant(services, api, "Acme")
+    await add_user(services, "root@example.com", operator=True)
+    async with browser(services) as client:
+        csrf = await sign_in(client, "root@example.com")
+        listed = await client.get("/operator/tenants")
+        assert (
+            "Acme" in listed.text and f"/operator/tenants/{acme.tenant_id}/suspend" in listed.text
+        )
+        done = await client.post(f"/operator/tenants/{acme.tenant_id}/suspend", data={"csrf": csrf})
+        assert done.status_code == 303
+        assert (await acme.get("/v1/usage")).status_code == 403
+        shown = await client.get("/operator/tenants")
+        assert "suspended" in shown.text
+        await client.post(f"/operator/tenants/{acme.tenant_id}/resume", data={"csrf": csrf})
+    assert (await acme.get("/v1/usage")).status_code == 200
+
+
+async def test_the_queues_page_shows_what_waits(services: Services, tenant: TenantClient) -> None:
+    await send(tenant)
+    await add_user(services, "root@example.com", operator=True)
+    async with browser(services) as client:
+        await sign_in(client, "root@example.com")
+        page = await client.get("/operator/queues")
+    assert page.status_code == 200
+    assert "notifications-email" in page.text and tenant.tenant_id in page.text
+
+
+async def test_operator_pages_do_not_exist_for_a_tenants_member(
+    services: Services, tenant: TenantClient
+) -> None:
+    await add_user(services, "ada@example.com", tenant.tenant_id, Role.OWNER)
+    async with browser(services) as client:
+        csrf = await sign_in(client, "ada@example.com")
+        for path in ("/operator/tenants", "/operator/queues"):
+            assert (await client.get(path)).status_code == 404
+        refused = await client.post(
+            f"/operator/tenants/{tenant.tenant_id}/suspend", data={"csrf": csrf}
+        )
+    assert refused.status_code == 404
+    assert (await tenant.get("/v1/usage")).status_code == 200
+
+
+async def test_signing_in_follows_a_local_next(services: Services) -> None:
+    await add_user(services, "root@example.com", operator=True)
+    async with browser(services) as client:
+        answer = await client.post(
+            "/sign-in",
+            data={"email": "root@example.com", "password": PASSWORD, "next": "/operator/queues"},
+        )
+    assert answer.headers["location"] == "/operator/queues"
