@@ -55,6 +55,8 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("POST", "/v1/notifications/sms/batch"): "sending; each job is its own record",
     ("POST", "/v1/jobs/{job_id}/retry"): "sends one job again, like an accept; its attempts "
     "record it",
+    ("POST", "/v1/jobs/{job_id}/cancel"): "ends one job, like its delivery would; the job's "
+    "CANCELLED status and time are its record",
     ("POST", "/v1/domains/{domain_id}/verify"): "asks the provider to check DNS; no setting "
     "changes",
     ("POST", "/inbound/billing/{vendor}"): "a vendor's event, kept in the inbound journal",
