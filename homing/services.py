@@ -12,6 +12,7 @@ import httpx
 from homing.alerts import Alerter
 from homing.clock import Clock, Heartbeat, SystemClock
 from homing.crypto import MasterKey, Sealer, load_or_create_key_file
+from homing.dispatch.chat_sender import ChatSender
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
 from homing.dispatch.policy import RetryPolicy
@@ -137,16 +138,24 @@ class Services:
             max_provider_calls=s.max_provider_calls_per_job,
         )
 
-    def worker(self, channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK)) -> Worker:
+    def worker(
+        self, channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK, Channel.CHAT)
+    ) -> Worker:
         """A worker for these channels, sharing this process's pools and wake-ups."""
         s = self.settings
         runner = PassRunner(
             EmailSender(self.sealer, self.http, self.endpoints),
             self.clock,
-            {Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock)},
+            {
+                Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock),
+                Channel.CHAT: ChatSender(
+                    self.sealer, self.http, self.endpoints, self.inbound.suppressions
+                ),
+            },
             guard=self.sandbox,
-            pacer=Pacer(self.limiter, self.clock),
+            pacer=Pacer(self.limiter, self.clock, s.pacing_margin_seconds),
             deadline_seconds=s.provider_deadline_seconds,
+            pacing_wait=s.pacing_wait_seconds,
         )
         config = WorkerConfig(
             queues=queues_for(channels),

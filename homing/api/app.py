@@ -17,6 +17,7 @@ from homing.api.routes import (
     admin,
     admin_jobs,
     batch,
+    chat,
     dead_letters,
     domains,
     health,
@@ -83,6 +84,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(tenant_settings.router)
     app.include_router(admin_jobs.router)
     app.include_router(dead_letters.router)
+    app.include_router(chat.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -96,10 +97,14 @@ class PassRunner:
         guard: SandboxGuard | None = None,
         pacer: Pacer | None = None,
         deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        pacing_wait: float = 0.0,
     ) -> None:
         """``deadline_seconds`` bounds each provider call as a whole (see
-        ``homing.providers.deadline``); a pass over several providers may take longer."""
+        ``homing.providers.deadline``); a pass over several providers may take longer.
+        ``pacing_wait``: how long a job may wait in the worker for a full rate rule to
+        free a slot before it is deferred instead (docs/architecture.md, "Pacing")."""
         self._deadline = deadline_seconds
+        self._pacing_wait = pacing_wait
         self._sender = sender
         self._pacer = pacer
         self._senders = dict(senders or {})
@@ -108,9 +113,19 @@ class PassRunner:
         self._guard = guard or SandboxGuard()
 
     async def _pace(self, account: ProviderAccount, job: Job) -> None:
-        """A full rate rule makes this provider throttled for the job (no call made)."""
-        if self._pacer is not None and (paced := await self._pacer.take(account, job)):
-            raise ProviderFailure(FailureClass.THROTTLED, paced.detail, retry_after=paced.wait)
+        """Take a slot of every rate rule of ``account``, waiting up to ``pacing_wait``
+        in all for a full one to free one; past that the provider is throttled for the
+        job (no call made, no attempt spent: the job is deferred to the slot)."""
+        if self._pacer is None:
+            return
+        waited = 0.0
+        while paced := await self._pacer.take(account, job):
+            if waited + paced.wait > self._pacing_wait:
+                raise ProviderFailure(FailureClass.THROTTLED, paced.detail, retry_after=paced.wait)
+            # Waiting here keeps the job's place and lease; a deferral would cost a
+            # claim and a write per job per window while a broadcast drains.
+            await asyncio.sleep(paced.wait)
+            waited += paced.wait
 
     def _sender_for(self, job: Job) -> Sender:
         return self._senders.get(job.channel, self._sender)

@@ -16,12 +16,14 @@ import httpx
 from homing.crypto import Sealer, mask, mask_password
 from homing.errors import InvalidRequest, ProviderTimeout
 from homing.models import Channel, ProviderAccount, new_id
-from homing.providers.base import ProviderFailure
+from homing.providers.base import EmailProvider, ProviderFailure
+from homing.providers.chat import ChatProvider
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.guard import EndpointGuard
 from homing.providers.registry import (
     CREDENTIAL_FIELDS,
     SECRET_CREDENTIAL_FIELDS,
+    chat_provider,
     email_provider,
 )
 from homing.store.providers import ProviderStore, seal_credentials
@@ -92,9 +94,13 @@ class ProviderAccounts:
         """
         _require_fields(new.provider, new.credentials)
         check_timeout(new.config, self._deadline)
-        adapter = email_provider(
-            new.provider, new.credentials, new.config, self._http, endpoints=self._endpoints
-        )
+        adapter: EmailProvider | ChatProvider
+        if new.channel is Channel.CHAT:
+            adapter = chat_provider(new.provider, new.credentials, new.config, self._http)
+        else:
+            adapter = email_provider(
+                new.provider, new.credentials, new.config, self._http, endpoints=self._endpoints
+            )
         if self._endpoints is not None:
             self._endpoints.policy.check_account(new.provider, new.credentials, new.config)
         try:

@@ -12,6 +12,9 @@ import httpx
 
 from homing.errors import UnknownProvider
 from homing.providers.base import EmailProvider, EmailProviderFactory
+from homing.providers.chat import ChatProvider, ChatProviderFactory
+from homing.providers.chat.slack import SlackProvider
+from homing.providers.chat.telegram import TelegramProvider
 from homing.providers.domain_api import DomainProvider, DomainProviderFactory, DomainsUnsupported
 from homing.providers.email.mailgun import MailgunProvider
 from homing.providers.email.postmark import PostmarkProvider
@@ -23,10 +26,12 @@ if TYPE_CHECKING:
     from homing.providers.guard import EndpointGuard
 
 __all__ = [
+    "CHAT_PROVIDERS",
     "CREDENTIAL_FIELDS",
     "EMAIL_PROVIDERS",
     "SECRET_CREDENTIAL_FIELDS",
     "UnknownEmailProvider",
+    "chat_provider",
     "domain_provider",
     "email_provider",
 ]
@@ -55,12 +60,16 @@ CREDENTIAL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "postmark": ("api_key",),
     "mailgun": ("api_key", "domain"),
     "smtp": ("host", "port"),
+    # Chat: each vendor's own credential names.
+    "telegram": ("bot_token",),
+    "slack": ("webhook_url",),
 }
 
 
 # Postmark's optional "account_token" (sending domains) is as secret as the server token.
+# A Telegram bot token and a Slack webhook URL are whole credentials.
 SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset(
-    {"api_key", "password", "account_token"}
+    {"api_key", "password", "account_token", "bot_token", "webhook_url"}
 )
 
 
@@ -103,3 +112,20 @@ def domain_provider(
     if adapter is None:
         raise DomainsUnsupported(f"{name} has no sending-domain API", {"provider": name})
     return adapter(credentials, config, http)
+
+
+# Chat vendors (docs/architecture.md, "Failure classes"; README, "Chat").
+CHAT_PROVIDERS: Final[dict[str, ChatProviderFactory]] = {
+    TelegramProvider.name: TelegramProvider,
+    SlackProvider.name: SlackProvider,
+}
+
+
+def chat_provider(
+    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+) -> ChatProvider:
+    """Build the chat adapter called ``name`` (UnknownProvider for another name)."""
+    factory = CHAT_PROVIDERS.get(name)
+    if factory is None:
+        raise UnknownProvider(f"unknown chat provider {name!r}", {"provider": name})
+    return factory(credentials, config, http)

@@ -1,9 +1,16 @@
 """Pacing: each provider account's rate rules, checked before every call to it.
 
-A rule is ``{"scope": "account"|"recipient", "limit": N, "per_seconds": S}`` in the
-account's ``config.rate_rules``. A send takes one slot from every rule that applies;
+A rule is ``{"scope": "account"|"recipient"|"individual"|"group", "limit": N,
+"per_seconds": S}`` in the account's ``config.rate_rules``; an account without them gets
+its vendor's preset (``homing.queue.presets``). ``individual`` and ``group`` rules apply
+to chat jobs: a Telegram chat id below zero (or an ``@channel``) is a group or channel,
+any other an individual chat. A send takes one slot from every rule that applies;
 when any is full the provider counts as throttled for this job (docs/architecture.md,
-"Failure classes"), and the job learns when the fullest rule frees a slot. Windows live
+"Failure classes"), and the job learns when the fullest rule frees a slot. A lower
+priority fills only its share of a rule (``presets.share_of``), so higher priorities
+find room first. Each window is kept ``margin`` seconds longer than the vendor's, so a
+request that travels a little faster than the one before it still lands inside the
+vendor's rule. Windows live
 where the rate limiter keeps them: Redis when several processes share it, memory
 otherwise.
 """
@@ -19,10 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from homing.addresses import address_key
 from homing.clock import Clock
-from homing.models import Job, ProviderAccount
+from homing.models import Channel, Job, ProviderAccount
+from homing.queue.presets import PRESETS, share_of
 from homing.ratelimit import RateLimiter
 
-Scope = Literal["account", "recipient"]
+Scope = Literal["account", "recipient", "individual", "group"]
+
+# Seconds added to every window (see the module docstring).
+DEFAULT_MARGIN_SECONDS = 0.2
 
 
 class RateRule(BaseModel):
@@ -43,6 +54,22 @@ def rules_of(config: dict[str, Any]) -> list[RateRule]:
     return RATE_RULES.validate_python(config.get("rate_rules") or [])
 
 
+def account_rules(account: ProviderAccount) -> list[RateRule]:
+    """The rules that pace ``account``: its own when it sets ``rate_rules`` (even an
+    empty list), else its vendor's preset."""
+    if "rate_rules" in account.config:
+        return rules_of(account.config)
+    return [
+        RateRule(scope=scope, limit=limit, per_seconds=per)  # type: ignore[arg-type]
+        for scope, limit, per in PRESETS.get(account.provider, ())
+    ]
+
+
+def is_group_chat(to: str) -> bool:
+    """Whether a chat id names a group or channel (Bot API: negative ids, @channels)."""
+    return to.startswith(("-", "@"))
+
+
 @dataclass(frozen=True, slots=True)
 class Paced:
     """A send refused by pacing: which rule, and seconds until it has room again."""
@@ -59,8 +86,10 @@ class Paced:
 def recipient_of(job: Job) -> str | None:
     """Who a job is addressed to, for ``recipient`` rules: an email's mailbox by its key
     (``homing.addresses``: a display name or the case of the domain changes nothing),
-    a webhook's URL."""
+    a webhook's URL, a chat's id."""
     to = job.payload.get("to")
+    if job.channel is Channel.CHAT:
+        return str(to) if to else None
     if isinstance(to, str) and to:
         return address_key(to)
     url = job.payload.get("url")
@@ -71,9 +100,12 @@ class Pacer:
     """Takes a slot from an account's rules before each call to it; ``clock`` is the
     one the limiter answers on, so the wait it reports is measured on the same time."""
 
-    def __init__(self, limiter: RateLimiter, clock: Clock) -> None:
+    def __init__(
+        self, limiter: RateLimiter, clock: Clock, margin: float = DEFAULT_MARGIN_SECONDS
+    ) -> None:
         self._limiter = limiter
         self._clock = clock
+        self._margin = margin
 
     async def take(self, account: ProviderAccount, job: Job) -> Paced | None:
         """Take a slot from every rule of ``account`` that applies to ``job``.
@@ -81,15 +113,17 @@ class Pacer:
         Rules are looked at first and taken only when all have room, so a full
         recipient rule does not also spend a slot of the account rule.
         """
-        keyed = self._keys(account, job, rules_of(account.config))
+        keyed = self._keys(account, job, account_rules(account))
         if not keyed:
             return None
         for key, rule in keyed:
-            decision = await self._limiter.peek(key, rule.limit, rule.per_seconds)
+            limit, window = share_of(rule.limit, job.priority), rule.per_seconds + self._margin
+            decision = await self._limiter.peek(key, limit, window)
             if not decision.allowed:
                 return Paced(rule, max(0.001, decision.reset_at - self._clock.now()))
         for key, rule in keyed:
-            decision = await self._limiter.hit(key, rule.limit, rule.per_seconds)
+            limit, window = share_of(rule.limit, job.priority), rule.per_seconds + self._margin
+            decision = await self._limiter.hit(key, limit, window)
             if not decision.allowed:
                 return Paced(rule, max(0.001, decision.reset_at - self._clock.now()))
         return None
@@ -100,11 +134,20 @@ class Pacer:
         keyed = []
         for index, rule in enumerate(rules):
             key = f"pace:{account.id}:{index}"
-            if rule.scope == "recipient":
+            if rule.scope != "account":
                 recipient = recipient_of(job)
-                if recipient is None:
+                if recipient is None or not _covers(rule.scope, job, recipient):
                     continue
                 # Hashed: a recipient's address never becomes a Redis key.
                 key += ":" + hashlib.sha256(recipient.encode()).hexdigest()[:32]
             keyed.append((key, rule))
         return keyed
+
+
+def _covers(scope: Scope, job: Job, recipient: str) -> bool:
+    """Whether a recipient-keyed rule of ``scope`` applies to ``job``'s recipient."""
+    if scope == "recipient":
+        return True
+    if job.channel is not Channel.CHAT:
+        return False
+    return is_group_chat(recipient) is (scope == "group")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from homing.sandbox import domain_routes, events, mailgun, postmark, resend, sendgrid
+from homing.sandbox import domain_routes, events, mailgun, postmark, resend, sendgrid, telegram
 from homing.sandbox.control import control_router, slack_router
 from homing.sandbox.state import SandboxState
 
@@ -15,6 +15,7 @@ VENDOR_PREFIXES = {
     "postmark": "/postmark",
     "mailgun": "/mailgun",
     "slack": "/slack",
+    "telegram": "/telegram",
 }
 
 
@@ -44,6 +45,7 @@ def build_app(state: SandboxState) -> Starlette:
                 routes=[*mailgun.router(state).routes, *domain_routes.mailgun_routes(state)],
             ),
             Mount("/slack", app=slack_router(state)),
+            Mount("/telegram", app=telegram.router(state)),
             # Control, plus signed events back to Homing (homing.sandbox.events).
             Mount("/_sandbox", routes=[*control_router(state).routes, *events.routes(state)]),
         ]

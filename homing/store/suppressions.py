@@ -56,10 +56,26 @@ def normalize_address(value: str) -> str:
     return address_key(value)
 
 
+def suppression_key(channel: Channel, address: str) -> str:
+    """How a suppressed address is kept on ``channel``: an email's mailbox key, a chat's
+    ``<vendor>:<chat id>`` in lower case (Telegram's @names ignore case)."""
+    if channel is Channel.CHAT:
+        return address.strip().lower()
+    return normalize_address(address)
+
+
+def chat_recipient(kind: str, to: str) -> str:
+    """The suppression key of a chat job: (vendor, chat id) as ``telegram:-100123``."""
+    return suppression_key(Channel.CHAT, f"{kind}:{to}")
+
+
 def recipient_of(channel: Channel | str, payload: dict[str, Any]) -> str | None:
     """The address a job is sent to, when its channel has suppressible recipients."""
-    if Channel(channel) is Channel.EMAIL and isinstance(payload.get("to"), str):
+    channel = Channel(channel)
+    if channel is Channel.EMAIL and isinstance(payload.get("to"), str):
         return normalize_address(payload["to"])
+    if channel is Channel.CHAT and isinstance(payload.get("to"), str):
+        return chat_recipient(str(payload.get("kind") or ""), payload["to"])
     return None
 
 
@@ -122,7 +138,7 @@ class SuppressionStore:
         values = {
             "tenant_id": tenant_id,
             "channel": channel.value,
-            "address": normalize_address(address),
+            "address": suppression_key(channel, address),
             "reason": reason,
             "source": source,
             "created_at": as_datetime(self._clock.now()),
@@ -170,7 +186,7 @@ class SuppressionStore:
                 delete(suppressions).where(
                     c.tenant_id == tenant_id,
                     c.channel == channel.value,
-                    c.address == normalize_address(address),
+                    c.address == suppression_key(channel, address),
                 )
             )
         if result.rowcount == 0:

@@ -21,6 +21,7 @@ TEST_KEY_ROUTES = {
     ("POST", "/v1/notifications/email"),
     ("POST", "/v1/notifications/email/batch"),
     ("POST", "/v1/notifications/webhook"),
+    ("POST", "/v1/notifications/chat"),
     ("GET", "/v1/jobs"),
     ("GET", "/v1/jobs/{job_id}"),
     ("POST", "/v1/jobs/{job_id}/retry"),
