@@ -141,7 +141,10 @@ async def test_paid_email_is_unlimited_and_webhooks_are_not(
     assert refused.value.details["quota"] == "webhook"
     report = await usage(indie)
     assert report["used"]["email"] == 3
-    assert [(q["name"], q["limit"], q["used"]) for q in report["quotas"]] == [("webhook", 1, 1)]
+    assert [(q["name"], q["limit"], q["used"]) for q in report["quotas"]] == [
+        ("chat", 10000, 0),
+        ("webhook", 1, 1),
+    ]
 
 
 async def test_moving_to_a_plan_with_a_shared_quota_counts_the_month_so_far(
@@ -183,13 +186,21 @@ async def test_usage_shows_counts_limits_and_reset_times(
     assert report["used"] == {"email": 1, "webhook": 0, "sms": 0, "chat": 0}
     assert report["quotas"] == [
         {
+            "name": "chat",
+            "channels": ["chat"],
+            "limit": 50000,
+            "used": 0,
+            "remaining": 50000,
+            "resets_at": report["resets_at"],
+        },
+        {
             "name": "webhook",
             "channels": ["webhook"],
             "limit": 15000,
             "used": 0,
             "remaining": 15000,
             "resets_at": report["resets_at"],
-        }
+        },
     ]
     rate = report["rate_limit"]
     assert (rate["limit"], rate["window_seconds"], rate["remaining"]) == (200, 60, 199)
