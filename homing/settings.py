@@ -112,7 +112,7 @@ class Settings(BaseSettings):
         "is deferred (no attempt is spent either way).",
     )
     pacing_margin_seconds: float = Field(
-        default=0.2,
+        default=0.5,
         ge=0,
         le=5,
         description="Seconds added to every pacing window, against network jitter.",

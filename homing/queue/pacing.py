@@ -33,7 +33,7 @@ from homing.ratelimit import RateLimiter
 Scope = Literal["account", "recipient", "individual", "group"]
 
 # Seconds added to every window (see the module docstring).
-DEFAULT_MARGIN_SECONDS = 0.2
+DEFAULT_MARGIN_SECONDS = 0.5
 
 
 class RateRule(BaseModel):
