@@ -87,11 +87,11 @@ async def _stats(http: httpx.AsyncClient) -> dict[str, Any]:
 async def _probe(
     services: Services, tenant_id: str, http: httpx.AsyncClient, messages: int
 ) -> dict[str, float]:
-    """Accept a CRITICAL message every PROBE_EVERY seconds until the broadcast is
-    delivered; each probe's accept time by its text."""
+    """Accept a CRITICAL message every PROBE_EVERY seconds until the broadcast and the
+    probes are delivered; each probe's accept time by its text."""
     accepted: dict[str, float] = {}
     n = 0
-    while (await _stats(http))["received"]["telegram"] < messages:
+    while (await _stats(http))["received"]["telegram"] < messages + len(accepted):
         text = f"answer {n}"
         job = _job(tenant_id, str(PROBE_CHAT_BASE + n), text, Priority.CRITICAL)
         accepted[text] = time.time()

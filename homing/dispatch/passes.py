@@ -61,6 +61,9 @@ def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAc
     if job.channel in DIRECT_CHANNELS:
         return [] if DIRECT_TARGET_ID in job.skipped_providers else [direct_target(job)]
     usable = [a for a in accounts if a.enabled and a.channel is job.channel]
+    if job.channel is Channel.CHAT:
+        # A chat job is addressed to one vendor's chat id (fixed at accept).
+        usable = [a for a in usable if a.provider == job.payload.get("kind")]
     if job.provider_pin is not None:
         chosen = [resolve_pin(job.provider_pin, usable), resolve_pin(job.fallback_pin, usable)]
         picked = [a for a in chosen if a is not None]
@@ -119,12 +122,15 @@ class PassRunner:
         if self._pacer is None:
             return
         waited = 0.0
-        while paced := await self._pacer.take(account, job):
-            if waited + paced.wait > self._pacing_wait:
-                raise ProviderFailure(FailureClass.THROTTLED, paced.detail, retry_after=paced.wait)
+        pacer = self._pacer
+        while paced := await pacer.take(account, job):
+            if waited + paced.wait > self._pacing_wait or not pacer.may_wait(paced):
+                wait = pacer.deferral(paced) if self._pacing_wait else paced.wait
+                raise ProviderFailure(FailureClass.THROTTLED, paced.detail, retry_after=wait)
             # Waiting here keeps the job's place and lease; a deferral would cost a
             # claim and a write per job per window while a broadcast drains.
-            await asyncio.sleep(paced.wait)
+            with pacer.waiting(paced):
+                await asyncio.sleep(paced.wait)
             waited += paced.wait
 
     def _sender_for(self, job: Job) -> Sender:

@@ -18,7 +18,9 @@ otherwise.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,6 +36,8 @@ Scope = Literal["account", "recipient", "individual", "group"]
 
 # Seconds added to every window (see the module docstring).
 DEFAULT_MARGIN_SECONDS = 0.5
+# Windows whose deferral schedule is remembered at most (past ones are dropped first).
+MAX_SCHEDULES = 10_000
 
 
 class RateRule(BaseModel):
@@ -72,10 +76,15 @@ def is_group_chat(to: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Paced:
-    """A send refused by pacing: which rule, and seconds until it has room again."""
+    """A send refused by pacing: which rule, and seconds until it has room again;
+    ``key`` names the rule's window, ``limit`` and ``window`` what this job may use of
+    it."""
 
     rule: RateRule
     wait: float
+    key: str = ""
+    limit: int = 1
+    window: float = 1.0
 
     @property
     def detail(self) -> str:
@@ -106,6 +115,10 @@ class Pacer:
         self._limiter = limiter
         self._clock = clock
         self._margin = margin
+        # In this process only: jobs waiting per window, and each window's next slot
+        # for a deferred job.
+        self._waiting: Counter[str] = Counter()
+        self._next_slot: dict[str, float] = {}
 
     async def take(self, account: ProviderAccount, job: Job) -> Paced | None:
         """Take a slot from every rule of ``account`` that applies to ``job``.
@@ -120,13 +133,43 @@ class Pacer:
             limit, window = share_of(rule.limit, job.priority), rule.per_seconds + self._margin
             decision = await self._limiter.peek(key, limit, window)
             if not decision.allowed:
-                return Paced(rule, max(0.001, decision.reset_at - self._clock.now()))
+                wait = max(0.001, decision.reset_at - self._clock.now())
+                return Paced(rule, wait, key, limit, window)
         for key, rule in keyed:
             limit, window = share_of(rule.limit, job.priority), rule.per_seconds + self._margin
             decision = await self._limiter.hit(key, limit, window)
             if not decision.allowed:
-                return Paced(rule, max(0.001, decision.reset_at - self._clock.now()))
+                wait = max(0.001, decision.reset_at - self._clock.now())
+                return Paced(rule, wait, key, limit, window)
         return None
+
+    def may_wait(self, paced: Paced) -> bool:
+        """Whether a job may wait in this worker for ``paced``'s window: no more of
+        them than one window's worth, so a broadcast does not fill the tenant's
+        in-flight share with waiting jobs (a CRITICAL job then finds room at once)."""
+        return self._waiting[paced.key] < paced.limit
+
+    @contextmanager
+    def waiting(self, paced: Paced) -> Iterator[None]:
+        """Count a job as waiting for ``paced``'s window while the block runs."""
+        self._waiting[paced.key] += 1
+        try:
+            yield
+        finally:
+            self._waiting[paced.key] -= 1
+            if not self._waiting[paced.key]:
+                del self._waiting[paced.key]
+
+    def deferral(self, paced: Paced) -> float:
+        """Seconds to defer a job that may not wait: the next free slot of a schedule
+        kept at the rule's rate, so the deferred jobs of a broadcast come back one
+        slot apart instead of all at once."""
+        now = self._clock.now()
+        slot = max(now + paced.wait, self._next_slot.get(paced.key, 0.0))
+        if len(self._next_slot) >= MAX_SCHEDULES:
+            self._next_slot = {k: v for k, v in self._next_slot.items() if v > now}
+        self._next_slot[paced.key] = slot + paced.window / paced.limit
+        return slot - now
 
     def _keys(
         self, account: ProviderAccount, job: Job, rules: Sequence[RateRule]

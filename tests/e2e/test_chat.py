@@ -62,6 +62,11 @@ async def test_a_bot_blocked_by_the_chat_fails_the_job_and_suppresses_the_chat(
     ]
     second = await send_chat(tenant, to="4031")
     assert (await job(tenant, second))["status"] == "SUPPRESSED"
+    lifted = await tenant.delete(
+        "/v1/suppressions", params={"channel": "chat", "address": "telegram:4031"}
+    )
+    assert lifted.status_code == 204
+    assert (await tenant.get("/v1/suppressions")).json()["data"] == []
     other = await send_chat(tenant, to="5032")
     await deliver(services)
     assert (await job(tenant, other))["status"] == "COMPLETED"
@@ -216,6 +221,18 @@ async def test_a_slack_payload_refused_is_message_permanent(
     assert body["status"] == "FAILED"
     assert body["error_class"] == "message_permanent"
     assert "invalid_payload" in body["error"]
+
+
+async def test_a_job_goes_only_to_accounts_of_its_vendor(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    await register_slack(tenant, sandbox)
+    await register_telegram(tenant, sandbox)
+    job_id = await send_chat(tenant, to="#alerts")  # the first chat provider: Slack
+    pinned = await send_chat(tenant, to="4242", provider="telegram")
+    await deliver(services)
+    assert _trail(await job(tenant, job_id)) == [(1, "slack", "success")]
+    assert _trail(await job(tenant, pinned)) == [(1, "telegram", "success")]
 
 
 async def test_a_slack_429_defers_after_retry_after(
