@@ -29,11 +29,11 @@ def test_the_shipped_plans_are_the_designed_ones() -> None:
     plans = load_plans()
     free, indie, startup = plans[Plan.FREE], plans[Plan.INDIE], plans[Plan.STARTUP]
     assert (free.rate_per_minute, free.priority) == (5, Priority.LOW)
-    assert {q.name: q.limit for q in free.quotas} == {"email+webhook": 100}
+    assert {q.name: q.limit for q in free.quotas} == {"email+webhook": 100, "chat": 100}
     assert (indie.rate_per_minute, indie.priority) == (50, None)
-    assert {q.name: q.limit for q in indie.quotas} == {"webhook": 4000}
+    assert {q.name: q.limit for q in indie.quotas} == {"webhook": 4000, "chat": 10000}
     assert startup.rate_per_minute == 200
-    assert {q.name: q.limit for q in startup.quotas} == {"webhook": 15000}
+    assert {q.name: q.limit for q in startup.quotas} == {"webhook": 15000, "chat": 50000}
     assert indie.quotas_for(Channel.EMAIL) == ()
     assert [q.name for q in free.quotas_for(Channel.WEBHOOK)] == ["email+webhook"]
 
@@ -47,7 +47,11 @@ def test_custom_limits_override_the_plan_quota_by_quota() -> None:
     )
     limits = effective_limits(tenant, plans)
     assert limits.rate_per_minute == 7
-    assert {q.name: q.limit for q in limits.quotas} == {"email": 10, "email+webhook": 20}
+    assert {q.name: q.limit for q in limits.quotas} == {
+        "email": 10,
+        "email+webhook": 20,
+        "chat": 10000,
+    }
     assert effective_limits(_tenant(Plan.INDIE), plans) == plans[Plan.INDIE]
 
 
@@ -75,6 +79,7 @@ def test_months_are_utc_calendar_months() -> None:
 
 def test_quota_usage_sums_the_channels_of_each_quota() -> None:
     limits = effective_limits(_tenant(Plan.FREE), load_plans())
-    [usage] = quota_usage(limits, {Channel.EMAIL: 30, Channel.WEBHOOK: 80}, "2026-05")
+    usages = quota_usage(limits, {Channel.EMAIL: 30, Channel.WEBHOOK: 80}, "2026-05")
+    [usage] = [u for u in usages if u.quota.name == "email+webhook"]
     assert (usage.used, usage.remaining) == (110, 0)
     assert usage.resets_at == datetime(2026, 6, 1, tzinfo=UTC)
