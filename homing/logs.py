@@ -21,8 +21,11 @@ _SECRET_KEYS = re.compile(
     r"pass(word)?|secret|token|api[_-]?key|authorization|credential|signature|cookie",
     re.IGNORECASE,
 )
+# The last two: a Telegram bot token's secret part (it sits in the Bot API's URL path)
+# and a Slack incoming webhook's path (the URL is the credential).
 _SECRET_VALUES = re.compile(
-    r"(hk_(?:test_)?|whsec_|sk_(?:live|test)_|SG\.|re_|key-|Bearer\s+|Basic\s+)[A-Za-z0-9._~+/=-]{6,}"
+    r"(hk_(?:test_)?|whsec_|sk_(?:live|test)_|SG\.|re_|key-|Bearer\s+|Basic\s+"
+    r"|bot[0-9]{1,20}:|hooks\.slack\.com/services/)[A-Za-z0-9._~+/=-]{6,}"
 )
 
 

@@ -102,7 +102,7 @@ class _Window:
 
 class _Windows(Protocol):
     async def take(
-        self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
+        self, key: str, limit: int, per_seconds: float, costs: Sequence[int]
     ) -> list[_Window]:
         """Each of ``costs`` in turn: add that many requests when they fit (0: look)."""
         ...
@@ -114,7 +114,7 @@ class _Windows(Protocol):
     async def aclose(self) -> None: ...
 
 
-_Group = tuple[str, int, int]  # key, limit, per_seconds
+_Group = tuple[str, int, float]  # key, limit, per_seconds
 
 
 class RateLimiter:
@@ -148,7 +148,7 @@ class RateLimiter:
         where = "redis" if self.shared else "memory"
         return f"RateLimiter({where}, on_error={self._on_error!r})"
 
-    async def hit(self, key: str, limit: int, per_seconds: int, cost: int = 1) -> RateDecision:
+    async def hit(self, key: str, limit: int, per_seconds: float, cost: int = 1) -> RateDecision:
         """Take ``cost`` from ``key``'s window of ``limit`` per ``per_seconds``."""
         cost = max(1, cost)
         if not self.shared:
@@ -163,7 +163,7 @@ class RateLimiter:
             task.add_done_callback(self._tasks.discard)
         return await answer
 
-    async def peek(self, key: str, limit: int, per_seconds: int) -> RateDecision:
+    async def peek(self, key: str, limit: int, per_seconds: float) -> RateDecision:
         """What ``hit`` would see now, without taking anything."""
         return (await self._take((key, limit, per_seconds), [0]))[0]
 
@@ -216,7 +216,7 @@ class RateLimiter:
     def _resting(self) -> bool:
         return self._down and time.monotonic() < self._down_until
 
-    def _degraded(self, limit: int, per_seconds: int) -> RateDecision:
+    def _degraded(self, limit: int, per_seconds: float) -> RateDecision:
         STORAGE_ERRORS.labels(policy=self._on_error).inc()
         allowed = self._on_error == "open"
         return RateDecision(allowed, limit, limit, self._clock.now() + per_seconds, degraded=True)
@@ -237,7 +237,9 @@ class RateLimiter:
             log.info("rate-limit store reachable again")
 
 
-def _decision(window: _Window, cost: int, limit: int, per_seconds: int, now: float) -> RateDecision:
+def _decision(
+    window: _Window, cost: int, limit: int, per_seconds: float, now: float
+) -> RateDecision:
     remaining = max(0, limit - window.used)
     allowed = window.allowed if cost else remaining > 0
     oldest = window.now if window.oldest is None else window.oldest
@@ -273,7 +275,7 @@ class _MemoryWindows:
         self._takes = 0
 
     async def take(
-        self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
+        self, key: str, limit: int, per_seconds: float, costs: Sequence[int]
     ) -> list[_Window]:
         now = self._clock.now()
         held = self._held(key, per_seconds)
@@ -291,7 +293,7 @@ class _MemoryWindows:
             self._forget_idle(now)
         return windows
 
-    def _held(self, key: str, per_seconds: int) -> _Held:
+    def _held(self, key: str, per_seconds: float) -> _Held:
         held = self._windows.get(key)
         if held is None:
             held = self._windows[key] = _Held(float(per_seconds))
@@ -360,10 +362,10 @@ class _RedisWindows:
         self._calls = 0
 
     async def take(
-        self, key: str, limit: int, per_seconds: int, costs: Sequence[int]
+        self, key: str, limit: int, per_seconds: float, costs: Sequence[int]
     ) -> list[_Window]:
         self._calls += 1
-        args: list[str | int] = [per_seconds, limit, f"{self._token}:{self._calls}", *costs]
+        args: list[str | int | float] = [per_seconds, limit, f"{self._token}:{self._calls}", *costs]
         oldest_text, now_text, *pairs = await self._script(keys=[self._prefix + key], args=args)
         oldest = float(oldest_text) if oldest_text else None
         now = float(now_text)

@@ -12,6 +12,7 @@ import httpx
 from homing.alerts import Alerter
 from homing.clock import Clock, Heartbeat, SystemClock
 from homing.crypto import MasterKey, Sealer, load_or_create_key_file
+from homing.dispatch.chat_sender import ChatSender
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
 from homing.dispatch.policy import RetryPolicy
@@ -238,7 +239,8 @@ class Services:
         )
 
     def worker(
-        self, channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK, Channel.SMS)
+        self,
+        channels: tuple[Channel, ...] = (Channel.EMAIL, Channel.WEBHOOK, Channel.SMS, Channel.CHAT),
     ) -> Worker:
         """A worker for these channels, sharing this process's pools and wake-ups."""
         s = self.settings
@@ -248,10 +250,14 @@ class Services:
             {
                 Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock),
                 Channel.SMS: SmsSender(self.sealer, self.http, self.endpoints),
+                Channel.CHAT: ChatSender(
+                    self.sealer, self.http, self.endpoints, self.inbound.suppressions
+                ),
             },
             guard=self.sandbox,
-            pacer=Pacer(self.limiter, self.clock),
+            pacer=Pacer(self.limiter, self.clock, s.pacing_margin_seconds),
             deadline_seconds=s.provider_deadline_seconds,
+            pacing_wait=s.pacing_wait_seconds,
         )
         config = WorkerConfig(
             queues=queues_for(channels),

@@ -223,6 +223,23 @@ class Settings(BaseSettings):
         "HOMING_RETENTION_DAYS.",
     )
 
+    # Pacing (README "Pacing presets"): how long a job waits in the worker for a full
+    # rate rule to free a slot before it is deferred, and the seconds added to every
+    # rule's window so that jitter on the way never makes a vendor count one too many.
+    pacing_wait_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        le=60,
+        description="Seconds a job may wait in the worker for a pacing slot before it "
+        "is deferred (no attempt is spent either way).",
+    )
+    pacing_margin_seconds: float = Field(
+        default=0.5,
+        ge=0,
+        le=5,
+        description="Seconds added to every pacing window, against network jitter.",
+    )
+
     @field_validator("paystack_secret_key", "polar_webhook_secret", mode="before")
     @classmethod
     def _blank_billing_secret_is_unset(cls, value: object) -> object:

@@ -37,6 +37,8 @@ TEST_SETTINGS: dict[str, Any] = {
     "provider_timeout_seconds": 2,
     "alert_batch_seconds": 0,
     "poll_interval_seconds": 0.05,
+    # Tests run on a ManualClock: a paced job is deferred at once rather than waiting.
+    "pacing_wait_seconds": 0,
 }
 SERVER_STARTUP_SECONDS = 10.0
 

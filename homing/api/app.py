@@ -18,6 +18,7 @@ from homing.api.routes import (
     admin_jobs,
     audit,
     batch,
+    chat,
     dead_letters,
     domains,
     health,
@@ -85,6 +86,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(tenant_settings.router)
     app.include_router(admin_jobs.router)
     app.include_router(dead_letters.router)
+    app.include_router(chat.router)
     app.include_router(audit.router)
     app.include_router(sms.router)
     # The web console at / (homing.console): its pages, after every API route.

@@ -53,6 +53,7 @@ EXEMPT: dict[tuple[str, str], str] = {
     ("POST", "/v1/notifications/webhook"): "sending; the job is its record",
     ("POST", "/v1/notifications/sms"): "sending; the job is its record",
     ("POST", "/v1/notifications/sms/batch"): "sending; each job is its own record",
+    ("POST", "/v1/notifications/chat"): "sending; the job is its record",
     ("POST", "/v1/jobs/{job_id}/retry"): "sends one job again, like an accept; its attempts "
     "record it",
     ("POST", "/v1/jobs/{job_id}/cancel"): "ends one job, like its delivery would; the job's "

@@ -36,6 +36,7 @@ TEST_KEY_ROUTES: frozenset[tuple[str, str]] = frozenset(
         ("POST", "/v1/notifications/webhook"),
         ("POST", "/v1/notifications/sms"),
         ("POST", "/v1/notifications/sms/batch"),
+        ("POST", "/v1/notifications/chat"),
         # Its own test jobs only (the store filters by the key's kind).
         ("GET", "/v1/jobs"),
         ("GET", "/v1/jobs/{job_id}"),

@@ -31,7 +31,11 @@ from homing.models import (
 )
 from homing.queue.pacing import RATE_RULES, RateRule
 
-ProviderName = Literal["sendgrid", "resend", "postmark", "mailgun", "smtp", "twilio", "vonage"]
+ProviderName = Literal[
+    "sendgrid", "resend", "postmark", "mailgun", "smtp", "twilio", "vonage", "telegram", "slack"
+]
+# Which providers serve which channel (a provider of another channel is a 422).
+CHAT_PROVIDER_NAMES = frozenset({"telegram", "slack"})
 PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
 
 
@@ -42,7 +46,7 @@ def _no_line_breaks(value: str) -> str:
 
 
 class ProviderCreate(Strict):
-    channel: Literal["email", "sms"]
+    channel: Literal["email", "sms", "chat"]
     provider: ProviderName
     credentials: dict[str, Any]
     config: dict[str, Any] = Field(default_factory=dict)
@@ -60,6 +64,12 @@ class ProviderCreate(Strict):
                 raise ValueError(
                     f"'{name}' must nest less deeply and hold integers within 64 bits"
                 ) from None
+        return self
+
+    @model_validator(mode="after")
+    def _provider_of_channel(self) -> ProviderCreate:
+        if (self.channel == "chat") != (self.provider in CHAT_PROVIDER_NAMES):
+            raise ValueError(f"{self.provider} is not a provider of the {self.channel} channel")
         return self
 
     @model_validator(mode="after")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -60,6 +61,9 @@ def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAc
     if job.channel in DIRECT_CHANNELS:
         return [] if DIRECT_TARGET_ID in job.skipped_providers else [direct_target(job)]
     usable = [a for a in accounts if a.enabled and a.channel is job.channel]
+    if job.channel is Channel.CHAT:
+        # A chat job is addressed to one vendor's chat id (fixed at accept).
+        usable = [a for a in usable if a.provider == job.payload.get("kind")]
     if job.provider_pin is not None:
         chosen = [resolve_pin(job.provider_pin, usable), resolve_pin(job.fallback_pin, usable)]
         picked = [a for a in chosen if a is not None]
@@ -97,10 +101,14 @@ class PassRunner:
         guard: SandboxGuard | None = None,
         pacer: Pacer | None = None,
         deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        pacing_wait: float = 0.0,
     ) -> None:
         """``deadline_seconds`` bounds each provider call as a whole (see
-        ``homing.providers.deadline``); a pass over several providers may take longer."""
+        ``homing.providers.deadline``); a pass over several providers may take longer.
+        ``pacing_wait``: how long a job may wait in the worker for a full rate rule to
+        free a slot before it is deferred instead (docs/architecture.md, "Pacing")."""
         self._deadline = deadline_seconds
+        self._pacing_wait = pacing_wait
         self._sender = sender
         self._pacer = pacer
         self._senders = dict(senders or {})
@@ -109,9 +117,22 @@ class PassRunner:
         self._guard = guard or SandboxGuard()
 
     async def _pace(self, account: ProviderAccount, job: Job) -> None:
-        """A full rate rule makes this provider throttled for the job (no call made)."""
-        if self._pacer is not None and (paced := await self._pacer.take(account, job)):
-            raise ProviderFailure(FailureClass.THROTTLED, paced.detail, retry_after=paced.wait)
+        """Take a slot of every rate rule of ``account``, waiting up to ``pacing_wait``
+        in all for a full one to free one; past that the provider is throttled for the
+        job (no call made, no attempt spent: the job is deferred to the slot)."""
+        if self._pacer is None:
+            return
+        waited = 0.0
+        pacer = self._pacer
+        while paced := await pacer.take(account, job):
+            if waited + paced.wait > self._pacing_wait or not pacer.may_wait(paced):
+                wait = pacer.deferral(paced) if self._pacing_wait else paced.wait
+                raise ProviderFailure(FailureClass.THROTTLED, paced.detail, retry_after=wait)
+            # Waiting here keeps the job's place and lease; a deferral would cost a
+            # claim and a write per job per window while a broadcast drains.
+            with pacer.waiting(paced):
+                await asyncio.sleep(paced.wait)
+            waited += paced.wait
 
     def _sender_for(self, job: Job) -> Sender:
         return self._senders.get(job.channel, self._sender)

@@ -23,7 +23,6 @@ from homing.providers.registry import (
     CREDENTIAL_FIELDS,
     SECRET_CREDENTIAL_FIELDS,
     checkable_provider,
-    with_rate_preset,
 )
 from homing.store.audit import AuditEvent
 from homing.store.providers import ProviderStore, open_credentials, seal_credentials
@@ -106,7 +105,7 @@ class ProviderAccounts:
             enabled=new.enabled,
             credentials_sealed=seal_credentials(self._sealer, account_id, new.credentials),
             credentials_preview=credentials_preview(new.credentials),
-            config=with_rate_preset(new.provider, new.config),
+            config=new.config,
             created_at=datetime.now(UTC),
         )
         return await self._store.add(account, audit)

@@ -54,6 +54,10 @@ OFFICIAL_HOSTS: Final[Mapping[str, frozenset[str]]] = {
             "messages-sandbox.nexmo.com",
         }
     ),
+    # Chat: Telegram's Bot API, and Slack's incoming webhooks (the webhook URL is the
+    # endpoint there, not a base_url).
+    "telegram": frozenset({"api.telegram.org"}),
+    "slack": frozenset({"hooks.slack.com"}),
 }
 _ALL_OFFICIAL: Final = frozenset().union(*OFFICIAL_HOSTS.values())
 _HTTPS_PORT: Final = 443
@@ -238,6 +242,9 @@ class EndpointPolicy:
                 return  # the adapter refuses it with its own message
             self.check_smtp(host, port)
             return
+        if provider == "slack":
+            self._check_webhook_url(credentials.get("webhook_url"))
+            return
         base_url = config.get("base_url") if isinstance(config, Mapping) else None
         if not base_url:
             return  # the adapter's default: the vendor's own API
@@ -245,6 +252,14 @@ class EndpointPolicy:
         if "?" in base_url or "#" in base_url:
             # The adapters append paths: a query would end up in front of them.
             raise refuse("malformed", "base_url must not carry a query or a fragment")
+
+    def _check_webhook_url(self, url: Any) -> None:
+        """A Slack webhook URL is checked as a base_url is, and must name a path."""
+        if not isinstance(url, str) or not url:
+            raise refuse("malformed", "the Slack webhook_url must be a URL")
+        self.check_url(url, "slack")
+        if "#" in url or yarl.URL(url).path in ("", "/"):
+            raise refuse("malformed", "the Slack webhook_url must name a webhook path")
 
 
 def _refuse_address(policy: AddressPolicy, address: IPAddress) -> None:

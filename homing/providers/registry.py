@@ -18,6 +18,9 @@ from homing.providers.base import (
     SmsProvider,
     SmsProviderFactory,
 )
+from homing.providers.chat import ChatProvider, ChatProviderFactory
+from homing.providers.chat.slack import SlackProvider
+from homing.providers.chat.telegram import TelegramProvider
 from homing.providers.domain_api import DomainProvider, DomainProviderFactory, DomainsUnsupported
 from homing.providers.email.mailgun import MailgunProvider
 from homing.providers.email.postmark import PostmarkProvider
@@ -31,18 +34,18 @@ if TYPE_CHECKING:
     from homing.providers.guard import EndpointGuard
 
 __all__ = [
+    "CHAT_PROVIDERS",
     "CREDENTIAL_FIELDS",
     "EMAIL_PROVIDERS",
     "PROVIDER_CHANNELS",
-    "RATE_PRESETS",
     "SECRET_CREDENTIAL_FIELDS",
     "SMS_PROVIDERS",
     "UnknownEmailProvider",
+    "chat_provider",
     "checkable_provider",
     "domain_provider",
     "email_provider",
     "sms_provider",
-    "with_rate_preset",
 ]
 
 EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = {
@@ -71,12 +74,16 @@ CREDENTIAL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "smtp": ("host", "port"),
     "twilio": ("account_sid", "auth_token"),
     "vonage": ("api_key", "api_secret"),
+    # Chat: each vendor's own credential names.
+    "telegram": ("bot_token",),
+    "slack": ("webhook_url",),
 }
 
 
 # Postmark's optional "account_token" (sending domains) is as secret as the server token.
+# A Telegram bot token and a Slack webhook URL are whole credentials.
 SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset(
-    {"api_key", "password", "account_token", "auth_token", "api_secret"}
+    {"api_key", "password", "account_token", "auth_token", "api_secret", "bot_token", "webhook_url"}
 )
 
 
@@ -121,6 +128,23 @@ def domain_provider(
     return adapter(credentials, config, http)
 
 
+# Chat vendors (docs/architecture.md, "Failure classes"; README, "Chat").
+CHAT_PROVIDERS: Final[dict[str, ChatProviderFactory]] = {
+    TelegramProvider.name: TelegramProvider,
+    SlackProvider.name: SlackProvider,
+}
+
+
+def chat_provider(
+    name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
+) -> ChatProvider:
+    """Build the chat adapter called ``name`` (UnknownProvider for another name)."""
+    factory = CHAT_PROVIDERS.get(name)
+    if factory is None:
+        raise UnknownProvider(f"unknown chat provider {name!r}", {"provider": name})
+    return factory(credentials, config, http)
+
+
 # SMS ------------------------------------------------------------------------------------
 
 SMS_PROVIDERS: Final[dict[str, SmsProviderFactory]] = {
@@ -132,25 +156,8 @@ SMS_PROVIDERS: Final[dict[str, SmsProviderFactory]] = {
 PROVIDER_CHANNELS: Final[dict[str, Channel]] = {
     **{name: Channel.EMAIL for name in EMAIL_PROVIDERS},
     **{name: Channel.SMS for name in SMS_PROVIDERS},
+    **{name: Channel.CHAT for name in CHAT_PROVIDERS},
 }
-
-
-# Each vendor's account rate as pacing rules (``homing.queue.pacing``), applied to an
-# account registered without ``config.rate_rules``; any list given, even empty, wins.
-# Twilio: the API's default concurrency of about 100 requests a second per account;
-# Vonage: 30 API requests a second per account (README, "SMS").
-RATE_PRESETS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
-    "twilio": ({"scope": "account", "limit": 100, "per_seconds": 1},),
-    "vonage": ({"scope": "account", "limit": 30, "per_seconds": 1},),
-}
-
-
-def with_rate_preset(provider: str, config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` with the vendor's preset rate rules unless it names its own."""
-    preset = RATE_PRESETS.get(provider)
-    if preset is None or "rate_rules" in config:
-        return config
-    return {**config, "rate_rules": [dict(rule) for rule in preset]}
 
 
 def sms_provider(
@@ -172,11 +179,13 @@ def checkable_provider(
     http: httpx.AsyncClient,
     *,
     endpoints: EndpointGuard | None = None,
-) -> EmailProvider | SmsProvider:
+) -> EmailProvider | SmsProvider | ChatProvider:
     """The adapter whose credentials a registration checks: ``name`` must serve
     ``channel`` (UnknownProvider otherwise)."""
     if PROVIDER_CHANNELS.get(name) is not channel:
         raise UnknownProvider(f"{name!r} is not a {channel.value} provider", {"provider": name})
     if channel is Channel.SMS:
         return sms_provider(name, credentials, config, http)
+    if channel is Channel.CHAT:
+        return chat_provider(name, credentials, config, http)
     return email_provider(name, credentials, config, http, endpoints=endpoints)

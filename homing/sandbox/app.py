@@ -12,6 +12,7 @@ from homing.sandbox import (
     postmark,
     resend,
     sendgrid,
+    telegram,
     twilio,
     vonage,
 )
@@ -26,6 +27,7 @@ VENDOR_PREFIXES = {
     "slack": "/slack",
     "twilio": "/twilio",
     "vonage": "/vonage",
+    "telegram": "/telegram",
 }
 
 
@@ -57,6 +59,7 @@ def build_app(state: SandboxState) -> Starlette:
             Mount("/slack", app=slack_router(state)),
             Mount("/twilio", app=twilio.router(state)),
             Mount("/vonage", app=vonage.router(state)),
+            Mount("/telegram", app=telegram.router(state)),
             # Control, plus signed events back to Homing (homing.sandbox.events).
             Mount("/_sandbox", routes=[*control_router(state).routes, *events.routes(state)]),
         ]

@@ -15,8 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 
+from homing.sandbox.chat_rules import SLACK_WEBHOOK
 from homing.sandbox.faults import InvalidFault, guarded, parse_fault, retry_after_seconds
-from homing.sandbox.state import FaultScope, SandboxState
+from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 
 SLACK = "slack"
 _SLACK_ERRORS = {400: "invalid_payload", 403: "action_prohibited", 404: "no_service"}
@@ -72,7 +73,9 @@ class _Control:
         return Response(status_code=204)
 
     async def stats(self, request: Request) -> Response:
-        return JSONResponse({**self.state.recorder.stats(), "slack": len(self.state.slack)})
+        stats = self.state.recorder.stats()
+        rules = self.state.chat_rules.stats()
+        return JSONResponse({**stats, "slack": len(self.state.slack), "rules": rules})
 
     async def list_slack(self, request: Request) -> Response:
         return JSONResponse(list(self.state.slack))
@@ -104,14 +107,53 @@ def control_router(state: SandboxState) -> Router:
     )
 
 
+# Webhook paths that steer Slack's documented errors (a word in the last segment).
+_SLACK_STEERED = {
+    "archived": (410, "channel_is_archived"),
+    "gone": (404, "no_service"),
+    "missing": (404, "channel_not_found"),
+    "prohibited": (403, "action_prohibited"),
+    "revoked": (400, "invalid_token"),
+    "rollup": (500, "rollup_error"),
+}
+
+
+def _slack_steered(path: str) -> Response | None:
+    last = path.rsplit("/", 1)[-1]
+    for word, (status, code) in _SLACK_STEERED.items():
+        if word in last:
+            return PlainTextResponse(code, status_code=status)
+    return None
+
+
+def _slack_paced(state: SandboxState, path: str) -> Response | None:
+    """Slack's one message a second per webhook, on ``/services/…`` paths (the shape
+    of real webhook URLs; the operator alerter's test paths are not paced)."""
+    if not path.startswith("services/"):
+        return None
+    refusal = state.chat_rules.take(SLACK, [(SLACK_WEBHOOK, path)])
+    if refusal is None:
+        return None
+    headers = {"Retry-After": str(refusal.retry_after)}
+    return PlainTextResponse("rate_limited", status_code=429, headers=headers)
+
+
 def slack_router(state: SandboxState) -> Router:
     """The Slack incoming-webhook recorder, to mount under ``/slack``.
 
     Like Slack it answers 200 ``ok``, or 400 ``invalid_payload`` / ``no_text``; fault
-    rules for provider ``slack`` apply.
+    rules for provider ``slack`` apply. On ``/services/T…/B…/…`` paths a word in the
+    last segment steers Slack's documented errors (``archived``: 410
+    ``channel_is_archived``, ``gone``: 404 ``no_service``, ``missing``: 404
+    ``channel_not_found``, ``prohibited``: 403, ``revoked``: 400 ``invalid_token``,
+    ``rollup``: 500), and one message a second per webhook is enforced (429 with
+    ``Retry-After``).
     """
 
     async def post(request: Request) -> Response:
+        path = request.path_params["path"]
+        if path.startswith("services/") and (steered := _slack_steered(path)) is not None:
+            return steered
         try:
             payload = json.loads(await request.body())
         except ValueError:
@@ -120,6 +162,10 @@ def slack_router(state: SandboxState) -> Router:
             return PlainTextResponse("invalid_payload", status_code=400)
         if not any(payload.get(key) for key in ("text", "blocks", "attachments")):
             return PlainTextResponse("no_text", status_code=400)
+        if (paced := _slack_paced(state, path)) is not None:
+            return paced
+        if path.startswith("services/"):
+            state.recorder.record(_slack_message(path, payload, state.next_message_number()))
         state.slack.append(
             {
                 "path": "/" + request.path_params["path"],
@@ -131,3 +177,16 @@ def slack_router(state: SandboxState) -> Router:
 
     endpoint = guarded(state, SLACK, FaultScope.SEND, slack_fault_response, post)
     return Router(routes=[Route("/{path:path}", endpoint, methods=["POST"])])
+
+
+def _slack_message(path: str, payload: dict[str, object], number: int) -> RecordedMessage:
+    text = payload.get("text")
+    return RecordedMessage(
+        provider=SLACK,
+        to=("/" + path,),
+        sender="slack",
+        subject=None,
+        text=text if isinstance(text, str) else None,
+        html=None,
+        message_id=str(number),
+    )

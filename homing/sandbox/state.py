@@ -16,10 +16,21 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from homing.sandbox.chat_rules import RuleBook
 from homing.sandbox.domain_state import DomainBook
 from homing.sandbox.signing import SandboxKeys
 
-PROVIDERS = ("sendgrid", "resend", "postmark", "mailgun", "smtp", "slack", "twilio", "vonage")
+PROVIDERS = (
+    "sendgrid",
+    "resend",
+    "postmark",
+    "mailgun",
+    "smtp",
+    "slack",
+    "telegram",
+    "twilio",
+    "vonage",
+)
 
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600.0
 
@@ -268,6 +279,9 @@ class SandboxState:
         self.webhooks: dict[str, dict[str, Any]] = {}
         self.events_posted: deque[dict[str, Any]] = deque(maxlen=10_000)
         self.posts: set[asyncio.Task[Any]] = set()
+        # Telegram's and Slack's rate rules, and Telegram's message ids.
+        self.chat_rules = RuleBook()
+        self._message_numbers = 0
 
     def messages(self, provider: str | None = None) -> list[RecordedMessage]:
         """The recorded messages, optionally of one provider."""
@@ -287,6 +301,12 @@ class SandboxState:
         self.domains.clear()
         self.webhooks.clear()
         self.events_posted.clear()
+        self.chat_rules.clear()
+
+    def next_message_number(self) -> int:
+        """A new message id (Telegram numbers its messages)."""
+        self._message_numbers += 1
+        return self._message_numbers
 
     async def drain_posts(self) -> None:
         """Wait until every event post in flight has been answered."""

@@ -59,18 +59,27 @@ def normalize_address(value: str) -> str:
 
 def suppression_key(channel: Channel, value: str) -> str:
     """What a suppression of ``channel`` is keyed by: an email address's key, a phone
-    number's E.164 form (a value that is no number is kept stripped: it matches none)."""
+    number's E.164 form (a value that is no number is kept stripped: it matches none),
+    a chat's ``<vendor>:<chat id>`` in lower case (Telegram's @names ignore case)."""
     if channel is Channel.SMS:
         try:
             return phone_key(value)
         except InvalidPhoneNumber:
             return value.strip()
+    if channel is Channel.CHAT:
+        return value.strip().lower()
     return normalize_address(value)
+
+
+def chat_recipient(kind: str, to: str) -> str:
+    """The suppression key of a chat job: (vendor, chat id) as ``telegram:-100123``."""
+    return suppression_key(Channel.CHAT, f"{kind}:{to}")
 
 
 def recipient_of(channel: Channel | str, payload: dict[str, Any]) -> str | None:
     """The address a job is sent to, when its channel has suppressible recipients: an
-    email's address key, an SMS's E.164 number (made so when it was accepted)."""
+    email's address key, an SMS's E.164 number (made so when it was accepted), a chat's
+    ``<vendor>:<chat id>``."""
     kind = Channel(channel)
     to = payload.get("to")
     if not isinstance(to, str):
@@ -79,6 +88,8 @@ def recipient_of(channel: Channel | str, payload: dict[str, Any]) -> str | None:
         return normalize_address(to)
     if kind is Channel.SMS:
         return to
+    if kind is Channel.CHAT:
+        return chat_recipient(str(payload.get("kind") or ""), to)
     return None
 
 

@@ -23,6 +23,7 @@ TEST_KEY_ROUTES = {
     ("POST", "/v1/notifications/webhook"),
     ("POST", "/v1/notifications/sms"),
     ("POST", "/v1/notifications/sms/batch"),
+    ("POST", "/v1/notifications/chat"),
     ("GET", "/v1/jobs"),
     ("GET", "/v1/jobs/{job_id}"),
     ("POST", "/v1/jobs/{job_id}/retry"),

@@ -91,7 +91,7 @@ async def test_create_list_and_show_a_tenant(api: httpx.AsyncClient) -> None:
     assert created["plan"] == "INDIE"
     assert created["limits"] == {
         "rate_per_minute": 70,
-        "quotas": {"webhook": 4000, "sms": 1000},
+        "quotas": {"chat": 10000, "sms": 1000, "webhook": 4000},
         "priority": None,
     }
     client = TenantClient(api, created["id"], created["api_key"])
@@ -125,17 +125,24 @@ async def test_change_plan_and_custom_limits_take_effect(api: httpx.AsyncClient)
     assert changed.status_code == 200, changed.text
     body = changed.json()
     assert body["custom_quotas"] == {"email+webhook": 7, "sms": 2}
-    assert body["limits"]["quotas"] == {"email+webhook": 7, "sms": 2, "webhook": 15000}
+    assert body["limits"]["quotas"] == {
+        "chat": 50000,
+        "email+webhook": 7,
+        "sms": 2,
+        "webhook": 15000,
+    }
     assert body["limits"]["rate_per_minute"] == 200
     report = await usage(client)
     assert report["plan"] == "STARTUP"
-    assert [q["name"] for q in report["quotas"]] == ["email+webhook", "sms", "webhook"]
-    lifted = await _admin(api, "PATCH", path, json={"quotas": {"webhook": None}})
+    assert [q["name"] for q in report["quotas"]] == ["chat", "email+webhook", "sms", "webhook"]
+    lifted = await _admin(
+        api, "PATCH", path, json={"quotas": {"webhook": None, "chat": None}}
+    )
     assert lifted.json()["limits"]["quotas"] == {"sms": 5000}
     back = await _admin(api, "PATCH", path, json={"quotas": None, "rate_limit_per_minute": 9})
     assert back.json()["limits"] == {
         "rate_per_minute": 9,
-        "quotas": {"webhook": 15000, "sms": 5000},
+        "quotas": {"chat": 50000, "sms": 5000, "webhook": 15000},
         "priority": None,
     }
     renamed = await _admin(api, "PATCH", path, json={"name": "acme two"})

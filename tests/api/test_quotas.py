@@ -142,6 +142,7 @@ async def test_paid_email_is_unlimited_and_webhooks_are_not(
     report = await usage(indie)
     assert report["used"]["email"] == 3
     assert [(q["name"], q["limit"], q["used"]) for q in report["quotas"]] == [
+        ("chat", 10000, 0),
         ("sms", 1000, 0),
         ("webhook", 1, 1),
     ]
@@ -185,6 +186,14 @@ async def test_usage_shows_counts_limits_and_reset_times(
     assert report["resets_at"] == month_end(period).isoformat().replace("+00:00", "Z")
     assert report["used"] == {"email": 1, "webhook": 0, "sms": 0, "chat": 0}
     assert report["quotas"] == [
+        {
+            "name": "chat",
+            "channels": ["chat"],
+            "limit": 50000,
+            "used": 0,
+            "remaining": 50000,
+            "resets_at": report["resets_at"],
+        },
         {
             "name": "sms",
             "channels": ["sms"],

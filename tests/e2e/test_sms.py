@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from homing.queue.pacing import account_rules
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient
@@ -238,12 +239,18 @@ async def test_twilio_21610_fails_the_job_and_suppresses_the_number_for_sms_only
 
 
 async def test_vendor_rate_presets_apply_unless_the_account_names_its_own(
-    tenant: TenantClient, sandbox: SandboxServer
+    services: Services, tenant: TenantClient, sandbox: SandboxServer
 ) -> None:
     twilio = await register_sms(tenant, sandbox, "twilio", 1)
-    assert twilio["config"]["rate_rules"] == [{"scope": "account", "limit": 100, "per_seconds": 1}]
     vonage = await register_sms(tenant, sandbox, "vonage", 2)
-    assert vonage["config"]["rate_rules"] == [{"scope": "account", "limit": 30, "per_seconds": 1}]
+    assert "rate_rules" not in twilio["config"] and "rate_rules" not in vonage["config"]
+
+    async def paced_by(account_id: str) -> list[tuple[str, int, float]]:
+        account = await services.providers.get(tenant.tenant_id, account_id)
+        return [(r.scope, r.limit, r.per_seconds) for r in account_rules(account)]
+
+    assert await paced_by(twilio["id"]) == [("account", 100, 1)]
+    assert await paced_by(vonage["id"]) == [("account", 30, 1)]
     own = await tenant.post(
         "/v1/providers",
         json={
@@ -257,11 +264,10 @@ async def test_vendor_rate_presets_apply_unless_the_account_names_its_own(
         },
     )
     assert own.status_code == 201, own.text
-    assert own.json()["config"]["rate_rules"] == [
-        {"scope": "recipient", "limit": 1, "per_seconds": 60}
-    ]
+    assert await paced_by(own.json()["id"]) == [("recipient", 1, 60)]
     patched = await tenant.patch(f"/v1/providers/{twilio['id']}", json={"rate_rules": []})
     assert patched.json()["config"]["rate_rules"] == []
+    assert await paced_by(twilio["id"]) == []
 
 
 async def test_an_email_suppression_never_blocks_an_sms_and_the_other_way_round(

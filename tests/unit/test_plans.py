@@ -29,11 +29,15 @@ def test_the_shipped_plans_are_the_designed_ones() -> None:
     plans = load_plans()
     free, indie, startup = plans[Plan.FREE], plans[Plan.INDIE], plans[Plan.STARTUP]
     assert (free.rate_per_minute, free.priority) == (5, Priority.LOW)
-    assert {q.name: q.limit for q in free.quotas} == {"email+webhook": 100, "sms": 10}
+    assert {q.name: q.limit for q in free.quotas} == {"email+webhook": 100, "chat": 100, "sms": 10}
     assert (indie.rate_per_minute, indie.priority) == (50, None)
-    assert {q.name: q.limit for q in indie.quotas} == {"webhook": 4000, "sms": 1000}
+    assert {q.name: q.limit for q in indie.quotas} == {"webhook": 4000, "chat": 10000, "sms": 1000}
     assert startup.rate_per_minute == 200
-    assert {q.name: q.limit for q in startup.quotas} == {"webhook": 15000, "sms": 5000}
+    assert {q.name: q.limit for q in startup.quotas} == {
+        "webhook": 15000,
+        "chat": 50000,
+        "sms": 5000,
+    }
     assert indie.quotas_for(Channel.EMAIL) == ()
     assert [q.name for q in free.quotas_for(Channel.WEBHOOK)] == ["email+webhook"]
 
@@ -50,6 +54,7 @@ def test_custom_limits_override_the_plan_quota_by_quota() -> None:
     assert {q.name: q.limit for q in limits.quotas} == {
         "email": 10,
         "email+webhook": 20,
+        "chat": 10000,
         "sms": 1000,
     }
     assert effective_limits(_tenant(Plan.INDIE), plans) == plans[Plan.INDIE]
@@ -79,7 +84,9 @@ def test_months_are_utc_calendar_months() -> None:
 
 def test_quota_usage_sums_the_channels_of_each_quota() -> None:
     limits = effective_limits(_tenant(Plan.FREE), load_plans())
-    usage, sms = quota_usage(limits, {Channel.EMAIL: 30, Channel.WEBHOOK: 80}, "2026-05")
-    assert (sms.quota.name, sms.used, sms.remaining) == ("sms", 0, 10)
+    usages = quota_usage(limits, {Channel.EMAIL: 30, Channel.WEBHOOK: 80}, "2026-05")
+    [usage] = [u for u in usages if u.quota.name == "email+webhook"]
     assert (usage.used, usage.remaining) == (110, 0)
+    [sms] = [u for u in usages if u.quota.name == "sms"]
+    assert (sms.used, sms.remaining) == (0, 10)
     assert usage.resets_at == datetime(2026, 6, 1, tzinfo=UTC)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from homing.clock import ManualClock
+from homing.models import Priority
 from homing.queue.pacing import Pacer
 from homing.ratelimit import STORAGE_ERRORS, RateLimiter, memory_limiter, redis_limiter
 from tests.admission_helpers import ThrowawayRedis, unique_prefix
@@ -154,11 +155,11 @@ async def test_memory_windows_and_their_answers_run_on_the_injected_clock() -> N
 
 async def test_pacing_measures_the_wait_on_the_injected_clock() -> None:
     clock = ManualClock(5_000.0)
-    pacer = Pacer(memory_limiter(clock=clock), clock)
+    pacer = Pacer(memory_limiter(clock=clock), clock, margin=0.0)
     rules = [{"scope": "account", "limit": 1, "per_seconds": 30}]
-    # Pacing reads only the account's id and rules and the job's payload.
+    # Pacing reads only the account's id and rules and the job's payload and priority.
     account: Any = SimpleNamespace(id="pa_1", config={"rate_rules": rules})
-    job: Any = SimpleNamespace(payload={})
+    job: Any = SimpleNamespace(payload={}, priority=Priority.NORMAL)
     assert await pacer.take(account, job) is None
     clock.advance(10)
     paced = await pacer.take(account, job)

@@ -30,7 +30,7 @@ def test_create_prints_exactly_the_tenant_id_and_key(capsys: pytest.CaptureFixtu
     assert created["api_key"].startswith("hk_")
     shown = _run(capsys, "show", created["tenant_id"])
     assert (shown["name"], shown["plan"], shown["suspended"]) == ("acme", "STARTUP", False)
-    assert [q["name"] for q in shown["usage"]["quotas"]] == ["sms", "webhook"]
+    assert [q["name"] for q in shown["usage"]["quotas"]] == ["chat", "sms", "webhook"]
 
 
 def test_plan_limits_and_suspension_from_the_command_line(
@@ -39,7 +39,7 @@ def test_plan_limits_and_suspension_from_the_command_line(
     tenant_id = _run(capsys, "create", "acme", "--rate", "12", "--quota", "email=40")["tenant_id"]
     assert _run(capsys, "show", tenant_id)["limits"] == {
         "rate_per_minute": 12,
-        "quotas": {"email": 40, "email+webhook": 100, "sms": 10},
+        "quotas": {"chat": 100, "email": 40, "email+webhook": 100, "sms": 10},
         "priority": "LOW",
     }
     assert _run(capsys, "set-plan", tenant_id, "INDIE")["plan"] == "INDIE"
@@ -47,12 +47,12 @@ def test_plan_limits_and_suspension_from_the_command_line(
         capsys, "set-limits", tenant_id, "--quota", "webhook=unlimited", "--quota", "sms=5"
     )
     assert changed["custom_quotas"] == {"webhook": None, "sms": 5}
-    assert changed["limits"]["quotas"] == {"sms": 5}
+    assert changed["limits"]["quotas"] == {"chat": 10000, "sms": 5}
     assert changed["limits"]["rate_per_minute"] == 12
     reset = _run(capsys, "set-limits", tenant_id, "--plan-rate", "--plan-quotas")
     assert reset["limits"] == {
         "rate_per_minute": 50,
-        "quotas": {"sms": 1000, "webhook": 4000},
+        "quotas": {"chat": 10000, "sms": 1000, "webhook": 4000},
         "priority": None,
     }
     assert _run(capsys, "suspend", tenant_id)["suspended"] is True

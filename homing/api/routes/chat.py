@@ -1,0 +1,82 @@
+"""``POST /v1/notifications/chat``: one chat message, to Telegram or Slack.
+
+The job is addressed to one vendor's chat: the pinned provider's, or the tenant's
+first enabled chat provider's. Its chat id is checked against that vendor's form
+before anything is stored.
+"""
+
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter, Request, Response
+
+from homing.api.chat_schemas import ChatCreate, check_chat_id
+from homing.api.deps import SENDING_OPENAPI, sending
+from homing.api.routes.notifications import (
+    IdempotencyKey,
+    queued,
+    request_hash,
+    requested_priority,
+)
+from homing.api.schemas import Queued
+from homing.errors import UnknownProvider
+from homing.models import QUEUE_FOR_CHANNEL, Channel, ProviderAccount, resolve_pin
+from homing.services import Services
+from homing.store.accepting import NewJob
+
+router = APIRouter(tags=["notifications"])
+
+
+async def chat_account(services: Services, tenant_id: str, pin: str | None) -> ProviderAccount:
+    """The account the job is for: the pinned one, or the first enabled chat account."""
+    accounts = await services.providers.all(tenant_id, Channel.CHAT, enabled_only=True)
+    account = resolve_pin(pin, accounts) if pin is not None else next(iter(accounts), None)
+    if account is None:
+        named = f" matches {pin!r}" if pin is not None else " is registered"
+        raise UnknownProvider(f"no enabled chat provider{named}", {"provider": pin})
+    return account
+
+
+def chat_job(
+    services: Services,
+    tenant_id: str,
+    body: ChatCreate,
+    kind: str,
+    idempotency_key: str | None,
+) -> NewJob:
+    """The job for one validated chat message; the plan may still change its priority."""
+    fields = body.model_dump()
+    fingerprint = request_hash(
+        services.sealer, orjson.dumps({"chat": fields}, option=orjson.OPT_SORT_KEYS)
+    )
+    to = body.to.lower() if body.to.startswith("@") and kind == "telegram" else body.to
+    return NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.CHAT,
+        queue=QUEUE_FOR_CHANNEL[Channel.CHAT],
+        priority=requested_priority(body.priority),
+        payload={"to": to, "text": body.text, "format": body.format, "kind": kind},
+        provider_pin=body.provider,
+        ordering_key=body.ordering_key,
+        idempotency_key=idempotency_key,
+        request_hash=fingerprint.stored,
+        request_aliases=fingerprint.accepted,
+    )
+
+
+@router.post(
+    "/v1/notifications/chat",
+    status_code=202,
+    response_model=Queued,
+    openapi_extra=SENDING_OPENAPI,
+)
+async def send_chat(
+    body: ChatCreate, request: Request, idempotency_key: IdempotencyKey = None
+) -> Response:
+    """Queue one chat message. Answered 202 once the job and its queue entry are committed."""
+    principal, services = sending(request)
+    tenant = principal.tenant
+    account = await chat_account(services, tenant.id, body.provider)
+    check_chat_id(account.provider, body.to, body.format)
+    job = chat_job(services, tenant.id, body, account.provider, idempotency_key)
+    return queued(services, await services.admission.accept(principal, job))

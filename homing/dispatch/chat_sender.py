@@ -1,0 +1,98 @@
+"""Turn (chat provider account, chat job) into one Telegram or Slack call.
+
+The credentials are opened right before the call, as for email
+(``homing.dispatch.senders``). A chat that refused the bot (Telegram's 403) is
+suppressed for that vendor here, after the call returned: the next job to it ends
+SUPPRESSED before any provider is called.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+
+from homing.crypto import Sealer
+from homing.errors import EndpointRefused
+from homing.models import Channel, FailureClass, Job, ProviderAccount
+from homing.providers.base import ProviderFailure, SendResult
+from homing.providers.chat import OutgoingChat, RecipientBlocked
+from homing.providers.guard import EndpointGuard
+from homing.providers.registry import CHAT_PROVIDERS, chat_provider
+from homing.store.providers import open_credentials
+from homing.store.suppressions import SuppressionStore, chat_recipient
+
+log = logging.getLogger("homing.dispatch")
+
+BLOCKED_REASON = "blocked"
+
+
+class ChatSender:
+    """Sends a chat job through one of the tenant's chat accounts of the job's vendor."""
+
+    def __init__(
+        self,
+        sealer: Sealer,
+        http: httpx.AsyncClient,
+        endpoints: EndpointGuard | None = None,
+        suppressions: SuppressionStore | None = None,
+    ) -> None:
+        self._sealer = sealer
+        self._http = http
+        self._endpoints = endpoints
+        self._suppressions = suppressions
+
+    def supports_idempotency(self, account: ProviderAccount) -> bool:
+        return bool(getattr(CHAT_PROVIDERS.get(account.provider), "supports_idempotency", False))
+
+    def destination(self, account: ProviderAccount, job: Job) -> str | None:
+        """Where a send goes: Slack's webhook URL, Telegram's ``base_url`` (None: the
+        real API)."""
+        if account.provider == "slack":
+            url = open_credentials(self._sealer, account).get("webhook_url")
+            return str(url) if url else None
+        base_url = account.config.get("base_url")
+        return str(base_url) if base_url else None
+
+    async def send(self, account: ProviderAccount, job: Job) -> SendResult:
+        """Send ``job`` through ``account``. A refused endpoint is provider_permanent; a
+        blocked chat is suppressed, then the failure goes on (message_permanent)."""
+        kind = str(job.payload.get("kind") or "")
+        if account.provider != kind:
+            raise ProviderFailure(
+                FailureClass.PROVIDER_PERMANENT,
+                f"{account.provider}: not sent, the job is addressed to a {kind} chat",
+            )
+        try:
+            return await self._send(account, job)
+        except EndpointRefused as exc:
+            raise ProviderFailure(
+                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: not sent, {exc.message}"
+            ) from None
+        except RecipientBlocked:
+            await self._suppress(job)
+            raise
+
+    async def _send(self, account: ProviderAccount, job: Job) -> SendResult:
+        credentials = open_credentials(self._sealer, account)
+        if self._endpoints is not None:
+            self._endpoints.policy.check_account(account.provider, credentials, account.config)
+        adapter = chat_provider(account.provider, credentials, account.config, self._http)
+        payload = job.payload
+        message = OutgoingChat(
+            job_id=job.id,
+            to=str(payload["to"]),
+            text=str(payload["text"]),
+            format=payload.get("format") or "plain",
+        )
+        return await adapter.send(message)
+
+    async def _suppress(self, job: Job) -> None:
+        if self._suppressions is None:
+            return
+        kind = str(job.payload.get("kind"))
+        address = chat_recipient(kind, str(job.payload["to"]))
+        try:
+            await self._suppressions.add(job.tenant_id, Channel.CHAT, address, BLOCKED_REASON, kind)
+        except Exception:  # the job's outcome must still be recorded
+            log.exception("could not suppress a blocked chat", extra={"job_id": job.id})
