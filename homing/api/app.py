@@ -25,6 +25,7 @@ from homing.api.routes import (
     jobs,
     keys,
     notifications,
+    prometheus,
     providers,
     reports,
     suppressions,
@@ -32,6 +33,7 @@ from homing.api.routes import (
     usage,
     webhooks,
 )
+from homing.api.scrape import Scrape
 from homing.api.sending_gate import SendingAdmission
 from homing.errors import PayloadTooLarge
 from homing.services import Services
@@ -73,6 +75,9 @@ def create_app(services: Services) -> FastAPI:
     )
     app.state.services = services
     app.state.readiness = Readiness(services)
+    app.state.scrape = Scrape(services.jobs)
+    metrics_token = services.settings.metrics_token
+    app.state.metrics_token = metrics_token.get_secret_value() if metrics_token else None
     errors.install(app)
     for module in (health, notifications, jobs, providers, webhooks):
         app.include_router(module.router)
@@ -83,6 +88,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(tenant_settings.router)
     app.include_router(admin_jobs.router)
     app.include_router(dead_letters.router)
+    app.include_router(prometheus.router)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 import uvicorn
 
 from homing.api.app import create_app
+from homing.cli.metrics_server import metrics_serving
 from homing.cli.supervisor import ChildProcesses, default_worker_processes
 from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan
@@ -165,11 +166,14 @@ async def retention_running(
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def run_worker(services: Services, *, once: bool = False) -> int:
-    """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable."""
+async def run_worker(services: Services, *, once: bool = False, supervised: bool = False) -> int:
+    """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable. With
+    HOMING_METRICS_PORT, serve /metrics and /readyz meanwhile, unless ``supervised``
+    (a child of ``homing run``, whose API answers the scrapes of all its processes)."""
     stop = asyncio.Event()
     install_stop_signals(stop)
-    async with retention_running(services, stop, enabled=not once):
+    serving = metrics_serving(services) if not (once or supervised) else contextlib.nullcontext()
+    async with serving, retention_running(services, stop, enabled=not once):
         processed = await services.worker().run(once=once, stop=stop)
     log.info("worker stopped", extra={"processed": processed})
     return 0
@@ -191,7 +195,8 @@ async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
         )
         await _demo_tenant(services, sandbox.provider_base_url, f"http://{host}:{port}")
     processes = worker_processes(services)
-    children = ChildProcesses("worker", ["worker"], processes, env) if processes else None
+    workers = ["worker", "--supervised"]
+    children = ChildProcesses("worker", workers, processes, env) if processes else None
     serving = api_processes(services, run=True)
     sock = listening_socket(host, port, shared=serving > 1)
     port = sock.getsockname()[1]
