@@ -204,3 +204,41 @@ async def test_inbound_events_are_counted_by_provider_and_result(
     events = "homing_inbound_events_total"
     assert moves.moved(events, provider="postmark", result="applied") == 1
     assert moves.moved(events, provider="postmark", result="quarantined") == 0
+
+
+async def test_an_operators_day_spike_list_by_provider_dry_run_redrive_drain(
+    services: Services,
+    api: httpx.AsyncClient,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    clock: ManualClock,
+) -> None:
+    """README "An operator's day": a SendGrid outage dead-letters jobs; the metrics show
+    the spike, the dead letters list by that provider, a dry run counts them, the
+    redrive puts them back and the queue drains."""
+    await register(tenant, sandbox, "sendgrid", 1)
+    await sb.fault("sendgrid", status=503)
+    before = await scrape(api)
+    for _ in range(3):
+        await send(tenant)
+    for _ in range(services.settings.max_attempts):
+        assert await deliver(services) == 3
+        clock.advance(A_DAY)
+    letter = {"queue": "notifications-email", "error_class": "transient"}
+    assert Moves(before, await scrape(api)).moved("homing_dead_letters_total", **letter) == 3
+    listed = await tenant.get("/v1/dead-letters", params={"provider": "sendgrid"})
+    assert [d["provider"] for d in listed.json()["data"]] == ["sendgrid"] * 3
+    body = {"filter": {"provider": "sendgrid"}}
+    dry = await tenant.post("/v1/dead-letters/redrive", json={**body, "dry_run": True})
+    assert dry.json() == {"matched": 3, "redriven": 0, "refused": 0}
+    await sb.http.delete("/_sandbox/faults")
+    done = await tenant.post("/v1/dead-letters/redrive", json=body)
+    assert done.json() == {"matched": 3, "redriven": 3, "refused": 0}
+    now = [0.0]
+    sampler = Scrape(services.jobs, now=lambda: now[0])
+    depth = {"queue": "notifications-email", "priority": "normal"}
+    assert value((await sampler.text()).decode(), "homing_queue_depth", **depth) == 3
+    assert await deliver(services) == 3
+    now[0] += SAMPLE_SECONDS
+    assert value((await sampler.text()).decode(), "homing_queue_depth", **depth) == 0
