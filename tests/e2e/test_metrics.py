@@ -242,3 +242,16 @@ async def test_an_operators_day_spike_list_by_provider_dry_run_redrive_drain(
     assert await deliver(services) == 3
     now[0] += SAMPLE_SECONDS
     assert value((await sampler.text()).decode(), "homing_queue_depth", **depth) == 0
+
+
+async def test_a_batch_counts_each_item_accepted_or_refused(
+    api: httpx.AsyncClient, tenant: TenantClient
+) -> None:
+    good = {"to": "ada@example.com", "from": "a@acme.example", "subject": "s", "text": "t"}
+    messages = [good, {**good, "to": "not an address"}, {**good, "provider": "nobody"}, good]
+    before = await scrape(api)
+    response = await tenant.post("/v1/notifications/email/batch", json={"messages": messages})
+    assert response.status_code == 202, response.text
+    moves = Moves(before, await scrape(api))
+    assert moves.moved("homing_notifications_accepted_total", **EMAIL) == 2
+    assert moves.moved("homing_notifications_refused_total", **EMAIL, reason="invalid") == 2
