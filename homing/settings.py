@@ -274,6 +274,26 @@ class Settings(BaseSettings):
     def _blank_is_unset(cls, value: object) -> object:
         return None if value == "" else value
 
+    # Prometheus metrics (README "Metrics").
+    metrics_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="A worker-only process (`homing worker`) serves /metrics and /readyz "
+        "on this port; unset: it serves no HTTP. 0 picks a free port.",
+    )
+    metrics_host: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        max_length=255,
+        description="The address a worker-only process's metrics server binds.",
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="When set, /metrics (API and worker) answers only "
+        "'Authorization: Bearer <token>'; 401 otherwise.",
+    )
+
     @field_validator("platform_tenant_id", "platform_email_from", "alert_email", mode="before")
     @classmethod
     def _blank_notice_setting_is_unset(cls, value: object) -> object:
@@ -284,7 +304,7 @@ class Settings(BaseSettings):
     def _mailbox(cls, value: str | None) -> str | None:
         return None if value is None else canonical(value)
 
-    @field_validator("admin_token", mode="before")
+    @field_validator("admin_token", "metrics_token", mode="before")
     @classmethod
     def _blank_token_is_unset(cls, value: object) -> object:
         return None if value == "" else value

@@ -27,6 +27,7 @@ from homing.api.routes import (
     jobs,
     keys,
     notifications,
+    prometheus,
     providers,
     reports,
     sms,
@@ -35,6 +36,7 @@ from homing.api.routes import (
     usage,
     webhooks,
 )
+from homing.api.scrape import Scrape
 from homing.api.sending_gate import SendingAdmission
 from homing.errors import PayloadTooLarge
 from homing.services import Services
@@ -76,6 +78,9 @@ def create_app(services: Services) -> FastAPI:
     )
     app.state.services = services
     app.state.readiness = Readiness(services)
+    app.state.scrape = Scrape(services.jobs)
+    metrics_token = services.settings.metrics_token
+    app.state.metrics_token = metrics_token.get_secret_value() if metrics_token else None
     errors.install(app)
     for module in (health, notifications, jobs, providers, webhooks):
         app.include_router(module.router)
@@ -86,6 +91,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(tenant_settings.router)
     app.include_router(admin_jobs.router)
     app.include_router(dead_letters.router)
+    app.include_router(prometheus.router)
     app.include_router(chat.router)
     app.include_router(audit.router)
     app.include_router(sms.router)

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from homing.api.bodies import declared_length, read_body
 from homing.api.errors import error_response
 from homing.api.paths import routed_path
+from homing.api.refusals import count_refusal
 from homing.api.routes.notifications import accept_email
 from homing.api.schemas import EmailCreate
 from homing.api.sending_gate import PRINCIPAL_STATE
@@ -58,6 +59,7 @@ class DirectEmail:
         except ClientDisconnect:
             return
         except PayloadTooLarge as exc:  # more arrived than was declared
+            count_refusal(scope, exc)
             await error_response(exc)(scope, receive, send)
             return
         email = _email(body)
@@ -68,6 +70,7 @@ class DirectEmail:
         try:
             response = await accept_email(self.services, principal, email, key)
         except HomingError as exc:
+            count_refusal(scope, exc)
             response = error_response(exc)
         await response(scope, receive, send)
 

@@ -9,6 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from homing.api.refusals import count_refusal
 from homing.errors import (
     Conflict,
     EndpointRefused,
@@ -86,13 +87,15 @@ def error_response(exc: HomingError) -> JSONResponse:
     return envelope(status, exc.code, exc.message, exc.details, headers)
 
 
-async def _homing_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _homing_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HomingError)
+    count_refusal(request.scope, exc)
     return error_response(exc)
 
 
-async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    count_refusal(request.scope, None)
     problems = [
         {"field": ".".join(str(p) for p in err["loc"][1:]), "problem": err["msg"]}
         for err in exc.errors()
@@ -100,9 +103,10 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return envelope(422, "validation_error", "the request is not valid", {"errors": problems})
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if isinstance(exc, PassedOn):
+        count_refusal(request.scope, exc.error)
         return error_response(exc.error)
     code = _HTTP_CODES.get(exc.status_code, "http_error")
     return envelope(exc.status_code, code, str(exc.detail), headers=dict(exc.headers or {}))

@@ -25,16 +25,24 @@ _SCHEMA_CHECK = {"current": OK, "behind": "behind", "unknown": "unknown_revision
 
 class Readiness:
     """The checks behind ``/readyz`` for one process's services; ``now`` is the
-    monotonic clock the migrations' cache runs on."""
+    monotonic clock the migrations' cache runs on. ``worker_required``: this process
+    exists to run a worker loop (``homing worker``), so no loop running is ``stopped``."""
 
-    def __init__(self, services: Services, now: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        services: Services,
+        now: Callable[[], float] = time.monotonic,
+        *,
+        worker_required: bool = False,
+    ) -> None:
         self._services = services
         self._now = now
+        self._worker_required = worker_required
         self._schema: tuple[float, SchemaStatus] | None = None
 
     async def checks(self) -> dict[str, str]:
         """Every check's answer by name; ``redis`` only with HOMING_REDIS_URL, ``worker``
-        only while this process runs a worker loop."""
+        only while this process runs a worker loop (or must run one)."""
         services = self._services
         checks = {"database": await self._database()}
         checks["migrations"] = await self._migrations() if checks["database"] == OK else "unchecked"
@@ -44,6 +52,8 @@ class Readiness:
         if age is not None:
             stalled = age > services.settings.ready_worker_stall_seconds
             checks["worker"] = "stalled" if stalled else OK
+        elif self._worker_required:
+            checks["worker"] = "stopped"
         return checks
 
     async def _database(self) -> str:

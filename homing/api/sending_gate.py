@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing.api.errors import error_response
 from homing.api.paths import routed_path
+from homing.api.refusals import count_refusal
 from homing.errors import HomingError, TenantSuspended, Unauthenticated
 from homing.managers.admission import Admission
 from homing.managers.plans import RATE_WINDOW_SECONDS
@@ -75,6 +76,7 @@ class SendingAdmission:
             headers = rate_headers(decision)
             Admission.enforce(decision)
         except HomingError as exc:
+            count_refusal(scope, exc)
             response = error_response(exc)
             response.headers.update(headers)
             await response(scope, receive, send)

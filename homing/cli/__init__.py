@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
 
     worker = commands.add_parser("worker", help="a delivery worker only")
     worker.add_argument("--once", action="store_true", help="drain what is claimable, then exit")
+    # A child of ``homing run``: the parent's API answers the scrapes (homing.cli.runner).
+    worker.add_argument("--supervised", action="store_true", help=argparse.SUPPRESS)
 
     commands.add_parser("migrate", help="bring the database schema up to date")
 
@@ -119,7 +121,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             joined=args.joined,
             ready_fd=args.ready_fd,
         ),
-        "worker": lambda s: runner.run_worker(s, once=args.once),
+        "worker": lambda s: runner.run_worker(s, once=args.once, supervised=args.supervised),
         "migrate": _migrated,
         "keys": _rotate_keys,
         "purge": lambda s: _purge(s, dry_run=args.dry_run),

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 import uvicorn
 
 from homing.api.app import create_app
+from homing.cli.metrics_server import metrics_serving
 from homing.cli.supervisor import ChildProcesses, default_worker_processes
 from homing.errors import Conflict
 from homing.managers.accounts import NewProvider
@@ -205,11 +206,15 @@ async def reconciler_running(
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def run_worker(services: Services, *, once: bool = False) -> int:
-    """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable."""
+async def run_worker(services: Services, *, once: bool = False, supervised: bool = False) -> int:
+    """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable. With
+    HOMING_METRICS_PORT, serve /metrics and /readyz meanwhile, unless ``supervised``
+    (a child of ``homing run``, whose API answers the scrapes of all its processes)."""
     stop = asyncio.Event()
     install_stop_signals(stop)
+    serving = metrics_serving(services) if not (once or supervised) else contextlib.nullcontext()
     async with (
+        serving,
         retention_running(services, stop, enabled=not once),
         watch_running(services, stop, enabled=not once),
         reconciler_running(services, stop, enabled=not once),
@@ -235,7 +240,8 @@ async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
         )
         await _demo_tenant(services, sandbox.provider_base_url, f"http://{host}:{port}")
     processes = worker_processes(services)
-    children = ChildProcesses("worker", ["worker"], processes, env) if processes else None
+    workers = ["worker", "--supervised"]
+    children = ChildProcesses("worker", workers, processes, env) if processes else None
     serving = api_processes(services, run=True)
     sock = listening_socket(host, port, shared=serving > 1)
     port = sock.getsockname()[1]

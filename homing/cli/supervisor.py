@@ -21,9 +21,12 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 
+from prometheus_client import multiprocess
+
 log = logging.getLogger("homing.supervisor")
 
 RESTART_DELAY_SECONDS = 1.0
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 STOP_GRACE_SECONDS = 30.0
 
 
@@ -122,6 +125,7 @@ class ChildProcesses:
                         f"{self._role} process exited; starting another",
                         extra={"pid": proc.pid, "returncode": proc.returncode},
                     )
+                    self._forget_metrics(proc.pid)
                     self._procs[index] = await self._spawn()
 
     async def stop(self) -> None:
@@ -142,3 +146,11 @@ class ChildProcesses:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
+            self._forget_metrics(proc.pid)
+
+    def _forget_metrics(self, pid: int) -> None:
+        """A dead child's live gauges (its jobs in flight) leave the shared scrape; its
+        counters stay, they happened (prometheus-client's multiprocess mode)."""
+        directory = self._env.get(MULTIPROC_ENV)
+        if directory:
+            multiprocess.mark_process_dead(pid, directory)  # type: ignore[no-untyped-call]

@@ -13,6 +13,7 @@ from homing.dispatch.policy import PassFailure
 from homing.dispatch.sandbox_guard import SandboxGuard, destination
 from homing.dispatch.senders import Sender
 from homing.errors import DecryptionError, InvalidRequest
+from homing.metrics import PROVIDER_CALL_SECONDS, PROVIDER_CALLS, bounded
 from homing.models import (
     Attempt,
     AttemptOutcome,
@@ -25,6 +26,7 @@ from homing.models import (
 )
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
+from homing.providers.registry import CREDENTIAL_FIELDS
 from homing.queue.pacing import Pacer
 
 log = logging.getLogger("homing.dispatch")
@@ -33,6 +35,11 @@ log = logging.getLogger("homing.dispatch")
 # one target (a webhook's URL). They get one synthetic target with this id.
 DIRECT_CHANNELS = frozenset({Channel.WEBHOOK})
 DIRECT_TARGET_ID = "direct"
+
+# The provider label's values: the kinds the registry knows, and the direct channels'
+# names; an account's provider is one of them, and anything else would read "other".
+PROVIDER_KINDS = frozenset({*CREDENTIAL_FIELDS, *(c.value for c in Channel)})
+SUCCESS = "success"
 
 
 def direct_target(job: Job) -> ProviderAccount:
@@ -87,6 +94,18 @@ class PassResult:
     uncertain_give_up: bool = False
     calls: int = 0  # sends attempted (a paced or refused provider is not called)
     suppress: str | None = None  # the provider refused the recipient for good
+
+
+def count_call(
+    job: Job, account: ProviderAccount, failure: ProviderFailure | None, seconds: float
+) -> None:
+    """One provider call in the metrics: its outcome class and its duration, labelled by
+    channel and provider kind (never the account)."""
+    channel = job.channel.value
+    provider = bounded(account.provider, PROVIDER_KINDS)
+    outcome = SUCCESS if failure is None else failure.failure_class.value
+    PROVIDER_CALLS.labels(channel, provider, outcome).inc()
+    PROVIDER_CALL_SECONDS.labels(channel, provider).observe(seconds)
 
 
 class PassRunner:
@@ -147,11 +166,15 @@ class PassRunner:
             t0 = time.perf_counter()
             failure: ProviderFailure | None = None
             result: SendResult | None = None
+            calls = outcome.calls
             try:
                 result = await self._call(job, account, outcome)
             except ProviderFailure as exc:
                 failure = exc
-            duration_ms = int((time.perf_counter() - t0) * 1000)
+            seconds = time.perf_counter() - t0
+            if outcome.calls > calls:  # a paced or refused provider was not called
+                count_call(job, account, failure, seconds)
+            duration_ms = int(seconds * 1000)
             attempt = self._attempt(
                 job, attempt_number, account, started, duration_ms, failure, result
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from homing.crypto import Sealer
+from homing.metrics import WEBHOOK_DELIVERIES
 from homing.models import FailureClass, Job, ProviderAccount
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.webhook.sender import NAME, EndpointGone, Signing, WebhookSender
@@ -20,6 +21,10 @@ from homing.store.webhooks import SecretRecord, WebhookStore
 from homing.webhooks.message import read_message
 
 __all__ = ["WebhookDelivery"]
+
+# The outcome label: delivered, gone (a 410) or the failure class of the call.
+DELIVERED = "delivered"
+GONE = "gone"
 
 OpenSecrets = Callable[[Sequence[SecretRecord]], list[str]]
 
@@ -63,7 +68,13 @@ class WebhookDelivery:
             self._open_secrets(context.secrets), context.settings.webhook_signature_format
         )
         try:
-            return await self._sender.send(job, message, signing)
+            result = await self._sender.send(job, message, signing)
         except EndpointGone:
+            WEBHOOK_DELIVERIES.labels(GONE).inc()
             await self._store.mark_gone(job.tenant_id, message.url, job.id)
             raise
+        except ProviderFailure as exc:
+            WEBHOOK_DELIVERIES.labels(exc.failure_class.value).inc()
+            raise
+        WEBHOOK_DELIVERIES.labels(DELIVERED).inc()
+        return result

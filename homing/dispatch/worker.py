@@ -17,13 +17,23 @@ from dataclasses import dataclass
 from homing.alerts import Alerter, DeadLetterAlert
 from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
+from homing.dispatch.policy import CALL_LIMIT
 from homing.dispatch.watch import Findings, OutcomeWatcher, findings
 from homing.errors import StoreError
 from homing.logs import job_context
-from homing.models import QUEUE_FOR_CHANNEL, Channel, ClaimedJob, ProviderAccount, Queue
+from homing.metrics import DEAD_LETTERS, IN_FLIGHT, JOBS_FINISHED, THROTTLED_DEFERRALS, bounded
+from homing.models import (
+    EXPIRED,
+    QUEUE_FOR_CHANNEL,
+    Channel,
+    ClaimedJob,
+    FailureClass,
+    ProviderAccount,
+    Queue,
+)
 from homing.queue.wakeup import Wakeup
 from homing.store.providers import ProviderStore
-from homing.store.queue import Outcome, QueueStore
+from homing.store.queue import Applied, Completed, Failed, Outcome, QueueStore, Rescheduled
 from homing.store.suppressions import SuppressionStore
 from homing.store.tenants import TenantStore
 
@@ -35,6 +45,27 @@ SUSPENDED_HOLD_SECONDS = 3600.0
 
 # Outcomes wait this long at most to be written together with others.
 FLUSH_DELAY_SECONDS = 0.02
+
+# The error_class label's values on homing_dead_letters_total (docs/architecture.md,
+# "Failure classes", and the policy's own verdicts).
+DEAD_LETTER_CLASSES = frozenset(
+    {*(c.value for c in FailureClass), CALL_LIMIT, EXPIRED, "no_provider", "worker_lost"}
+)
+
+
+# The status label of homing_jobs_finished_total: the terminal statuses.
+COMPLETED, FAILED, SUPPRESSED = "completed", "failed", "suppressed"
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """What the log lines and the metrics of a held job need: its tenant, attempt,
+    channel and queue."""
+
+    tenant_id: str
+    attempt: int
+    channel: str
+    queue: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +119,8 @@ class Worker:
         self._wakeup = wakeup
         self._inflight: set[asyncio.Task[None]] = set()
         self._calls: dict[str, _Call] = {}
-        # job id -> (tenant id, attempt) of every job held, for the log lines about it.
-        self._held: dict[str, tuple[str, int]] = {}
+        # job id -> what the log lines and metrics about a held job need.
+        self._held: dict[str, _Held] = {}
         self._outcomes: list[Outcome] = []
         self._recorded = asyncio.Event()
         self._oldest_outcome = 0.0
@@ -184,8 +215,14 @@ class Worker:
             self._suspended(tenant_ids),
         )
         self.processed += len(claimed) - len(kept)
+        released = {c.job.id for c in kept}
+        for gone in claimed:
+            if gone.job.id not in released:
+                JOBS_FINISHED.labels(gone.job.channel.value, SUPPRESSED).inc()
         for job in kept:
-            self._held[job.job.id] = (job.job.tenant_id, job.attempt_number)
+            self._held[job.job.id] = _Held(
+                job.job.tenant_id, job.attempt_number, job.job.channel.value, job.job.queue.value
+            )
             if job.job.tenant_id in suspended:
                 # A suspended tenant's jobs stay queued, untouched, until it is unsuspended.
                 self._record(self._dispatcher.hold(job, SUSPENDED_HOLD_SECONDS))
@@ -222,7 +259,11 @@ class Worker:
         return bool(await self._claim_capacity())
 
     async def _deliver(self, claimed: ClaimedJob, accounts: list[ProviderAccount]) -> None:
-        outcome = await self._dispatcher.process(claimed, accounts)
+        IN_FLIGHT.inc()
+        try:
+            outcome = await self._dispatcher.process(claimed, accounts)
+        finally:
+            IN_FLIGHT.dec()
         self._record(outcome)
         self.processed += 1
         self._recorded.set()
@@ -276,9 +317,11 @@ class Worker:
             log.error("outcomes not recorded", extra={"count": len(batch)})
             self._forget_held()
             return
+        self._count(batch, applied)
         for job_id, error_class, error in applied.dead_lettered:
             with self._about(job_id):
-                tenant_id = self._held.get(job_id, (None, 0))[0]
+                held = self._held.get(job_id)
+                tenant_id = None if held is None else held.tenant_id
                 alert = DeadLetterAlert(job_id, error_class, error, tenant_id=tenant_id)
                 self._alerter.dead_letter(alert)
         for job_id in applied.lost_leases:
@@ -304,6 +347,23 @@ class Worker:
         except Exception:  # a notice must never stop the worker
             log.exception("watching outcomes failed")
 
+    def _count(self, batch: Sequence[Outcome], applied: Applied) -> None:
+        """The recorded outcomes in the metrics: finished jobs, dead letters and
+        throttled deferrals (an outcome whose lease was lost recorded nothing)."""
+        lost = set(applied.lost_leases)
+        for outcome in batch:
+            held = self._held.get(outcome.job_id)
+            if held is None or outcome.job_id in lost:
+                continue
+            if isinstance(outcome, Completed):
+                JOBS_FINISHED.labels(held.channel, COMPLETED).inc()
+            elif isinstance(outcome, Failed):
+                JOBS_FINISHED.labels(held.channel, FAILED).inc()
+                error_class = bounded(outcome.error_class, DEAD_LETTER_CLASSES)
+                DEAD_LETTERS.labels(held.queue, error_class).inc()
+            elif isinstance(outcome, Rescheduled) and outcome.refund and outcome.deferred_seconds:
+                THROTTLED_DEFERRALS.labels(held.channel).inc()
+
     def _forget_held(self) -> None:
         """Keep the tenant and attempt of jobs still in flight or waiting to be recorded
         only (a call that ended without an outcome is dropped here too)."""
@@ -312,8 +372,10 @@ class Worker:
 
     def _about(self, job_id: str) -> AbstractContextManager[None]:
         """Log lines inside carry the job's id, tenant and attempt (as a delivery's do)."""
-        tenant_id, attempt = self._held.get(job_id, (None, None))
-        return job_context(job_id, tenant_id, attempt)
+        held = self._held.get(job_id)
+        if held is None:
+            return job_context(job_id, None, None)
+        return job_context(job_id, held.tenant_id, held.attempt)
 
     async def _drain(self) -> None:
         if self._inflight:

@@ -20,7 +20,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from homing.alerts import Alerter
-from homing.errors import StoreError
+from homing.errors import RateLimited, StoreError
 from homing.inbound import billing
 from homing.inbound.billing import BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
@@ -33,6 +33,7 @@ from homing.inbound.parse import (
     twilio,
     vonage,
 )
+from homing.metrics import INBOUND_EVENTS, bounded
 from homing.ratelimit import RateLimiter
 from homing.store.delivery import DeliveryStore
 from homing.store.inbound import Entry, InboundStore, Journaled, event_values
@@ -42,6 +43,18 @@ log = logging.getLogger("homing.inbound")
 OneSplitter = Callable[[bytes, Mapping[str, str]], list[RawEvent]]
 # (body, headers, max_events): only SendGrid batches; the others post one event each.
 Splitter = Callable[[bytes, Mapping[str, str], int], list[RawEvent]]
+
+
+# Summary's names for what became of an event, as homing_inbound_events_total's results.
+_RESULTS: Final[dict[str, str]] = {
+    "applied": "applied",
+    "ignored": "ignored",
+    "quarantined": "quarantined",
+    "duplicates": "duplicate",
+    "conflicts": "conflict",
+}
+REFUSED = "refused"
+OTHER = "other"
 
 
 def _single(split: OneSplitter) -> Splitter:
@@ -140,13 +153,20 @@ class Receiver:
         raws = SPLITTERS[scope.source](body, headers, limit)
         if len(raws) > limit:
             raise too_many_events(len(raws), limit)
-        await self._admit(scope, len(raws))
+        try:
+            await self._admit(scope, len(raws))
+        except RateLimited:
+            INBOUND_EVENTS.labels(bounded(scope.source, SPLITTERS), REFUSED).inc(len(raws))
+            raise
         journaled = await self._journal.journal_many(
             scope.source, scope.account_id, scope.tenant_id, raws
         )
         summary = Summary()
         for raw, entry in zip(raws, journaled, strict=True):
-            summary.count(await self._one(scope, raw, entry))
+            outcome = await self._one(scope, raw, entry)
+            summary.count(outcome)
+            result = _RESULTS.get(outcome, OTHER)
+            INBOUND_EVENTS.labels(bounded(scope.source, SPLITTERS), result).inc()
         return summary
 
     async def _admit(self, scope: Scope, events: int) -> None:

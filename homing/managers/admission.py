@@ -21,8 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from homing.crypto import hash_api_key
+from homing.errors import HomingError
 from homing.managers.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
-from homing.models import Job, Plan, Tenant
+from homing.metrics import ACCEPTED, REFUSED, SUPPRESSED, refusal_reason
+from homing.models import Job, JobStatus, Plan, Tenant
 from homing.ratelimit import RateDecision, RateLimiter
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
 from homing.store.batches import BatchStore, ItemResult
@@ -136,7 +138,9 @@ class Admission:
         """Accept one job under the tenant's plan; QuotaExceeded when over quota."""
         limits = self.limits(principal.tenant)
         admitted = await self._with_ttl(_admitted(new, principal, limits))
-        return await self._jobs.accept(admitted, _quotas(new, limits), check)
+        accepted = await self._jobs.accept(admitted, _quotas(new, limits), check)
+        count_accepted(accepted)
+        return accepted
 
     async def accept_many(
         self,
@@ -150,7 +154,14 @@ class Admission:
             return []
         limits = self.limits(principal.tenant)
         admitted = [await self._with_ttl(_admitted(n, principal, limits)) for n in news]
-        return await self._batches.accept_many(admitted, _quotas(news[0], limits), checks)
+        results = await self._batches.accept_many(admitted, _quotas(news[0], limits), checks)
+        for new, result in zip(news, results, strict=True):
+            if isinstance(result, HomingError):
+                # A refusal of the whole request is counted where it is answered (the API).
+                REFUSED.labels(new.channel.value, refusal_reason(result)).inc()
+            else:
+                count_accepted(result)
+        return results
 
     async def _with_ttl(self, new: NewJob) -> NewJob:
         """The job with the tenant's default ttl for its channel when it names none."""
@@ -221,6 +232,18 @@ class Admission:
         expired = [d for d, c in self._cache.items() if c.until <= now]
         for digest in expired or list(self._cache)[: _MAX_CACHED // 10]:
             del self._cache[digest]
+
+
+def count_accepted(accepted: Accepted) -> None:
+    """One accept in the metrics: a new job is accepted, or refused as ``suppressed``
+    when it ended SUPPRESSED; a replay counts again as neither."""
+    if accepted.replayed:
+        return
+    channel = accepted.job.channel.value
+    if accepted.job.status is JobStatus.SUPPRESSED:
+        REFUSED.labels(channel, SUPPRESSED).inc()
+    else:
+        ACCEPTED.labels(channel).inc()
 
 
 def _admitted(new: NewJob, principal: Principal, limits: Limits) -> NewJob:

@@ -291,6 +291,9 @@ async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> bool
     entry = await conn.execute(delete(queue_entries).where(_held(outcome)))
     if entry.rowcount == 0:
         return False
+    # The dead letter's provider is the job's last one (the console filters on it): the
+    # last this pass tried, or whichever an earlier write left when it tried none.
+    last = {"provider": outcome.attempts[-1].provider} if outcome.attempts else {}
     row = (
         await conn.execute(
             update(jobs)
@@ -303,6 +306,7 @@ async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> bool
                 error_class=outcome.error_class,
                 updated_at=now,
                 completed_at=now,
+                **last,
             )
             .returning(jobs.c.tenant_id, jobs.c.queue, jobs.c.channel, jobs.c.payload)
         )

@@ -47,6 +47,32 @@ class QueueView:
     top_tenants: list[TenantBacklog]
 
 
+@dataclass(frozen=True, slots=True)
+class Claimable:
+    """How many entries of one queue and priority are claimable now, and how long the
+    oldest of them has been (seconds)."""
+
+    queue: str
+    priority: int
+    count: int
+    oldest_age_seconds: float
+
+
+async def claimable(conn: AsyncConnection, now: float) -> list[Claimable]:
+    """The claimable entries at ``now`` by queue and priority: one grouped read of the
+    due range of ``queue_entries`` (the metrics' queue depth, sampled at scrape time)."""
+    e = queue_entries.c
+    query = (
+        select(e.queue, e.priority, func.count(), func.min(e.available_at))
+        .where(e.available_at <= now)
+        .group_by(e.queue, e.priority)
+    )
+    return [
+        Claimable(row[0], row[1], row[2], max(0.0, now - row[3]))
+        for row in (await conn.execute(query)).all()
+    ]
+
+
 def _state(now: float) -> Label[str]:
     # An expired lease is claimable again: ``available_at`` decides before the token.
     e = queue_entries.c

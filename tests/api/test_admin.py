@@ -135,9 +135,7 @@ async def test_change_plan_and_custom_limits_take_effect(api: httpx.AsyncClient)
     report = await usage(client)
     assert report["plan"] == "STARTUP"
     assert [q["name"] for q in report["quotas"]] == ["chat", "email+webhook", "sms", "webhook"]
-    lifted = await _admin(
-        api, "PATCH", path, json={"quotas": {"webhook": None, "chat": None}}
-    )
+    lifted = await _admin(api, "PATCH", path, json={"quotas": {"webhook": None, "chat": None}})
     assert lifted.json()["limits"]["quotas"] == {"sms": 5000}
     back = await _admin(api, "PATCH", path, json={"quotas": None, "rate_limit_per_minute": 9})
     assert back.json()["limits"] == {

@@ -23,6 +23,7 @@ from homing.api.admission_schemas import (
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.routes.notifications import check_pins, email_job
 from homing.errors import HomingError
+from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel, ProviderAccount
 from homing.store.accepting import Accepted
 
@@ -30,6 +31,7 @@ router = APIRouter(tags=["notifications"])
 
 
 def _invalid(index: int, exc: ValidationError) -> BatchItemResult:
+    REFUSED.labels(Channel.EMAIL.value, refusal_reason(None)).inc()
     problems = [
         {"field": ".".join(str(p) for p in err["loc"]), "problem": err["msg"]}
         for err in exc.errors()
@@ -55,6 +57,7 @@ def _pinned_ok(
         try:
             check_pins(item, accounts)
         except HomingError as exc:
+            REFUSED.labels(Channel.EMAIL.value, refusal_reason(exc)).inc()
             results[index] = _refused(index, exc)
             continue
         valid.append((index, item))
