@@ -204,6 +204,17 @@ async def test_inbound_events_are_counted_by_provider_and_result(
     events = "homing_inbound_events_total"
     assert moves.moved(events, provider="postmark", result="applied") == 1
     assert moves.moved(events, provider="postmark", result="quarantined") == 0
+    # A body that fails verification is counted once, its events unread.
+    before = await scrape(api)
+    forged = await api.post(
+        connected.json()["path"],
+        content=b'[{"RecordType": "Delivery"}]',
+        headers={"Content-Type": "application/json", "Authorization": "Basic Zm9yZ2VkOm5v"},
+    )
+    assert forged.status_code == 401, forged.text
+    moves = Moves(before, await scrape(api))
+    assert moves.moved(events, provider="postmark", result="unverified") == 1
+    assert moves.moved(events, provider="postmark", result="applied") == 0
 
 
 async def test_an_operators_day_spike_list_by_provider_dry_run_redrive_drain(

@@ -21,7 +21,11 @@ from homing.api.errors import envelope
 from homing.inbound.receiver import Scope
 from homing.inbound.secrets import KINDS
 from homing.inbound.verify import VerificationFailed, paystack, polar
+from homing.metrics import INBOUND_EVENTS
 from homing.settings import Settings
+
+# The result label of a body that failed verification (homing_inbound_events_total).
+UNVERIFIED: Final = "unverified"
 
 router = APIRouter(tags=["inbound"])
 
@@ -95,6 +99,8 @@ async def provider_events(
     try:
         await services.inbound.verify(target, body, headers, public_url(request, services.settings))
     except VerificationFailed:
+        # One per body: an unverified body's events are not read.
+        INBOUND_EVENTS.labels(provider, UNVERIFIED).inc()
         return _unverified()
     scope = Scope(provider, target.provider_account_id, target.tenant_id)
     summary = await services.inbound.receiver.receive(scope, body, headers)
