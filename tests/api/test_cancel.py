@@ -11,6 +11,7 @@ from homing.services import Services
 from homing.store.schema import queue_entries
 from tests.admission_helpers import send_email
 from tests.conftest import TenantClient, deliver, job, make_tenant
+from tests.metrics_helpers import Moves, scrape
 
 
 async def _send(tenant: TenantClient, **fields: object) -> str:
@@ -38,6 +39,16 @@ async def test_a_pending_job_is_cancelled_and_never_sent(
     assert (await job(tenant, job_id))["status"] == "CANCELLED"
     listed = await tenant.get("/v1/jobs", params={"status": "CANCELLED"})
     assert [j["id"] for j in listed.json()["data"]] == [job_id]
+
+
+async def test_a_cancel_is_counted_as_a_finished_job(tenant: TenantClient) -> None:
+    job_id = await _send(tenant)
+    before = await scrape(tenant.api)
+    assert (await tenant.post(f"/v1/jobs/{job_id}/cancel")).status_code == 200
+    assert (await tenant.post(f"/v1/jobs/{job_id}/cancel")).status_code == 409
+    moves = Moves(before, await scrape(tenant.api))
+    finished = "homing_jobs_finished_total"
+    assert moves.moved(finished, channel="email", status="cancelled") == 1
 
 
 async def test_a_job_a_worker_holds_is_409_and_stays_held(

@@ -12,7 +12,11 @@ from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.inbound_schemas import history
 from homing.api.job_filters import CursorQuery, LimitQuery, job_filter, summary
 from homing.api.schemas import JobPublic, JobSummary, Queued
+from homing.metrics import JOBS_FINISHED
 from homing.store.job_search import JobFilter
+
+# The status label of homing_jobs_finished_total for a job a tenant withdrew.
+CANCELLED = "cancelled"
 
 router = APIRouter(tags=["jobs"])
 
@@ -63,4 +67,5 @@ async def cancel_job(job_id: str, principal: PrincipalDep, services: ServicesDep
     409 ``conflict`` when a worker holds it or it already ended (twice is 409 too);
     another tenant's job is 404; a test key cancels only test jobs."""
     job = await services.jobs.cancel(principal.tenant.id, job_id, test_only=principal.test_key)
+    JOBS_FINISHED.labels(job.channel.value, CANCELLED).inc()
     return summary(job)
