@@ -25,8 +25,12 @@ ALLOWED: dict[str, set[str]] = {
     "queue": {q.value for q in Queue},
     "priority": {p.name.lower() for p in Priority},
     "outcome": {c.value for c in FailureClass} | {"success", "delivered", "gone"},
-    "status": {"completed", "failed", "suppressed"},
-    "provider": {"sendgrid", "resend", "postmark", "mailgun", "smtp", "webhook", "other"},
+    "status": {"completed", "failed", "suppressed", "cancelled"},
+    "provider": {
+        *("sendgrid", "resend", "postmark", "mailgun", "smtp", "webhook"),
+        *("twilio", "vonage", "telegram", "slack"),
+        "other",
+    },
     "reason": {
         "suppressed",
         "quota",
@@ -38,8 +42,18 @@ ALLOWED: dict[str, set[str]] = {
         "unavailable",
         "other",
     },
-    "result": {"applied", "ignored", "duplicate", "conflict", "quarantined", "refused", "other"},
-    "error_class": {c.value for c in FailureClass} | {"call_limit", "no_provider", "other"},
+    "result": {
+        *("applied", "ignored", "duplicate", "conflict", "quarantined", "refused"),
+        *("unverified", "other"),
+        *("sent", "held"),  # homing_notices_total (duplicate is above)
+    },
+    "alert": {
+        *("queue_not_draining", "no_worker_progress", "provider_failing", "inbound_lag"),
+        *("inbound_quarantine", "dead_letter_spike", "reconciler"),
+    },
+    "state": {"fired", "resolved"},
+    "error_class": {c.value for c in FailureClass}
+    | {"call_limit", "expired", "no_provider", "worker_lost", "other"},
 }
 # Labels the library adds (histogram buckets) or other parts own (rate limiter, purge).
 FOREIGN = {"le", "policy", "kind", "worker_lost"}
