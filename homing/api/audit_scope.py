@@ -1,6 +1,7 @@
 """Which changing routes the audit log records, and why the others are not recorded.
 
-Every ``POST``/``PUT``/``PATCH``/``DELETE`` route is in exactly one of the two maps;
+Every ``POST``/``PUT``/``PATCH``/``DELETE`` route of the app (the API's and the
+console's) is in exactly one of the two maps;
 ``tests/api/test_audit_log.py`` walks ``app.routes`` and fails on a route in neither,
 so a route added later is refused until someone decides (docs/architecture.md, "The
 audit log").
@@ -46,6 +47,22 @@ AUDITED: dict[tuple[str, str], frozenset[AuditAction]] = {
     ("POST", "/admin/v1/tenants/{tenant_id}/unsuspend"): frozenset({_A.TENANT_RESUMED}),
 }
 
+# The console's changes (``homing.console``): the same actions as their API twins,
+# recorded with the signed-in user as the actor (docs/architecture.md, "The audit log").
+AUDITED |= {
+    ("POST", "/t/{tenant_id}/api-keys"): frozenset({_A.API_KEY_ISSUED}),
+    ("POST", "/t/{tenant_id}/api-keys/{key_id}/revoke"): frozenset({_A.API_KEY_REVOKED}),
+    ("POST", "/t/{tenant_id}/dead-letters/redrive"): frozenset({_A.DEAD_LETTERS_REDRIVEN}),
+    ("POST", "/t/{tenant_id}/domains"): frozenset({_A.DOMAIN_ADDED}),
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/enabled"): frozenset({_A.PROVIDER_UPDATED}),
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/move"): frozenset({_A.PROVIDER_REORDERED}),
+    ("POST", "/t/{tenant_id}/webhooks/secret"): frozenset({_A.WEBHOOK_SECRET_CREATED}),
+    ("POST", "/t/{tenant_id}/webhooks/secret/rotate"): frozenset({_A.WEBHOOK_SECRET_ROTATED}),
+    ("POST", "/t/{tenant_id}/webhooks/secret/delete"): frozenset({_A.WEBHOOK_SECRET_DELETED}),
+    ("POST", "/operator/tenants/{tenant_id}/suspend"): frozenset({_A.TENANT_SUSPENDED}),
+    ("POST", "/operator/tenants/{tenant_id}/resume"): frozenset({_A.TENANT_RESUMED}),
+}
+
 # (method, route path template) → why it changes no configuration worth an event.
 EXEMPT: dict[tuple[str, str], str] = {
     ("POST", "/v1/notifications/email"): "sending is the service itself; the job is its record",
@@ -62,4 +79,16 @@ EXEMPT: dict[tuple[str, str], str] = {
     "changes",
     ("POST", "/inbound/billing/{vendor}"): "a vendor's event, kept in the inbound journal",
     ("POST", "/inbound/{provider}/{account_id}"): "a provider's event, kept in the inbound journal",
+}
+
+# The console's routes that change no configuration.
+_SESSION = "opens or ends a console session of its own user; no configuration changes"
+EXEMPT |= {
+    ("POST", "/sign-in"): _SESSION,
+    ("POST", "/sign-out"): _SESSION,
+    ("POST", "/sign-out/everywhere"): _SESSION,
+    ("POST", "/t/{tenant_id}/domains/{domain_id}/verify"): EXEMPT[
+        ("POST", "/v1/domains/{domain_id}/verify")
+    ],
+    ("POST", "/t/{tenant_id}/messages/{job_id}/retry"): EXEMPT[("POST", "/v1/jobs/{job_id}/retry")],
 }

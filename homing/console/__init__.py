@@ -12,6 +12,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from homing.console import (
+    audit_pages,
     key_pages,
     letter_pages,
     operator_pages,
@@ -27,6 +28,6 @@ __all__ = ["install"]
 
 def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
-    tenant = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages)
+    tenant = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages, audit_pages)
     for module in (static, signin, *tenant, operator_pages):
         app.include_router(module.router)

@@ -19,6 +19,7 @@ from homing.console.forms import Form, read_form
 from homing.console.routing import SignInNeeded
 from homing.crypto import constant_time_equals, csrf_token
 from homing.errors import Forbidden, NotFound
+from homing.models import Actor, ActorKind
 from homing.services import Services
 from homing.store.people import Membership, Role, Session, User
 
@@ -43,6 +44,11 @@ class View:
     @property
     def owner(self) -> bool:
         return self.seat is not None and self.seat.role is Role.OWNER
+
+    @property
+    def actor(self) -> Actor:
+        """The signed-in user as the audit log names who made a change."""
+        return Actor(ActorKind.USER, self.user.id, self.user.email)
 
     def __repr__(self) -> str:
         return f"View(user={self.user!r}, seat={self.seat and self.seat.tenant.id!r})"
@@ -83,6 +89,16 @@ async def seated(request: Request, tenant_id: TenantId, view: SignedInDep) -> Vi
 
 
 MemberDep = Annotated[View, Depends(seated)]
+
+
+async def owner_seated(view: MemberDep) -> View:
+    """The user's seat in the tenant when it is an owner's; a viewer is Forbidden."""
+    if not view.owner:
+        raise Forbidden("Only the tenant's owners see this page; ask an owner.")
+    return view
+
+
+OwnerDep = Annotated[View, Depends(owner_seated)]
 
 
 async def operator(view: SignedInDep) -> View:

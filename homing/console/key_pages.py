@@ -17,6 +17,7 @@ from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest
+from homing.models import AuditAction
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
@@ -46,7 +47,15 @@ async def create(
     name = form.get("name", MAX_NAME).strip()
     if not name:
         raise InvalidRequest("Name the key, so you can tell it from the others later.")
-    _, key = await services.keys.issue(view.seat.tenant.id, name)
+    tenant_id = view.seat.tenant.id
+    event = services.audit.event(
+        view.actor,
+        AuditAction.API_KEY_ISSUED,
+        tenant_id=tenant_id,
+        target_type="api_key",
+        changes={"name": name, "test": False},
+    )
+    _, key = await services.keys.issue(tenant_id, name, audit=event)
     return await _page(request, view, services, issued=key)
 
 
@@ -55,6 +64,13 @@ async def revoke(
     key_id: KeyId, view: MemberDep, _form: OwnerFormDep, services: ServicesDep
 ) -> Response:
     assert view.seat is not None
-    await services.keys.revoke(view.seat.tenant.id, key_id)
+    event = services.audit.event(
+        view.actor,
+        AuditAction.API_KEY_REVOKED,
+        tenant_id=view.seat.tenant.id,
+        target_type="api_key",
+        target_id=key_id,
+    )
+    await services.keys.revoke(view.seat.tenant.id, key_id, audit=event)
     services.admission.forget_key(key_id)
     return RedirectResponse(f"/t/{view.seat.tenant.id}/api-keys", status_code=303)

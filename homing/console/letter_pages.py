@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.models import AuditAction
 from homing.store.dead_letters import DeadLetterFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
@@ -69,6 +70,19 @@ async def redrive(view: MemberDep, form: OwnerFormDep, services: ServicesDep) ->
     )
     if result.done:
         services.wakeup.notify()
+    if not dry_run and result.done:
+        # As ``POST /v1/dead-letters/redrive``: once done, a bulk change of many
+        # transactions; a dry run or one that touched nothing records nothing.
+        changes = {"filter": {"provider": provider} if provider else {}, "ids": None}
+        await services.audit.record(
+            services.audit.event(
+                view.actor,
+                AuditAction.DEAD_LETTERS_REDRIVEN,
+                tenant_id=tenant_id,
+                target_type="dead_letters",
+                changes={**changes, "redriven": result.done},
+            )
+        )
     where = f"/t/{tenant_id}/dead-letters?" + (f"provider={provider}&" if provider else "")
     if dry_run:
         return RedirectResponse(f"{where}would={result.matched}", status_code=303)

@@ -13,9 +13,12 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep, TenantId
+from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep, TenantId, View
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.models import AuditAction
+from homing.services import Services
+from homing.store.audit import AuditEvent
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
@@ -33,17 +36,35 @@ async def tenants(
     return render(request, "operator_tenants.html", rows=rows, next_cursor=page.next_cursor)
 
 
+def _suspension(services: Services, view: View, tenant_id: str, suspended: bool) -> AuditEvent:
+    """The event ``/admin/v1/tenants/{id}/suspend`` (or ``unsuspend``) records, by the
+    signed-in operator."""
+    return services.audit.event(
+        view.actor,
+        AuditAction.TENANT_SUSPENDED if suspended else AuditAction.TENANT_RESUMED,
+        tenant_id=tenant_id,
+        target_type="tenant",
+        target_id=tenant_id,
+        changes={"suspended": suspended},
+    )
+
+
 @router.post("/operator/tenants/{tenant_id}/suspend")
-async def suspend(tenant_id: TenantId, _form: OperatorFormDep, services: ServicesDep) -> Response:
+async def suspend(
+    tenant_id: TenantId, view: OperatorDep, _form: OperatorFormDep, services: ServicesDep
+) -> Response:
     """Refuse the tenant's requests and hold its jobs (``homing tenant suspend``)."""
-    await services.tenant_admin.suspend(tenant_id)
+    await services.tenant_admin.suspend(tenant_id, _suspension(services, view, tenant_id, True))
     return RedirectResponse("/operator/tenants", status_code=303)
 
 
 @router.post("/operator/tenants/{tenant_id}/resume")
-async def resume(tenant_id: TenantId, _form: OperatorFormDep, services: ServicesDep) -> Response:
+async def resume(
+    tenant_id: TenantId, view: OperatorDep, _form: OperatorFormDep, services: ServicesDep
+) -> Response:
     """Admit the tenant again and release its held jobs."""
-    await services.tenant_admin.unsuspend(tenant_id)
+    event = _suspension(services, view, tenant_id, False)
+    await services.tenant_admin.unsuspend(tenant_id, event)
     services.wakeup.notify()
     return RedirectResponse("/operator/tenants", status_code=303)
 

@@ -22,7 +22,8 @@ from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound
-from homing.models import Channel, ProviderAccount
+from homing.managers.audit import diff
+from homing.models import AuditAction, Channel, ProviderAccount
 from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
@@ -86,7 +87,17 @@ async def move(
     now = {a.id: a.priority for a in siblings}
     for place, account_id in enumerate(order, start=1):
         if now[account_id] != place * STEP:
-            await services.providers.update(tenant_id, account_id, priority=place * STEP)
+            event = services.audit.event(
+                view.actor,
+                AuditAction.PROVIDER_REORDERED,
+                tenant_id=tenant_id,
+                target_type="provider",
+                target_id=account_id,
+                changes={"priority": {"from": now[account_id], "to": place * STEP}},
+            )
+            await services.providers.update(
+                tenant_id, account_id, audit=event, priority=place * STEP
+            )
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
 
 
@@ -99,7 +110,16 @@ async def enable(
     wanted = form.get("enabled", 1)
     if wanted not in ("0", "1"):
         raise InvalidRequest("Enable or disable the provider.")
-    await services.providers.update(tenant_id, provider_id, enabled=wanted == "1")
+    current = await services.providers.get(tenant_id, provider_id)
+    event = services.audit.event(
+        view.actor,
+        AuditAction.PROVIDER_UPDATED,
+        tenant_id=tenant_id,
+        target_type="provider",
+        target_id=provider_id,
+        changes=diff({"enabled": current.enabled}, {"enabled": wanted == "1"}),
+    )
+    await services.providers.update(tenant_id, provider_id, audit=event, enabled=wanted == "1")
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
 
 
@@ -119,7 +139,14 @@ async def add_domain(view: MemberDep, form: OwnerFormDep, services: ServicesDep)
     account_id = form.get("provider_account_id", 36)
     if not name or not account_id:
         raise InvalidRequest("Name the domain and choose the provider that sends from it.")
-    domain = await services.inbound.domains.register(tenant_id, name, account_id)
+    event = services.audit.event(
+        view.actor,
+        AuditAction.DOMAIN_ADDED,
+        tenant_id=tenant_id,
+        target_type="domain",
+        changes={"domain": name, "provider_account_id": account_id},
+    )
+    domain = await services.inbound.domains.register(tenant_id, name, account_id, event)
     return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain.id}", status_code=303)
 
 

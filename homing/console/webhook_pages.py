@@ -16,7 +16,10 @@ from starlette.responses import RedirectResponse, Response
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
+from homing.models import AuditAction
+from homing.store.audit import AuditEvent
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
@@ -31,6 +34,18 @@ async def _page(
     return render(request, "webhooks.html", secret=secret, gone=gone, issued=issued)
 
 
+def _event(services: ServicesDep, view: View, action: AuditAction) -> AuditEvent:
+    """The event the API's twin records (``/v1/webhook-secret``), by the user."""
+    assert view.seat is not None
+    return services.audit.event(
+        view.actor,
+        action,
+        tenant_id=view.seat.tenant.id,
+        target_type="webhook_secret",
+        changes={"secret": CHANGED},
+    )
+
+
 @router.get("/t/{tenant_id}/webhooks")
 async def webhooks(request: Request, view: MemberDep, services: ServicesDep) -> Response:
     return await _page(request, view, services)
@@ -42,7 +57,8 @@ async def generate(
 ) -> Response:
     """Generate the first signing secret (409 when there is one: rotate it instead)."""
     assert view.seat is not None
-    issued = await services.webhooks.secrets.create(view.seat.tenant.id)
+    event = _event(services, view, AuditAction.WEBHOOK_SECRET_CREATED)
+    issued = await services.webhooks.secrets.create(view.seat.tenant.id, event)
     return await _page(request, view, services, issued)
 
 
@@ -52,7 +68,8 @@ async def rotate(
 ) -> Response:
     """A new secret, shown once; the previous one signs beside it for the overlap."""
     assert view.seat is not None
-    issued = await services.webhooks.secrets.rotate(view.seat.tenant.id)
+    event = _event(services, view, AuditAction.WEBHOOK_SECRET_ROTATED)
+    issued = await services.webhooks.secrets.rotate(view.seat.tenant.id, event)
     return await _page(request, view, services, issued)
 
 
@@ -60,5 +77,6 @@ async def rotate(
 async def delete(view: MemberDep, _form: OwnerFormDep, services: ServicesDep) -> Response:
     """Delete the secret (and an overlapping one): deliveries go unsigned."""
     assert view.seat is not None
-    await services.webhooks.secrets.delete(view.seat.tenant.id)
+    event = _event(services, view, AuditAction.WEBHOOK_SECRET_DELETED)
+    await services.webhooks.secrets.delete(view.seat.tenant.id, event)
     return RedirectResponse(f"/t/{view.seat.tenant.id}/webhooks", status_code=303)

@@ -70,6 +70,7 @@ async def _objects_of(
 
 def _console_tenant_routes() -> list[tuple[str, str]]:
     from homing.console import (
+        audit_pages,
         key_pages,
         letter_pages,
         provider_pages,
@@ -78,10 +79,13 @@ def _console_tenant_routes() -> list[tuple[str, str]]:
     )
 
     found = []
-    for module in (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages):
+    modules = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages, audit_pages)
+    for module in modules:
         for route in module.router.routes:
+            path = getattr(route, "path", "")
             for method in sorted(getattr(route, "methods", ()) or ()):
-                found.append((method, getattr(route, "path", "")))
+                if path.startswith("/t/"):
+                    found.append((method, path))
     return found
 
 
@@ -92,7 +96,7 @@ async def test_a_member_of_one_tenant_gets_404_on_every_page_of_another(
     theirs = await _objects_of(services, api, sandbox, "theirs")
     await add_user(services, "ada@example.com", mine["tenant_id"], Role.OWNER)
     routes = _console_tenant_routes()
-    assert len(routes) >= 19
+    assert len(routes) >= 20
     async with browser(services) as client:
         csrf = await sign_in(client, "ada@example.com")
         for method, path in routes:
@@ -162,12 +166,14 @@ async def test_tenant_controlled_strings_are_rendered_as_text(
         f"{base}/messages/{letter.job_id}",
         f"{base}/dead-letters",
         f"{base}/api-keys",
+        f"{base}/audit",
     ]
     async with browser(services) as client, browser(services) as operator:
         await sign_in(client, "ada@example.com")
         await sign_in(operator, "root@example.com")
         answers = [await client.get(p) for p in pages]
         answers.append(await operator.get("/operator/tenants"))
+        answers.append(await operator.get("/operator/audit"))
     for answer in answers:
         assert answer.status_code == 200, answer.url
         assert "<script>alert" not in answer.text and "<img src=x" not in answer.text
@@ -198,6 +204,28 @@ async def test_oversized_forms_fields_and_addresses_are_refused(
     assert long_next.status_code == 422
     assert long_email.status_code == 422
     assert len(await services.keys.live(tenant.tenant_id)) == 1
+
+
+async def test_the_audit_pages_filters_are_bounded_and_checked_against_the_vocabulary(
+    services: Services, tenant: TenantClient
+) -> None:
+    await add_user(services, "ada@example.com", tenant.tenant_id, Role.OWNER)
+    await add_user(services, "root@example.com", operator=True)
+    page = f"/t/{tenant.tenant_id}/audit"
+    async with browser(services) as client, browser(services) as operator:
+        await sign_in(client, "ada@example.com")
+        await sign_in(operator, "root@example.com")
+        long_action = await client.get(page, params={"action": "a" * 41})
+        unknown = await client.get(page, params={"action": MARKUP[:40]})
+        long_cursor = await client.get(page, params={"cursor": "c" * 37})
+        long_tenant = await operator.get("/operator/audit", params={"tenant_id": "t" * 37})
+        other = await operator.get("/operator/audit", params={"action": "api_key.issued' OR 1=1"})
+    assert long_action.status_code == 422
+    assert unknown.status_code == 422 and "Choose an action from the list" in unknown.text
+    assert "<script>" not in unknown.text and "&lt;script&gt;" in unknown.text
+    assert long_cursor.status_code == 422
+    assert long_tenant.status_code == 422
+    assert other.status_code == 422
 
 
 @pytest.mark.parametrize(

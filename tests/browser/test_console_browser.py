@@ -1,6 +1,7 @@
 """The console in a real browser: sign in, find a sent message with its attempts,
 redrive a dead letter, a viewer refused a change, an operator suspending a tenant, a
-form without its CSRF token refused, and an expired session sent back to sign in."""
+form without its CSRF token refused, an expired session sent back to sign in, and a
+change shown on the audit log."""
 
 from __future__ import annotations
 
@@ -188,8 +189,24 @@ async def test_rotate_the_signing_secret_with_the_overlap_shown(
     await sign_in(page, "owner@acme.example", f"/t/{tenant.tenant_id}/webhooks")
     await page.get_by_role("button", name="Rotate secret").click()
     await expect(page.locator("#issued-secret")).to_contain_text("whsec_")
+    secret = (await page.locator("#issued-secret").inner_text()).strip()
     await expect(page.get_by_role("status")).to_contain_text("signs beside it until")
     await shoot(page, shots, "webhooks")
     await page.goto(f"/t/{tenant.tenant_id}/webhooks")
     await expect(page.locator("#issued-secret")).to_have_count(0)
     await expect(page.get_by_text("still signs until")).to_be_visible()
+    # The audit log shows the change: by whom, newest first, the secret only "changed".
+    await page.get_by_role("navigation").get_by_role("link", name="Audit log").click()
+    await expect(page.get_by_role("heading", name="Audit log")).to_be_visible()
+    rows = page.locator("tr.audit-event")
+    await expect(rows).to_have_count(2)
+    await expect(rows.first).to_contain_text("webhook_secret.rotated")
+    await expect(rows.first).to_contain_text("owner@acme.example")
+    await expect(rows.first).to_contain_text('"secret":"changed"')
+    await expect(rows.nth(1)).to_contain_text("webhook_secret.created")
+    await shoot(page, shots, "audit")
+    assert secret.startswith("whsec_") and secret not in await page.content()
+    await page.get_by_label("Action").select_option("webhook_secret.created")
+    await page.get_by_role("button", name="Filter").click()
+    await expect(rows).to_have_count(1)
+    await expect(rows.first).to_contain_text("api_key")

@@ -72,6 +72,7 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("POST", "/t/{tenant_id}/domains/{domain_id}/verify"): "console, by seat",
     ("POST", "/t/{tenant_id}/api-keys"): "console, by seat",
     ("POST", "/t/{tenant_id}/api-keys/{key_id}/revoke"): "console, by seat",
+    ("GET", "/t/{tenant_id}/audit"): "console, owners of the seat's tenant",
 }
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {
