@@ -8,6 +8,7 @@
 | postmark | ``{"basic_auth": {"username": …, "password": …}}`` |
 | twilio | ``{"signing_secret": "<the account's auth token>"}`` |
 | vonage | ``{"signing_secret": "<the account's signature secret>"}`` |
+| telegram | ``{"secret_token": "<the bot's setWebhook secret_token>"}`` |
 
 The secret is sealed with AES-256-GCM bound to (provider_inbound, account id, kind)
 and opened only to verify a request; responses show a masked preview.
@@ -25,7 +26,16 @@ import orjson
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask, mask_password
 from homing.errors import InvalidRequest, NotFound
-from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid, twilio, vonage
+from homing.inbound.verify import (
+    Nonce,
+    mailgun,
+    postmark,
+    resend,
+    sendgrid,
+    telegram,
+    twilio,
+    vonage,
+)
 from homing.store.audit import AuditEvent
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
@@ -38,6 +48,7 @@ KINDS: Final = {
     "postmark": "basic_auth",
     "twilio": "signing_secret",
     "vonage": "signing_secret",
+    "telegram": "secret_token",
 }
 Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], Nonce | None]
 VERIFIERS: Final[dict[str, Verifier]] = {
@@ -48,6 +59,7 @@ VERIFIERS: Final[dict[str, Verifier]] = {
         s["basic_auth"]["username"], s["basic_auth"]["password"], h
     ),
     "vonage": lambda s, body, h, now: vonage.verify(s["signing_secret"], body, h, now=now),
+    "telegram": lambda s, body, h, now: telegram.verify(s["secret_token"], h),
 }
 # Schemes that sign the URL the provider posted to (Twilio): they get it too.
 UrlVerifier = Callable[[dict[str, Any], str, bytes, Mapping[str, str]], None]
@@ -117,6 +129,7 @@ _CHECKS: Final[dict[str, Callable[[Any], object]]] = {
     "postmark": _basic_auth,
     "twilio": _string,
     "vonage": _string,
+    "telegram": telegram.check_token,
 }
 
 
