@@ -133,10 +133,12 @@ _CHECKS: Final[dict[str, Callable[[Any], object]]] = {
 }
 
 
-def _preview(value: Any) -> str:
+def _preview(provider: str, value: Any) -> str:
     if isinstance(value, dict):
         # Both are chosen by whoever set up the Postmark webhook: a human.
         return f"username={mask(value['username'])}, password={mask_password(value['password'])}"
+    if provider == "telegram":
+        return mask_password(str(value))  # setWebhook's secret_token is chosen by a human
     return mask(str(value))
 
 
@@ -182,7 +184,13 @@ class InboundSecrets:
         )
         now = as_datetime(self._clock.now())
         stored = StoredSecret(
-            account.id, tenant_id, account.provider, kind, sealed, _preview(value), now
+            account.id,
+            tenant_id,
+            account.provider,
+            kind,
+            sealed,
+            _preview(account.provider, value),
+            now,
         )
         await self._store.put(stored, audit)
         return _info(stored)
