@@ -32,6 +32,8 @@ class InboundSecretPut(Strict):
     verification_key: Secret | None = None
     signing_secret: Secret | None = None
     basic_auth: BasicAuth | None = None
+    # Telegram's setWebhook secret_token: the pattern is checked by homing.inbound.secrets.
+    secret_token: Credential | None = None
 
     def given(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)

@@ -29,6 +29,7 @@ from homing.inbound.parse import (
     postmark,
     resend,
     sendgrid,
+    telegram,
     too_many_events,
     twilio,
     vonage,
@@ -68,6 +69,7 @@ SPLITTERS: Final[dict[str, Splitter]] = {
     "mailgun": _single(mailgun.split),
     "twilio": _single(twilio.split),
     "vonage": _single(vonage.split),
+    "telegram": _single(telegram.split),
     "paystack": _single(billing.paystack_split),
     "polar": _single(billing.polar_split),
 }
@@ -78,6 +80,7 @@ DELIVERY: Final[dict[str, Callable[[Any], DeliveryEvent]]] = {
     "mailgun": mailgun.interpret,
     "twilio": twilio.interpret,
     "vonage": vonage.interpret,
+    "telegram": telegram.interpret,
 }
 BILLING: Final[dict[str, Callable[[Any], BillingEvent]]] = {
     "paystack": billing.paystack_interpret,

@@ -8,6 +8,7 @@
 | postmark | ``{"basic_auth": {"username": …, "password": …}}`` |
 | twilio | ``{"signing_secret": "<the account's auth token>"}`` |
 | vonage | ``{"signing_secret": "<the account's signature secret>"}`` |
+| telegram | ``{"secret_token": "<the bot's setWebhook secret_token>"}`` |
 
 The secret is sealed with AES-256-GCM bound to (provider_inbound, account id, kind)
 and opened only to verify a request; responses show a masked preview.
@@ -25,7 +26,16 @@ import orjson
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask, mask_password
 from homing.errors import InvalidRequest, NotFound
-from homing.inbound.verify import Nonce, mailgun, postmark, resend, sendgrid, twilio, vonage
+from homing.inbound.verify import (
+    Nonce,
+    mailgun,
+    postmark,
+    resend,
+    sendgrid,
+    telegram,
+    twilio,
+    vonage,
+)
 from homing.store.audit import AuditEvent
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
@@ -38,6 +48,7 @@ KINDS: Final = {
     "postmark": "basic_auth",
     "twilio": "signing_secret",
     "vonage": "signing_secret",
+    "telegram": "secret_token",
 }
 Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], Nonce | None]
 VERIFIERS: Final[dict[str, Verifier]] = {
@@ -48,6 +59,7 @@ VERIFIERS: Final[dict[str, Verifier]] = {
         s["basic_auth"]["username"], s["basic_auth"]["password"], h
     ),
     "vonage": lambda s, body, h, now: vonage.verify(s["signing_secret"], body, h, now=now),
+    "telegram": lambda s, body, h, now: telegram.verify(s["secret_token"], h),
 }
 # Schemes that sign the URL the provider posted to (Twilio): they get it too.
 UrlVerifier = Callable[[dict[str, Any], str, bytes, Mapping[str, str]], None]
@@ -117,13 +129,16 @@ _CHECKS: Final[dict[str, Callable[[Any], object]]] = {
     "postmark": _basic_auth,
     "twilio": _string,
     "vonage": _string,
+    "telegram": telegram.check_token,
 }
 
 
-def _preview(value: Any) -> str:
+def _preview(provider: str, value: Any) -> str:
     if isinstance(value, dict):
         # Both are chosen by whoever set up the Postmark webhook: a human.
         return f"username={mask(value['username'])}, password={mask_password(value['password'])}"
+    if provider == "telegram":
+        return mask_password(str(value))  # setWebhook's secret_token is chosen by a human
     return mask(str(value))
 
 
@@ -169,7 +184,13 @@ class InboundSecrets:
         )
         now = as_datetime(self._clock.now())
         stored = StoredSecret(
-            account.id, tenant_id, account.provider, kind, sealed, _preview(value), now
+            account.id,
+            tenant_id,
+            account.provider,
+            kind,
+            sealed,
+            _preview(account.provider, value),
+            now,
         )
         await self._store.put(stored, audit)
         return _info(stored)

@@ -10,6 +10,9 @@
   like the vendors); ``GET`` lists, ``DELETE`` forgets. ``GET /_sandbox/events`` lists
   what was posted.
 
+Telegram posts updates about the chat the latest message went to (``blocked``,
+``unblocked``, ``stop``, ``start``) with its secret-token header.
+
 Postmark posts with HTTP Basic: ``basic_auth`` in the request or the target, or
 ``https://user:pass@host/…`` in the URL, else the sandbox's credentials from ``/keys``.
 """
@@ -28,13 +31,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from homing.sandbox import twilio_events, vonage_events
+from homing.sandbox import telegram_events, twilio_events, vonage_events
 from homing.sandbox.event_bodies import KINDS, build
 from homing.sandbox.state import RecordedMessage, SandboxState
 
 log = logging.getLogger("homing.sandbox")
 
-EVENT_PROVIDERS: Final = ("sendgrid", "resend", "postmark", "mailgun", "twilio", "vonage")
+EVENT_PROVIDERS: Final = (
+    "sendgrid",
+    "resend",
+    "postmark",
+    "mailgun",
+    "twilio",
+    "vonage",
+    "telegram",
+)
 POST_TIMEOUT_SECONDS: Final = 10.0
 
 
@@ -79,6 +90,9 @@ class EventPoster:
         elif message.provider == "vonage":
             secret = self.state.keys.vonage_signature_secret
             body, headers = vonage_events.callback(message, kind, secret)
+        elif message.provider == "telegram":
+            token = self.state.keys.telegram_secret_token
+            body, headers = telegram_events.callback(message, kind, token)
         else:
             body, headers = build(message.provider, message, kind, self.state.keys, auth)
         sent = {"Content-Type": "application/json", "User-Agent": "homing-sandbox", **headers}
@@ -138,6 +152,8 @@ def _latest(state: SandboxState, provider: str, to: str, job_id: str | None) -> 
 def _kinds(provider: str) -> tuple[str, ...]:
     if provider == "twilio":
         return twilio_events.KINDS
+    if provider == "telegram":
+        return telegram_events.KINDS
     return vonage_events.KINDS if provider == "vonage" else KINDS
 
 

@@ -39,6 +39,10 @@ class SandboxKeys:
     twilio_auth_token: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
     # The signature secret Vonage signs its webhook JWTs with.
     vonage_signature_secret: str = field(default_factory=lambda: secrets.token_hex(16), repr=False)
+    # The secret_token a bot's setWebhook was given (Telegram repeats it in a header).
+    telegram_secret_token: str = field(
+        default_factory=lambda: secrets.token_urlsafe(24), repr=False
+    )
 
     @classmethod
     def generate(cls) -> SandboxKeys:
@@ -66,6 +70,7 @@ class SandboxKeys:
             "mailgun": {"signing_secret": self.mailgun_signing_key},
             "twilio": {"signing_secret": self.twilio_auth_token},
             "vonage": {"signing_secret": self.vonage_signature_secret},
+            "telegram": {"secret_token": self.telegram_secret_token},
             "postmark": {
                 "basic_auth": {
                     "username": self.postmark_username,

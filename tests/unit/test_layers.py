@@ -75,7 +75,18 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 
 VENDORS = frozenset(
-    {"sendgrid", "resend", "postmark", "mailgun", "smtp", "paystack", "polar", "twilio", "vonage"}
+    {
+        "sendgrid",
+        "resend",
+        "postmark",
+        "mailgun",
+        "smtp",
+        "paystack",
+        "polar",
+        "twilio",
+        "vonage",
+        "telegram",
+    }
 )
 # Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
 RESOURCE_FOLDERS = frozenset({"store", "api/routes", "managers"})

@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from homing.api.bodies import read_body
 from homing.api.deps import ServicesDep
 from homing.api.errors import envelope
+from homing.inbound.parse import telegram
 from homing.inbound.receiver import Scope
 from homing.inbound.secrets import KINDS
 from homing.inbound.verify import VerificationFailed, paystack, polar
@@ -35,6 +36,8 @@ BILLING_VERIFIERS: Final[dict[str, BillingVerifier]] = {
     "paystack": paystack.verify,
     "polar": polar.verify,
 }
+# Providers whose events are always small: their bodies are cut off sooner.
+MAX_BODY_BYTES: Final = {"telegram": telegram.MAX_BODY_BYTES}
 
 
 def _not_found() -> JSONResponse:
@@ -45,9 +48,11 @@ def _unverified() -> JSONResponse:
     return envelope(401, "unauthenticated", "the request could not be verified")
 
 
-async def _body(request: Request, settings: Settings) -> bytes:
-    """The body, read up to HOMING_INBOUND_MAX_BODY_BYTES (PayloadTooLarge past it)."""
-    return await read_body(request.headers.raw, request.receive, settings.inbound_max_body_bytes)
+async def _body(request: Request, settings: Settings, provider: str = "") -> bytes:
+    """The body, read up to HOMING_INBOUND_MAX_BODY_BYTES, or less for a provider whose
+    events are small (Telegram: 64 KiB); PayloadTooLarge past it."""
+    limit = min(settings.inbound_max_body_bytes, MAX_BODY_BYTES.get(provider, 1 << 62))
+    return await read_body(request.headers.raw, request.receive, limit)
 
 
 def public_url(request: Request, settings: Settings) -> str:
@@ -88,13 +93,14 @@ async def billing_events(vendor: str, request: Request, services: ServicesDep) -
 async def provider_events(
     provider: str, account_id: str, request: Request, services: ServicesDep
 ) -> JSONResponse:
-    """SendGrid, Resend, Postmark or Mailgun events for one provider account."""
+    """SendGrid, Resend, Postmark, Mailgun, Twilio, Vonage or Telegram events for one
+    provider account."""
     if provider not in KINDS or len(account_id) > MAX_ACCOUNT_ID:
         return _not_found()
     target = await services.inbound.secrets.target(provider, account_id)
     if target is None:
         return _not_found()
-    body = await _body(request, services.settings)
+    body = await _body(request, services.settings, provider)
     headers = dict(request.headers)
     try:
         await services.inbound.verify(target, body, headers, public_url(request, services.settings))
