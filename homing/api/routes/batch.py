@@ -25,6 +25,7 @@ from homing.api.routes.notifications import check_pins, email_job
 from homing.errors import HomingError
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel, ProviderAccount
+from homing.services import Services
 from homing.store.accepting import Accepted
 
 router = APIRouter(tags=["notifications"])
@@ -95,7 +96,20 @@ async def send_email_batch(
     domains = services.inbound.domains
     checks = [domains.sender_rule(tenant.id, item.from_) for _, item in parsed]
     outcomes = await services.admission.accept_many(principal, news, checks)
-    for (index, _), outcome in zip(parsed, outcomes, strict=True):
+    return batch_answer(services, len(body.messages), parsed, outcomes, results)
+
+
+def batch_answer(
+    services: Services,
+    total: int,
+    items: Sequence[tuple[int, object]],
+    outcomes: Sequence[Accepted | HomingError],
+    results: dict[int, BatchItemResult],
+) -> BatchResult:
+    """The answer of a batch of ``total`` messages: ``results`` (the ones refused before
+    accepting, by index) completed with each accepted item's outcome, in order; wakes
+    the workers when anything new was queued. Shared by every channel's batch route."""
+    for (index, _), outcome in zip(items, outcomes, strict=True):
         if isinstance(outcome, Accepted):
             results[index] = BatchItemResult(
                 index=index,
@@ -105,7 +119,7 @@ async def send_email_batch(
             )
         else:
             results[index] = _refused(index, outcome)
-    ordered = [results[i] for i in range(len(body.messages))]
+    ordered = [results[i] for i in range(total)]
     accepted = sum(1 for r in ordered if r.id is not None and not r.replayed)
     if accepted:
         services.wakeup.notify()

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from homing.api.admission_schemas import BatchItemResult, BatchResult
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
-from homing.api.routes.batch import _invalid, _refused
+from homing.api.routes.batch import _invalid, _refused, batch_answer
 from homing.api.routes.notifications import (
     IdempotencyKey,
     queued,
@@ -34,7 +34,7 @@ from homing.models import (
     SmsSegments,
     resolve_pin,
 )
-from homing.store.accepting import Accepted, NewJob
+from homing.store.accepting import NewJob
 
 router = APIRouter(tags=["notifications"])
 
@@ -120,27 +120,7 @@ async def send_sms_batch(
         valid = _pinned(valid, accounts, results)
     news = [sms_job(services.sealer, tenant.id, item, item.idempotency_key) for _, item in valid]
     outcomes = await services.admission.accept_many(principal, news)
-    for (index, _), outcome in zip(valid, outcomes, strict=True):
-        if isinstance(outcome, Accepted):
-            results[index] = BatchItemResult(
-                index=index,
-                id=outcome.job.id,
-                status=outcome.job.status.value,
-                replayed=outcome.replayed or None,
-            )
-        else:
-            results[index] = _refused(index, outcome)
-    ordered = [results[i] for i in range(len(body.messages))]
-    accepted = sum(1 for r in ordered if r.id is not None and not r.replayed)
-    if accepted:
-        services.wakeup.notify()
-    replayed = sum(1 for r in ordered if r.replayed)
-    return BatchResult(
-        accepted=accepted,
-        replayed=replayed,
-        rejected=len(ordered) - accepted - replayed,
-        results=ordered,
-    )
+    return batch_answer(services, len(body.messages), valid, outcomes, results)
 
 
 def _pinned(
