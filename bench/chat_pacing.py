@@ -38,6 +38,7 @@ from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import NewJob
+from homing.store.dead_letters import DeadLetterFilter
 
 TOKEN = "700000001:AAHbenchbenchbenchbenchbenchbench"
 PROBE_EVERY = 2.0
@@ -84,14 +85,25 @@ async def _stats(http: httpx.AsyncClient) -> dict[str, Any]:
     return stats
 
 
+async def dead_letters(services: Services, tenant_id: str, most: int) -> int:
+    """How many of the tenant's jobs were dead-lettered (a job that drew 429 after 429
+    gives up at the most calls one job may make: ``HOMING_MAX_PROVIDER_CALLS_PER_JOB``)."""
+    found = DeadLetterFilter(tenant_id=tenant_id)
+    matches = await services.dead_letter_store.matching(found, None, after=None, limit=most)
+    return len(matches)
+
+
 async def _probe(
     services: Services, tenant_id: str, http: httpx.AsyncClient, messages: int
 ) -> dict[str, float]:
-    """Accept a CRITICAL message every PROBE_EVERY seconds until the broadcast and the
-    probes are delivered; each probe's accept time by its text."""
+    """Accept a CRITICAL message every PROBE_EVERY seconds until every message of the
+    broadcast and the probes was delivered or dead-lettered; each probe's accept time by
+    its text."""
     accepted: dict[str, float] = {}
     n = 0
-    while (await _stats(http))["received"]["telegram"] < messages + len(accepted):
+    while (await _stats(http))["received"]["telegram"] + await dead_letters(
+        services, tenant_id, messages + len(accepted)
+    ) < messages + len(accepted):
         text = f"answer {n}"
         job = _job(tenant_id, str(PROBE_CHAT_BASE + n), text, Priority.CRITICAL)
         accepted[text] = time.time()
@@ -131,9 +143,10 @@ async def one_run(paced: bool, messages: int, chats: int, port: int, margin: flo
                 await worker
                 stats = await _stats(http)
                 waits = await _waits(http, accepted)
+                lost = await dead_letters(services, tenant_id, messages + len(accepted))
         finally:
             await services.aclose()
-    return _line(paced, messages, chats, duration, stats, waits, len(accepted)) + (
+    return _line(paced, messages, chats, duration, stats, waits, len(accepted), lost) + (
         f"; margin {margin:g} s" if paced else ""
     )
 
@@ -146,6 +159,7 @@ def _line(
     stats: dict[str, Any],
     waits: list[float],
     probes: int,
+    lost: int,
 ) -> str:
     refused = stats["rules"]["refused"]
     telegram = {k.split(".")[1]: v for k, v in refused.items() if k.startswith("telegram.")}
@@ -163,7 +177,7 @@ def _line(
     return (
         f"chat_pacing sqlite, {name}: {messages} LOW to {chats} chats in {duration:.1f} s "
         f"({rate:.1f} msg/s, {stats['requests']['telegram']} requests); sandbox 429s "
-        f"{total} ({rules}); {critical}"
+        f"{total} ({rules}); dead letters {lost}; {critical}"
     )
 
 

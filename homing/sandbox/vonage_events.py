@@ -1,9 +1,11 @@
-"""Vonage's status webhooks, as the sandbox sends them: JSON signed with a JWT.
+"""Vonage's Messages API webhooks, as the sandbox sends them: JSON signed with a JWT.
 
 ``Authorization: Bearer <HS256 JWT>`` keyed with the signature secret, whose
 ``payload_hash`` claim is the hex SHA-256 of the body. Written here by hand, apart from
-Homing's verifier (the sandbox shares nothing with it). ``KINDS``: submitted,
-delivered, rejected (the carrier refused the route), undeliverable.
+Homing's verifier (the sandbox shares nothing with it). ``KINDS``: the statuses
+(submitted, delivered, rejected: the carrier refused the route, undeliverable) and the
+inbound keywords (``stop``, ``start``): an inbound message from the recipient to the
+sending number, as the Messages API posts it to the application's inbound URL.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, Final
 
 from homing.sandbox.state import RecordedMessage
 
-KINDS: Final = ("submitted", "delivered", "rejected", "undeliverable")
+KINDS: Final = ("submitted", "delivered", "rejected", "undeliverable", "stop", "start")
 _ERRORS: Final = {
     "rejected": {"type": "https://developer.vonage.com/api-errors#1370", "title": "Rejected"},
     "undeliverable": {
@@ -41,8 +43,24 @@ def jwt(secret: str, claims: dict[str, Any]) -> str:
     return f"{head}.{body}.{_b64url(mac)}"
 
 
+def inbound_body(message: RecordedMessage, word: str) -> dict[str, Any]:
+    """The inbound SMS ``word`` from ``message``'s recipient to its sender."""
+    return {
+        "channel": "sms",
+        "message_uuid": str(uuid.uuid4()),
+        "to": message.sender.removeprefix("+"),
+        "from": (message.to[0] if message.to else "").removeprefix("+"),
+        "timestamp": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        "text": word,
+        "sms": {"num_messages": "1", "keyword": word},
+        "message_type": "text",
+    }
+
+
 def status_body(message: RecordedMessage, kind: str) -> dict[str, Any]:
     """What Vonage posts for ``kind`` about ``message``."""
+    if kind in ("stop", "start"):
+        return inbound_body(message, kind.upper())
     document: dict[str, Any] = {
         "message_uuid": message.message_id,
         "to": (message.to[0] if message.to else "").removeprefix("+"),

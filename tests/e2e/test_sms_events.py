@@ -266,3 +266,29 @@ async def test_a_vonage_rejection_continues_at_twilio_when_asked(
     body = await job(tenant, job_id)
     assert (body["status"], body["provider"]) == ("COMPLETED", "twilio")
     assert "rejected by the carrier" in body["attempts"][1]["error"]
+
+
+async def test_a_stop_to_a_vonage_number_suppresses_and_start_lifts_it(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    _, url = await _connect_vonage(tenant, sandbox, sb, homing_url, 1)
+    await send_sms(tenant)
+    await deliver(services)
+    stopped = await _vonage_event(sb, "stop", url)
+    assert (stopped["status"], stopped["response"]["applied"]) == (200, 1)
+    assert stopped["event"]["text"] == "STOP" and "status" not in stopped["event"]
+    listed = (await tenant.get("/v1/suppressions", params={"channel": "sms"})).json()["data"]
+    assert [(s["address"], s["reason"], s["source"]) for s in listed] == [
+        (TO, "opted_out", "vonage")
+    ]
+    refused = await send_sms(tenant)
+    assert (await job(tenant, refused))["status"] == "SUPPRESSED"
+    async with httpx.AsyncClient() as http:  # a STOP with its signature taken off
+        unsigned = await http.post(url, content=json.dumps(stopped["event"]))
+        assert unsigned.status_code == 401
+    started = await _vonage_event(sb, "start", url)
+    assert started["response"]["applied"] == 1
+    assert (await tenant.get("/v1/suppressions", params={"channel": "sms"})).json()["data"] == []
+    again = await send_sms(tenant)
+    await deliver(services)
+    assert (await job(tenant, again))["status"] == "COMPLETED"

@@ -82,3 +82,45 @@ def test_statuses_map_onto_the_one_vocabulary() -> None:
     assert event("rejected") == (EventType.FAILED, "rejected by the carrier")
     [raw] = parse.split(BODY, {})
     assert raw.event_id == "aaaaaaaa-0000:delivered"
+
+
+def _inbound(text: object, sender: object = "447911123456") -> dict[str, object]:
+    return {
+        "channel": "sms",
+        "message_uuid": "bbbbbbbb-0000",
+        "to": "447700900000",
+        "from": sender,
+        "text": text,
+        "message_type": "text",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "opt_out"),
+    [("STOP", True), (" stop ", True), ("Quit", True), ("START", False), ("unstop", False)],
+)
+def test_opt_keywords_in_inbound_messages(text: str, opt_out: bool) -> None:
+    event = parse.interpret(_inbound(text))
+    assert (event.type, event.opt_out, event.recipient) == (
+        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
+        opt_out,
+        "+447911123456",
+    )
+    [raw] = parse.split(json.dumps(_inbound(text)).encode(), {})
+    assert raw.event_id == "bbbbbbbb-0000:inbound"
+
+
+@pytest.mark.parametrize(
+    ("text", "sender"),
+    [
+        ("please stop texting me", "447911123456"),
+        ("STOP" * 1000, "447911123456"),
+        (["STOP"], "447911123456"),
+        (None, "447911123456"),
+        ("STOP", "not a number"),
+        ("STOP", None),
+    ],
+)
+def test_other_inbound_messages_are_ignored(text: object, sender: object) -> None:
+    event = parse.interpret(_inbound(text, sender))
+    assert (event.type, event.opt_out, event.recipient) == (EventType.OTHER, None, None)

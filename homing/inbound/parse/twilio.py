@@ -14,6 +14,7 @@ from typing import Any, Final
 from homing.addresses import InvalidPhoneNumber, phone_key
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
 from homing.inbound.parse import brief, mapping, text, unreadable
+from homing.inbound.parse.keywords import keyword, opts_out
 from homing.inbound.verify.twilio import form_fields
 from homing.models import Channel
 
@@ -24,16 +25,8 @@ STATUSES: Final = {
     "read": EventType.OPENED,
 }
 INFO: Final = frozenset({"accepted", "scheduled", "queued", "sending", "sent", "canceled"})
-OPT_OUT: Final = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
-OPT_IN: Final = frozenset({"START", "UNSTOP", "YES"})
-_MAX_KEYWORD: Final = 20
 # Failures of the route, not of the number: another provider may get through.
 ROUTE_ERRORS: Final = {"30007": "30007 carrier filtering", "30008": "30008 unknown error"}
-
-
-def keyword(body: str) -> str:
-    """The message as a keyword: trimmed, upper case (only short texts can be one)."""
-    return body.strip().upper() if len(body) <= _MAX_KEYWORD else ""
 
 
 def split(body: bytes, headers: Mapping[str, str]) -> list[RawEvent]:
@@ -60,7 +53,7 @@ def _number(value: Any) -> str | None:
 def _inbound(fields: dict[str, Any]) -> DeliveryEvent:
     word = keyword(str(fields.get("Body") or ""))
     sender = _number(fields.get("From"))
-    opt_out = True if word in OPT_OUT else False if word in OPT_IN else None
+    opt_out = opts_out(word)
     if opt_out is None or sender is None:
         return DeliveryEvent(EventType.OTHER, "inbound", None, channel=Channel.SMS)
     return DeliveryEvent(

@@ -1,9 +1,14 @@
-"""Vonage Messages API status webhooks: one JSON object per POST.
+"""Vonage Messages API webhooks: status updates and inbound messages, one JSON object
+per POST.
 
-``{"message_uuid", "to", "from", "timestamp", "status", "error"?, "client_ref"?,
-"channel"}``; each status of a message is one event (``<message_uuid>:<status>``).
-``client_ref`` carries the job id Homing sent. ``rejected`` (Vonage or the carrier
-refused the route) may send a job that asked for it on to its next provider.
+A status is ``{"message_uuid", "to", "from", "timestamp", "status", "error"?,
+"client_ref"?, "channel"}``; each status of a message is one event
+(``<message_uuid>:<status>``). ``client_ref`` carries the job id Homing sent.
+``rejected`` (Vonage or the carrier refused the route) may send a job that asked for it
+on to its next provider. An inbound message (``{"message_uuid", "from", "to", "text",
+"message_type", "channel"}``, no status; the application's inbound URL may point at the
+same address as its status URL) is ``<message_uuid>:inbound`` and an event only when it
+is an opt-out or opt-in keyword, as for Twilio (``homing.inbound.parse.keywords``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any, Final
 from homing.addresses import InvalidPhoneNumber, phone_key
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
 from homing.inbound.parse import iso, load_json, mapping, text, unreadable
+from homing.inbound.parse.keywords import keyword, opts_out
 from homing.models import Channel
 
 STATUSES: Final = {
@@ -33,8 +39,13 @@ def split(body: bytes, headers: Mapping[str, str]) -> list[RawEvent]:
         return [unreadable(body, str(exc))]
     if not isinstance(document, dict) or text(document.get("message_uuid")) is None:
         return [unreadable(body, "the body is not a status with a message_uuid")]
-    status = text(document.get("status")) or "unknown"
+    status = "inbound" if _inbound(document) else text(document.get("status")) or "unknown"
     return [RawEvent.of(f"{str(document['message_uuid'])[:64]}:{status[:30]}", document)]
+
+
+def _inbound(document: dict[str, Any]) -> bool:
+    """Whether the body is a message to the number rather than a status about one."""
+    return document.get("status") is None and document.get("message_type") is not None
 
 
 def _number(value: Any) -> str | None:
@@ -54,9 +65,29 @@ def _error(document: dict[str, Any]) -> dict[str, Any]:
     return {k: str(error[k])[:500] for k in ("type", "title", "detail") if error.get(k)}
 
 
+def _message(document: dict[str, Any]) -> DeliveryEvent:
+    """An inbound message: an opt-out or opt-in of its sender, or nothing to apply."""
+    body = document.get("text")
+    word = keyword(body) if isinstance(body, str) else ""
+    sender = _number(document.get("from"))
+    opt_out = opts_out(word)
+    if opt_out is None or sender is None:
+        return DeliveryEvent(EventType.OTHER, "inbound", None, channel=Channel.SMS)
+    return DeliveryEvent(
+        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
+        f"inbound {word.lower()}",
+        None,
+        recipient=sender,
+        channel=Channel.SMS,
+        opt_out=opt_out,
+    )
+
+
 def interpret(payload: Any) -> DeliveryEvent:
-    """One Vonage status in Homing's terms."""
+    """One Vonage status or inbound message in Homing's terms."""
     document = mapping(payload, "the event")
+    if _inbound(document):
+        return _message(document)
     status = text(document.get("status"))
     if status not in STATUSES:
         raise EventError("the status is not one Vonage sends")

@@ -1,0 +1,24 @@
+"""SMS opt-out and opt-in keywords, as the carriers and vendors honour them.
+
+An inbound SMS whose whole text is STOP or a synonym asks the sender's number to be
+suppressed; START, UNSTOP or YES lifts it (docs/architecture.md, "Suppression"). Only a
+short text can be a keyword, so reading one is bounded whatever the message's length.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+OPT_OUT: Final = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
+OPT_IN: Final = frozenset({"START", "UNSTOP", "YES"})
+_MAX_KEYWORD: Final = 20
+
+
+def keyword(body: str) -> str:
+    """The message as a keyword: trimmed, upper case (only short texts can be one)."""
+    return body.strip().upper() if len(body) <= _MAX_KEYWORD else ""
+
+
+def opts_out(word: str) -> bool | None:
+    """True for an opt-out keyword, False for an opt-in one, None for anything else."""
+    return True if word in OPT_OUT else False if word in OPT_IN else None
