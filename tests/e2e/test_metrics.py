@@ -266,3 +266,16 @@ async def test_a_batch_counts_each_item_accepted_or_refused(
     moves = Moves(before, await scrape(api))
     assert moves.moved("homing_notifications_accepted_total", **EMAIL) == 2
     assert moves.moved("homing_notifications_refused_total", **EMAIL, reason="invalid") == 2
+
+
+async def test_an_sms_batch_counts_its_refusals_on_the_sms_channel(
+    api: httpx.AsyncClient, tenant: TenantClient
+) -> None:
+    messages = [{"to": "+14155552671", "body": "hi"}, {"to": "not a number", "body": "hi"}]
+    before = await scrape(api)
+    response = await tenant.post("/v1/notifications/sms/batch", json={"messages": messages})
+    assert response.status_code == 202, response.text
+    moves = Moves(before, await scrape(api))
+    sms = {"channel": "sms"}
+    assert moves.moved("homing_notifications_refused_total", **sms, reason="invalid") == 1
+    assert moves.moved("homing_notifications_refused_total", **EMAIL, reason="invalid") == 0

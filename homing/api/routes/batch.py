@@ -31,8 +31,9 @@ from homing.store.accepting import Accepted
 router = APIRouter(tags=["notifications"])
 
 
-def _invalid(index: int, exc: ValidationError) -> BatchItemResult:
-    REFUSED.labels(Channel.EMAIL.value, refusal_reason(None)).inc()
+def invalid_item(index: int, exc: ValidationError, channel: Channel) -> BatchItemResult:
+    """Item ``index`` of a batch on ``channel`` answered as not valid (and counted)."""
+    REFUSED.labels(channel.value, refusal_reason(None)).inc()
     problems = [
         {"field": ".".join(str(p) for p in err["loc"]), "problem": err["msg"]}
         for err in exc.errors()
@@ -43,7 +44,8 @@ def _invalid(index: int, exc: ValidationError) -> BatchItemResult:
     return BatchItemResult(index=index, error=error)
 
 
-def _refused(index: int, exc: HomingError) -> BatchItemResult:
+def refused_item(index: int, exc: HomingError) -> BatchItemResult:
+    """Item ``index`` of a batch answered with the domain error that refused it."""
     error = ItemError(code=exc.code, message=exc.message, details=exc.details)
     return BatchItemResult(index=index, error=error)
 
@@ -59,7 +61,7 @@ def _pinned_ok(
             check_pins(item, accounts)
         except HomingError as exc:
             REFUSED.labels(Channel.EMAIL.value, refusal_reason(exc)).inc()
-            results[index] = _refused(index, exc)
+            results[index] = refused_item(index, exc)
             continue
         valid.append((index, item))
     return valid
@@ -86,7 +88,7 @@ async def send_email_batch(
         try:
             parsed.append((index, EmailBatchItem.model_validate(raw)))
         except ValidationError as exc:
-            results[index] = _invalid(index, exc)
+            results[index] = invalid_item(index, exc, Channel.EMAIL)
     if any(item.provider is not None for _, item in parsed):
         accounts = await services.providers.all(tenant.id, Channel.EMAIL, enabled_only=True)
         parsed = _pinned_ok(parsed, accounts, results)
@@ -118,7 +120,7 @@ def batch_answer(
                 replayed=outcome.replayed or None,
             )
         else:
-            results[index] = _refused(index, outcome)
+            results[index] = refused_item(index, outcome)
     ordered = [results[i] for i in range(total)]
     accepted = sum(1 for r in ordered if r.id is not None and not r.replayed)
     if accepted:

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from homing.api.admission_schemas import BatchItemResult, BatchResult
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
-from homing.api.routes.batch import _invalid, _refused, batch_answer
+from homing.api.routes.batch import batch_answer, invalid_item, refused_item
 from homing.api.routes.notifications import (
     IdempotencyKey,
     queued,
@@ -114,7 +114,7 @@ async def send_sms_batch(
         try:
             valid.append((index, SmsBatchItem.model_validate(raw)))
         except ValidationError as exc:
-            results[index] = _invalid(index, exc)
+            results[index] = invalid_item(index, exc, Channel.SMS)
     if any(item.provider is not None for _, item in valid):
         accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
         valid = _pinned(valid, accounts, results)
@@ -133,7 +133,7 @@ def _pinned(
         try:
             check_sms_pins(item, accounts)
         except HomingError as exc:
-            results[index] = _refused(index, exc)
+            results[index] = refused_item(index, exc)
             continue
         valid.append((index, item))
     return valid
