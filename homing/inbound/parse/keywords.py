@@ -9,9 +9,29 @@ from __future__ import annotations
 
 from typing import Final
 
+from homing.inbound.events import DeliveryEvent, EventType
+from homing.models import Channel
+
 OPT_OUT: Final = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
 OPT_IN: Final = frozenset({"START", "UNSTOP", "YES"})
 _MAX_KEYWORD: Final = 20
+
+
+def inbound_sms(body: object, sender: str | None) -> DeliveryEvent:
+    """An inbound SMS of ``body`` from the number ``sender`` (None when it is no valid
+    number): its sender's opt-out or opt-in, or an event with nothing to apply."""
+    word = keyword(body) if isinstance(body, str) else ""
+    opt_out = opts_out(word)
+    if opt_out is None or sender is None:
+        return DeliveryEvent(EventType.OTHER, "inbound", None, channel=Channel.SMS)
+    return DeliveryEvent(
+        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
+        f"inbound {word.lower()}",
+        None,
+        recipient=sender,
+        channel=Channel.SMS,
+        opt_out=opt_out,
+    )
 
 
 def keyword(body: str) -> str:

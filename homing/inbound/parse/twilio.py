@@ -14,7 +14,7 @@ from typing import Any, Final
 from homing.addresses import InvalidPhoneNumber, phone_key
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
 from homing.inbound.parse import brief, mapping, text, unreadable
-from homing.inbound.parse.keywords import keyword, opts_out
+from homing.inbound.parse.keywords import inbound_sms
 from homing.inbound.verify.twilio import form_fields
 from homing.models import Channel
 
@@ -50,28 +50,12 @@ def _number(value: Any) -> str | None:
         return None
 
 
-def _inbound(fields: dict[str, Any]) -> DeliveryEvent:
-    word = keyword(str(fields.get("Body") or ""))
-    sender = _number(fields.get("From"))
-    opt_out = opts_out(word)
-    if opt_out is None or sender is None:
-        return DeliveryEvent(EventType.OTHER, "inbound", None, channel=Channel.SMS)
-    return DeliveryEvent(
-        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
-        f"inbound {word.lower()}",
-        None,
-        recipient=sender,
-        channel=Channel.SMS,
-        opt_out=opt_out,
-    )
-
-
 def interpret(payload: Any) -> DeliveryEvent:
     """One Twilio post in Homing's terms."""
     fields = mapping(payload, "the event")
     status = text(fields.get("MessageStatus")) or text(fields.get("SmsStatus"))
     if status is None or status == "received":
-        return _inbound(fields)
+        return inbound_sms(fields.get("Body") or "", _number(fields.get("From")))
     if status not in STATUSES and status not in INFO:
         raise EventError("the callback's MessageStatus is not one Twilio sends")
     sid = text(fields.get("MessageSid")) or text(fields.get("SmsSid"))

@@ -19,7 +19,7 @@ from typing import Any, Final
 from homing.addresses import InvalidPhoneNumber, phone_key
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
 from homing.inbound.parse import iso, load_json, mapping, text, unreadable
-from homing.inbound.parse.keywords import keyword, opts_out
+from homing.inbound.parse.keywords import inbound_sms
 from homing.models import Channel
 
 STATUSES: Final = {
@@ -65,29 +65,11 @@ def _error(document: dict[str, Any]) -> dict[str, Any]:
     return {k: str(error[k])[:500] for k in ("type", "title", "detail") if error.get(k)}
 
 
-def _message(document: dict[str, Any]) -> DeliveryEvent:
-    """An inbound message: an opt-out or opt-in of its sender, or nothing to apply."""
-    body = document.get("text")
-    word = keyword(body) if isinstance(body, str) else ""
-    sender = _number(document.get("from"))
-    opt_out = opts_out(word)
-    if opt_out is None or sender is None:
-        return DeliveryEvent(EventType.OTHER, "inbound", None, channel=Channel.SMS)
-    return DeliveryEvent(
-        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
-        f"inbound {word.lower()}",
-        None,
-        recipient=sender,
-        channel=Channel.SMS,
-        opt_out=opt_out,
-    )
-
-
 def interpret(payload: Any) -> DeliveryEvent:
     """One Vonage status or inbound message in Homing's terms."""
     document = mapping(payload, "the event")
     if _inbound(document):
-        return _message(document)
+        return inbound_sms(document.get("text"), _number(document.get("from")))
     status = text(document.get("status"))
     if status not in STATUSES:
         raise EventError("the status is not one Vonage sends")
