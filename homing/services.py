@@ -26,6 +26,7 @@ from homing.managers.alert_checks import AlertChecks, Thresholds
 from homing.managers.audit import AuditLog
 from homing.managers.dead_letters import DeadLetters
 from homing.managers.delivery_notices import DeliveryNotices
+from homing.managers.flashes import Flashes
 from homing.managers.notice_checks import NoticeChecks
 from homing.managers.notices import Notices
 from homing.managers.people import People, SessionRules
@@ -50,6 +51,7 @@ from homing.store.audit import AuditStore
 from homing.store.batches import BatchStore
 from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
+from homing.store.flashes import FlashStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
 from homing.store.ledger import LedgerStore
@@ -187,6 +189,11 @@ class Services:
             per_minute=s.console_logins_per_minute,
         )
         return People(PeopleStore(self.db), self.limiter, self.clock, rules)
+
+    @cached_property
+    def flashes(self) -> Flashes:
+        """What the console's next page says was done (``homing.managers.flashes``)."""
+        return Flashes(FlashStore(self.db), self.sealer, self.clock)
 
     @cached_property
     def volume(self) -> VolumeStore:

@@ -4,7 +4,8 @@ Dependencies as ``Annotated`` aliases, as in ``homing.api.deps``. A tenant the u
 no member of is 404, exactly like one that does not exist; a viewer asking for a change
 is refused here, on the server, whatever the page showed; an operator page is 404 to
 anyone else. Every POST goes through ``form`` (``homing.console.forms``), which checks
-the session's CSRF token.
+the session's CSRF token. A page (a GET) takes the session's flashes
+(``homing.console.flash``) as it signs the user in: the page shows them, once.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from homing.console.forms import Form, read_form
 from homing.console.routing import SignInNeeded
 from homing.crypto import constant_time_equals, csrf_token
 from homing.errors import Forbidden, NotFound
+from homing.managers.flashes import Flash
 from homing.models import Actor, ActorKind
 from homing.services import Services
 from homing.store.people import Membership, Role, Session, User
@@ -29,13 +31,14 @@ VIEW_STATE = "console_view"
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """The signed-in user of one request, their CSRF token, their tenants and (on a
-    tenant's pages) their seat in it."""
+    """The signed-in user of one request, their CSRF token, their tenants, (on a
+    tenant's pages) their seat in it and (on a page) the flashes it shows."""
 
     session: Session
     csrf: str
     memberships: list[Membership]
     seat: Membership | None = None
+    flashes: tuple[Flash, ...] = ()
 
     @property
     def user(self) -> User:
@@ -69,7 +72,9 @@ async def signed_in(request: Request, services: ServicesDep) -> View:
     if session is None:
         raise SignInNeeded()
     memberships = await services.people.memberships(session.user)
-    view = View(session, csrf_token(token), memberships)
+    # Only a page shows flashes: a POST leaves them for the page it redirects to.
+    shown = await services.flashes.take(session.id) if request.method == "GET" else []
+    view = View(session, csrf_token(token), memberships, flashes=tuple(shown))
     setattr(request.state, VIEW_STATE, view)
     return view
 

@@ -1,8 +1,9 @@
 """A tenant's API keys: the list (prefix, name, created, last used), create, revoke.
 
-A new key is shown once, on the page that answers the form (never stored in clear,
-never in a redirect's address, and that page is not cached); the list shows prefixes.
-The tenant's last live key cannot be revoked (the store refuses: 409).
+Creating a key answers 303 to the list with the new key in a flash (sealed until the
+list shows it, once: ``homing.console.flash``), never in an address or stored in
+clear; a reload shows only prefixes. The tenant's last live key cannot be revoked (the
+store refuses: 409).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from fastapi import APIRouter, Path
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
+from homing.console.access import MemberDep, OwnerFormDep, ServicesDep
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest
@@ -25,24 +27,16 @@ MAX_NAME = 200
 KeyId = Annotated[str, Path(min_length=1, max_length=36)]
 
 
-async def _page(
-    request: Request, view: View, services: ServicesDep, issued: str | None = None
-) -> Response:
-    assert view.seat is not None
-    keys = await services.keys.live(view.seat.tenant.id)
-    return render(request, "api_keys.html", keys=keys, issued=issued)
-
-
 @router.get("/t/{tenant_id}/api-keys")
 async def api_keys(request: Request, view: MemberDep, services: ServicesDep) -> Response:
-    return await _page(request, view, services)
+    assert view.seat is not None
+    keys = await services.keys.live(view.seat.tenant.id)
+    return render(request, "api_keys.html", keys=keys)
 
 
 @router.post("/t/{tenant_id}/api-keys")
-async def create(
-    request: Request, view: MemberDep, form: OwnerFormDep, services: ServicesDep
-) -> Response:
-    """Issue a live key named by the form; the answer shows it, once."""
+async def create(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> Response:
+    """Issue a live key named by the form; the list it redirects to shows it, once."""
     assert view.seat is not None
     name = form.get("name", MAX_NAME).strip()
     if not name:
@@ -56,7 +50,9 @@ async def create(
         changes={"name": name, "test": False},
     )
     _, key = await services.keys.issue(tenant_id, name, audit=event)
-    return await _page(request, view, services, issued=key)
+    said = f"API key “{name}” created. Copy it now: it is shown this once."
+    await flash(services, view, said, secret=key)
+    return RedirectResponse(f"/t/{tenant_id}/api-keys", status_code=303)
 
 
 @router.post("/t/{tenant_id}/api-keys/{key_id}/revoke")
@@ -73,4 +69,5 @@ async def revoke(
     )
     await services.keys.revoke(view.seat.tenant.id, key_id, audit=event)
     services.admission.forget_key(key_id)
+    await flash(services, view, "API key revoked: requests made with it are refused now.")
     return RedirectResponse(f"/t/{view.seat.tenant.id}/api-keys", status_code=303)

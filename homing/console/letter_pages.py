@@ -3,17 +3,20 @@
 The same manager as ``POST /v1/dead-letters/redrive``: each matching dead letter not
 yet redriven is re-queued once, one quota unit per job. A dry run counts and changes
 nothing. The filter is the provider (or none), chosen from the list's own values.
+Either answers 303 to the list with a flash saying how many went (or would go).
 """
 
 from __future__ import annotations
 
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.models import AuditAction
@@ -22,7 +25,6 @@ from homing.store.dead_letters import DeadLetterFilter
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 PAGE = 50
-Count = Annotated[int | None, Query(ge=0, le=10_000_000)]
 Cursor = Annotated[str | None, Query(max_length=36)]
 Provider = Annotated[str, Query(max_length=40)]
 
@@ -38,11 +40,8 @@ async def dead_letters(
     services: ServicesDep,
     provider: Provider = "",
     cursor: Cursor = None,
-    would: Count = None,
-    redriven: Count = None,
-    refused: Count = None,
 ) -> Response:
-    """The tenant's dead letters, newest first; after a dry run, how many would go."""
+    """The tenant's dead letters, newest first."""
     assert view.seat is not None
     f = _filter(view.seat.tenant.id, provider)
     letters, next_cursor = await services.dead_letter_store.page(f, limit=PAGE, cursor=cursor)
@@ -52,9 +51,6 @@ async def dead_letters(
         letters=letters,
         provider=provider,
         next_cursor=next_cursor,
-        would=would,
-        redriven=redriven,
-        refused=refused,
     )
 
 
@@ -83,9 +79,16 @@ async def redrive(view: MemberDep, form: OwnerFormDep, services: ServicesDep) ->
                 changes={**changes, "redriven": result.done},
             )
         )
-    where = f"/t/{tenant_id}/dead-letters?" + (f"provider={provider}&" if provider else "")
-    if dry_run:
-        return RedirectResponse(f"{where}would={result.matched}", status_code=303)
-    return RedirectResponse(
-        f"{where}redriven={result.done}&refused={result.refused}", status_code=303
+    await flash(services, view, _said(result.matched, result.done, result.refused, dry_run))
+    where = f"/t/{tenant_id}/dead-letters" + (
+        f"?{urlencode({'provider': provider})}" if provider else ""
     )
+    return RedirectResponse(where, status_code=303)
+
+
+def _said(matched: int, done: int, refused: int, dry_run: bool) -> str:
+    if dry_run:
+        plural = "" if matched == 1 else "s"
+        return f"{matched} dead letter{plural} would be redriven. Nothing was changed."
+    over = f", {refused} refused (over the month's quota)" if refused else ""
+    return f"{done} redriven{over}."

@@ -2,7 +2,7 @@
 
 Only a user with the operator flag sees them; to anyone else they are 404. The data
 is the admin API's (``/admin/v1/tenants``, ``/admin/v1/queues``), through the same
-managers and stores.
+managers and stores. Suspending and resuming answer 303 with a flash.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep, TenantId, View
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.models import AuditAction
@@ -54,7 +55,10 @@ async def suspend(
     tenant_id: TenantId, view: OperatorDep, _form: OperatorFormDep, services: ServicesDep
 ) -> Response:
     """Refuse the tenant's requests and hold its jobs (``homing tenant suspend``)."""
-    await services.tenant_admin.suspend(tenant_id, _suspension(services, view, tenant_id, True))
+    event = _suspension(services, view, tenant_id, True)
+    tenant = await services.tenant_admin.suspend(tenant_id, event)
+    said = f"Tenant {tenant.name} suspended: its requests are refused and its jobs held."
+    await flash(services, view, said)
     return RedirectResponse("/operator/tenants", status_code=303)
 
 
@@ -64,8 +68,9 @@ async def resume(
 ) -> Response:
     """Admit the tenant again and release its held jobs."""
     event = _suspension(services, view, tenant_id, False)
-    await services.tenant_admin.unsuspend(tenant_id, event)
+    tenant = await services.tenant_admin.unsuspend(tenant_id, event)
     services.wakeup.notify()
+    await flash(services, view, f"Tenant {tenant.name} resumed: its held jobs are released.")
     return RedirectResponse("/operator/tenants", status_code=303)
 
 

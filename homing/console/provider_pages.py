@@ -7,7 +7,7 @@ send's first candidate is the new first (``homing.dispatch.passes`` reads priori
 Domains: registered with one of the tenant's email providers (the provider is asked,
 under its deadline, by ``homing.managers.sending_domains``), their DNS records with copy
 buttons (the script enhances; the values are plain text to select without it), and
-"verify now".
+"verify now". Each change answers 303 to its page with a flash saying what was done.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound
@@ -98,6 +99,9 @@ async def move(
             await services.providers.update(
                 tenant_id, account_id, audit=event, priority=place * STEP
             )
+    moved = order != [a.id for a in siblings]
+    said = f"{account.provider} moved {direction}." if moved else f"{account.provider} stays put."
+    await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
 
 
@@ -120,6 +124,8 @@ async def enable(
         changes=diff({"enabled": current.enabled}, {"enabled": wanted == "1"}),
     )
     await services.providers.update(tenant_id, provider_id, audit=event, enabled=wanted == "1")
+    said = "enabled." if wanted == "1" else "disabled: sends pass it over."
+    await flash(services, view, f"{current.provider} {said}")
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
 
 
@@ -147,6 +153,8 @@ async def add_domain(view: MemberDep, form: OwnerFormDep, services: ServicesDep)
         changes={"domain": name, "provider_account_id": account_id},
     )
     domain = await services.inbound.domains.register(tenant_id, name, account_id, event)
+    said = f"Domain {domain.domain} added: publish its DNS records, then verify it."
+    await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain.id}", status_code=303)
 
 
@@ -156,5 +164,6 @@ async def verify_domain(
 ) -> Response:
     """Ask the provider to check the domain's DNS records now."""
     tenant_id = _tenant_id(view)
-    await services.inbound.domains.verify(tenant_id, domain_id)
+    domain = await services.inbound.domains.verify(tenant_id, domain_id)
+    await flash(services, view, f"Domain {domain.domain} checked: {domain.status.value}.")
     return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain_id}", status_code=303)

@@ -3,7 +3,9 @@
 The session cookie is HttpOnly, SameSite=Lax, Secure when the request came over HTTPS,
 and lives no longer than the session's absolute end. ``next`` (where to go after
 signing in) is followed only when it is a path of this site: one leading ``/``, no
-second one, no backslash, no scheme, nothing but plain URL characters.
+second one, no backslash, no scheme, nothing but plain URL characters. Signing out
+ends the session its flashes belong to, so the sign-in page says so itself, from a
+fixed list (``?done=``: never a text taken from the address).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 MAX_NEXT = 512
 _LOCAL_PATH = re.compile(r"/(?![/\\])[A-Za-z0-9/_.~%?=&+-]*")
 NextQuery = Annotated[str, Query(max_length=MAX_NEXT)]
+DoneQuery = Annotated[str, Query(max_length=20)]
+_DONE = {
+    "out": "Signed out.",
+    "everywhere": "Signed out everywhere: every session of yours, on every device, has ended.",
+}
 
 
 def safe_next(target: str) -> str:
@@ -57,8 +64,10 @@ async def home(request: Request, services: ServicesDep) -> Response:
 
 
 @router.get("/sign-in")
-async def sign_in_page(request: Request, next: NextQuery = "/") -> Response:
-    return render(request, "sign_in.html", next=safe_next(next), email="", error=None)
+async def sign_in_page(request: Request, next: NextQuery = "/", done: DoneQuery = "") -> Response:
+    return render(
+        request, "sign_in.html", next=safe_next(next), email="", error=None, done=_DONE.get(done)
+    )
 
 
 @router.post("/sign-in")
@@ -80,6 +89,7 @@ async def sign_in(request: Request, services: ServicesDep) -> Response:
             next=next_page,
             email=email,
             error=exc.message,
+            done=None,
         )
     response = RedirectResponse(next_page, status_code=303)
     response.set_cookie(
@@ -94,8 +104,8 @@ async def sign_in(request: Request, services: ServicesDep) -> Response:
     return response
 
 
-def _signed_out() -> Response:
-    response = RedirectResponse("/sign-in", status_code=303)
+def _signed_out(done: str) -> Response:
+    response = RedirectResponse(f"/sign-in?done={done}", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
     return response
 
@@ -103,11 +113,11 @@ def _signed_out() -> Response:
 @router.post("/sign-out")
 async def sign_out(view: SignedInDep, _form: FormDep, services: ServicesDep) -> Response:
     await services.people.sign_out(view.session)
-    return _signed_out()
+    return _signed_out("out")
 
 
 @router.post("/sign-out/everywhere")
 async def sign_out_everywhere(view: SignedInDep, _form: FormDep, services: ServicesDep) -> Response:
     """End every session of this user, on every device."""
     await services.people.sign_out_everywhere(view.user)
-    return _signed_out()
+    return _signed_out("everywhere")

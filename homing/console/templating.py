@@ -30,7 +30,8 @@ SECURITY_HEADERS = {
 }
 
 
-def _moment(value: datetime | None) -> str:
+def moment(value: datetime | None) -> str:
+    """A moment as every page writes it (UTC, to the second)."""
     return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else "—"
 
 
@@ -42,7 +43,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["moment"] = _moment
+    env.filters["moment"] = moment
     return env
 
 

@@ -21,6 +21,7 @@ from homing.addresses import MAX_MAILBOX, InvalidAddress, parse_mailbox
 from homing.clock import as_datetime, parse_moment
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.charts import daily_bars, last_days
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest
@@ -150,7 +151,7 @@ async def messages(
 
 @router.get("/t/{tenant_id}/messages/{job_id}")
 async def message(
-    request: Request, job_id: JobId, view: MemberDep, services: ServicesDep, retried: str = ""
+    request: Request, job_id: JobId, view: MemberDep, services: ServicesDep
 ) -> Response:
     """One message: its attempts as a timeline, its provider events, what it became."""
     assert view.seat is not None
@@ -165,7 +166,6 @@ async def message(
         attempts=attempts,
         events=entries,
         delivery=status.value if status else None,
-        retried=retried == "1",
     )
 
 
@@ -177,6 +177,5 @@ async def retry(
     job = await services.admission.retry(principal_of(view), job_id)
     services.wakeup.notify()
     assert view.seat is not None
-    return RedirectResponse(
-        f"/t/{view.seat.tenant.id}/messages/{job.id}?retried=1", status_code=303
-    )
+    await flash(services, view, "Queued again: it will be sent with fresh attempts.")
+    return RedirectResponse(f"/t/{view.seat.tenant.id}/messages/{job.id}", status_code=303)

@@ -1,10 +1,10 @@
 """A tenant's webhook signing secret and its gone endpoints.
 
 The secret is generated, rotated or deleted by ``homing.managers.webhook_secrets``, as
-``/v1/webhook-secret`` does: a new secret is shown once, on the page that answers the
-form (not cached, never in an address); afterwards only its masked preview. After a
-rotation the previous secret keeps signing beside the new one until the overlap ends,
-and the page says until when.
+``/v1/webhook-secret`` does: each form answers 303 to the page, a new secret in a
+flash (sealed until the page shows it, once; never in an address); afterwards only its
+masked preview. After a rotation the previous secret keeps signing beside the new one
+until the overlap ends, and the page says until when.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
-from homing.console.templating import render
+from homing.console.templating import moment, render
 from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
 from homing.models import AuditAction
@@ -24,14 +25,14 @@ from homing.store.audit import AuditEvent
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 
-async def _page(
-    request: Request, view: View, services: ServicesDep, issued: IssuedSecret | None = None
-) -> Response:
+async def _issued(services: ServicesDep, view: View, what: str, issued: IssuedSecret) -> Response:
+    """Flash the new secret and redirect to the page that shows it, once."""
     assert view.seat is not None
-    tenant_id = view.seat.tenant.id
-    secret = await services.webhooks.secrets.status(tenant_id)
-    gone = await services.webhooks.store.gone(tenant_id)
-    return render(request, "webhooks.html", secret=secret, gone=gone, issued=issued)
+    said = f"Signing secret {what}. Give it to your receivers now: it is shown this once."
+    if issued.previous_expires_at is not None:
+        said += f" The previous secret signs beside it until {moment(issued.previous_expires_at)}."
+    await flash(services, view, said, secret=issued.secret)
+    return RedirectResponse(f"/t/{view.seat.tenant.id}/webhooks", status_code=303)
 
 
 def _event(services: ServicesDep, view: View, action: AuditAction) -> AuditEvent:
@@ -48,29 +49,29 @@ def _event(services: ServicesDep, view: View, action: AuditAction) -> AuditEvent
 
 @router.get("/t/{tenant_id}/webhooks")
 async def webhooks(request: Request, view: MemberDep, services: ServicesDep) -> Response:
-    return await _page(request, view, services)
+    assert view.seat is not None
+    tenant_id = view.seat.tenant.id
+    secret = await services.webhooks.secrets.status(tenant_id)
+    gone = await services.webhooks.store.gone(tenant_id)
+    return render(request, "webhooks.html", secret=secret, gone=gone)
 
 
 @router.post("/t/{tenant_id}/webhooks/secret")
-async def generate(
-    request: Request, view: MemberDep, _form: OwnerFormDep, services: ServicesDep
-) -> Response:
+async def generate(view: MemberDep, _form: OwnerFormDep, services: ServicesDep) -> Response:
     """Generate the first signing secret (409 when there is one: rotate it instead)."""
     assert view.seat is not None
     event = _event(services, view, AuditAction.WEBHOOK_SECRET_CREATED)
     issued = await services.webhooks.secrets.create(view.seat.tenant.id, event)
-    return await _page(request, view, services, issued)
+    return await _issued(services, view, "generated", issued)
 
 
 @router.post("/t/{tenant_id}/webhooks/secret/rotate")
-async def rotate(
-    request: Request, view: MemberDep, _form: OwnerFormDep, services: ServicesDep
-) -> Response:
+async def rotate(view: MemberDep, _form: OwnerFormDep, services: ServicesDep) -> Response:
     """A new secret, shown once; the previous one signs beside it for the overlap."""
     assert view.seat is not None
     event = _event(services, view, AuditAction.WEBHOOK_SECRET_ROTATED)
     issued = await services.webhooks.secrets.rotate(view.seat.tenant.id, event)
-    return await _page(request, view, services, issued)
+    return await _issued(services, view, "rotated", issued)
 
 
 @router.post("/t/{tenant_id}/webhooks/secret/delete")
@@ -79,4 +80,5 @@ async def delete(view: MemberDep, _form: OwnerFormDep, services: ServicesDep) ->
     assert view.seat is not None
     event = _event(services, view, AuditAction.WEBHOOK_SECRET_DELETED)
     await services.webhooks.secrets.delete(view.seat.tenant.id, event)
+    await flash(services, view, "Signing secret deleted: webhooks are sent unsigned now.")
     return RedirectResponse(f"/t/{view.seat.tenant.id}/webhooks", status_code=303)

@@ -3,7 +3,8 @@
 A session token is 32 random bytes, handed to the browser once (as a cookie) and
 stored only as its SHA-256. A session ends when it was idle for
 HOMING_CONSOLE_SESSION_IDLE_MINUTES or lived HOMING_CONSOLE_SESSION_HOURS, whichever
-comes first, or when its user signs out (there, or everywhere).
+comes first, or when its user signs out (there, or everywhere). A session that ended
+unseen is deleted, with its flashes, at the next sign-in of anyone.
 
 Guessing is throttled on two windows of the rate limiter (``homing.ratelimit``): the
 failed sign-ins of one email (HOMING_CONSOLE_LOGIN_FAILURES in
@@ -125,6 +126,7 @@ class People:
         token = secrets.token_urlsafe(32)
         now = as_datetime(self._clock.now())
         ends = now + timedelta(seconds=self._rules.max_seconds)
+        await self._store.close_ended(now - timedelta(seconds=self._rules.idle_seconds), now)
         await self._store.open_session(user.id, hash_token(token), now, ends)
         return token
 

@@ -1,5 +1,6 @@
 """Tables of the console's people (migration 0018): users, their memberships of
-tenants, and their signed-in sessions.
+tenants, and their signed-in sessions; and (migration 0021) the flash messages queued
+for a session's next page.
 
 They live beside ``homing.store.schema`` on the same ``metadata``; ``schema`` imports
 this module, so ``schema.metadata`` holds these tables too. A session is stored by the
@@ -8,7 +9,7 @@ SHA-256 of its token only: a database reader cannot sign in with what it reads.
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Column, ForeignKey, Index, String, Table, false
+from sqlalchemy import Boolean, Column, ForeignKey, Index, String, Table, Text, false
 
 from homing.store.columns import ID, UTCDateTime, metadata
 
@@ -43,4 +44,23 @@ console_sessions = Table(
     Column("last_seen_at", UTCDateTime, nullable=False),
     # The absolute end, whatever the activity: created_at + HOMING_CONSOLE_SESSION_HOURS.
     Column("expires_at", UTCDateTime, nullable=False),
+)
+
+console_flashes = Table(
+    "console_flashes",
+    metadata,
+    Column("id", ID, primary_key=True),
+    # A session's flashes end with it: closed, expired and swept, or signed out.
+    Column(
+        "session_id",
+        ID,
+        ForeignKey("console_sessions.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("kind", String(10), nullable=False),
+    Column("message", String(300), nullable=False),
+    # A one-time secret to show with the message, sealed under the master key.
+    Column("secret_sealed", Text),
+    Column("created_at", UTCDateTime, nullable=False),
 )

@@ -188,6 +188,15 @@ class PeopleStore:
         async with self._db.transaction() as conn:
             await conn.execute(delete(console_sessions).where(console_sessions.c.id == session_id))
 
+    async def close_ended(self, idle_before: datetime, now: datetime) -> int:
+        """Delete every session idle since before ``idle_before`` or past its absolute
+        end (and, by cascade, its flashes); how many there were."""
+        s = console_sessions.c
+        ended = (s.last_seen_at < idle_before) | (s.expires_at <= now)
+        async with self._db.transaction() as conn:
+            result = await conn.execute(delete(console_sessions).where(ended))
+        return int(result.rowcount)
+
     async def close_sessions_of(self, user_id: str) -> int:
         """End every session of the user (sign out everywhere); how many there were."""
         async with self._db.transaction() as conn:

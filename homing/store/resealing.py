@@ -19,7 +19,9 @@ from typing import Any
 from sqlalchemy import Table, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
+from homing.store.console_schema import console_flashes
 from homing.store.database import Database
+from homing.store.flashes import FLASH_SECRET_FIELD, FLASHES_TABLE
 from homing.store.inbound_schema import provider_inbound
 from homing.store.providers import CREDENTIALS_FIELD
 from homing.store.schema import dead_letters, jobs, provider_accounts, webhook_secrets
@@ -94,6 +96,12 @@ class ResealStore:
             ),
             "webhook job headers": _Place(jobs, "id", "payload", payload),
             "dead-letter copies": _Place(dead_letters, "id", "payload", payload),
+            "console flashes": _Place(
+                console_flashes,
+                "id",
+                "secret_sealed",
+                lambda row: (FLASHES_TABLE, row.id, FLASH_SECRET_FIELD),
+            ),
         }
 
     @property

@@ -127,7 +127,7 @@ async def test_a_form_without_its_csrf_token_is_refused(
     await page.goto(f"/t/{tenant.tenant_id}/api-keys")
     await page.get_by_label("Name").fill("production")
     await page.get_by_role("button", name="Create key").click()
-    await expect(page.locator("#issued-key")).to_contain_text("hk_")
+    await expect(page.get_by_role("status").locator(".secret")).to_contain_text("hk_")
 
 
 async def test_an_expired_session_goes_back_to_sign_in(
@@ -188,12 +188,13 @@ async def test_rotate_the_signing_secret_with_the_overlap_shown(
     await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
     await sign_in(page, "owner@acme.example", f"/t/{tenant.tenant_id}/webhooks")
     await page.get_by_role("button", name="Rotate secret").click()
-    await expect(page.locator("#issued-secret")).to_contain_text("whsec_")
-    secret = (await page.locator("#issued-secret").inner_text()).strip()
+    issued = page.get_by_role("status").locator(".secret")
+    await expect(issued).to_contain_text("whsec_")
+    secret = (await issued.inner_text()).strip()
     await expect(page.get_by_role("status")).to_contain_text("signs beside it until")
     await shoot(page, shots, "webhooks")
     await page.goto(f"/t/{tenant.tenant_id}/webhooks")
-    await expect(page.locator("#issued-secret")).to_have_count(0)
+    await expect(page.locator(".secret")).to_have_count(0)
     await expect(page.get_by_text("still signs until")).to_be_visible()
     # The audit log shows the change: by whom, newest first, the secret only "changed".
     await page.get_by_role("navigation").get_by_role("link", name="Audit log").click()

@@ -93,7 +93,9 @@ async def test_signing_out_ends_the_session_and_everywhere_ends_them_all(
         await sign_in(phone, "ada@example.com")
         cookie = laptop.cookies.get("homing_session")
         out = await laptop.post("/sign-out/everywhere", data={"csrf": csrf})
-        assert out.status_code == 303 and out.headers["location"] == "/sign-in"
+        assert out.status_code == 303 and out.headers["location"] == "/sign-in?done=everywhere"
+        said = await laptop.get(out.headers["location"])
+        assert "Signed out everywhere" in said.text
         assert (await phone.get("/")).status_code == 303
         async with browser(services) as thief:
             thief.cookies.set("homing_session", str(cookie))

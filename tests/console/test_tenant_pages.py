@@ -94,9 +94,12 @@ async def test_a_new_api_key_is_shown_once_and_works(
         csrf = await sign_in(client, "ada@example.com")
         base = f"/t/{tenant.tenant_id}/api-keys"
         made = await client.post(base, data={"csrf": csrf, "name": "production"})
-        key = re.search(r'id="issued-key">(hk_[A-Za-z0-9_-]+)<', made.text)
-        assert made.status_code == 200 and key, made.text
-        assert made.headers["cache-control"] == "no-store"
+        assert made.status_code == 303 and made.headers["location"] == base
+        assert "hk_" not in made.headers["location"] + made.text
+        shown = await client.get(base)
+        key = re.search(r'class="secret" id="flash-secret-1">(hk_[A-Za-z0-9_-]+)<', shown.text)
+        assert shown.status_code == 200 and key, shown.text
+        assert shown.headers["cache-control"] == "no-store"
         listed = await client.get(base)
         assert key.group(1) not in listed.text and "production" in listed.text
         usable = await api.get("/v1/usage", headers={"Authorization": f"Bearer {key.group(1)}"})
@@ -106,6 +109,7 @@ async def test_a_new_api_key_is_shown_once_and_works(
         for key_id in ids[:-1]:
             gone = await client.post(f"{base}/{key_id}/revoke", data={"csrf": csrf})
             assert gone.status_code == 303
+            assert "API key revoked" in (await client.get(base)).text
         last = await client.post(f"{base}/{ids[-1]}/revoke", data={"csrf": csrf})
     assert last.status_code == 409 and "last API key" in last.text
 

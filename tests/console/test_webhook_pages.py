@@ -1,5 +1,5 @@
-"""The webhook signing secret in the console: generate (shown once), rotate with the
-overlap shown, delete; gone endpoints listed."""
+"""The webhook signing secret in the console: generate (shown once, on the page the
+form redirects to), rotate with the overlap shown, delete; gone endpoints listed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from homing.store.people import Role
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in
 
-_SECRET = re.compile(r'id="issued-secret">(whsec_[A-Za-z0-9+/=]+)<')
+_SECRET = re.compile(r'class="secret" id="flash-secret-1">(whsec_[A-Za-z0-9+/=]+)<')
 
 
 async def test_a_secret_is_generated_rotated_with_overlap_and_deleted(
@@ -22,14 +22,18 @@ async def test_a_secret_is_generated_rotated_with_overlap_and_deleted(
         csrf = await sign_in(client, "ada@example.com")
         assert "No signing secret" in (await client.get(base)).text
         made = await client.post(f"{base}/secret", data={"csrf": csrf})
-        first = _SECRET.search(made.text)
-        assert made.status_code == 200 and first, made.text
-        assert made.headers["cache-control"] == "no-store"
+        assert made.status_code == 303 and made.headers["location"] == base
+        first = _SECRET.search((shown_once := await client.get(base)).text)
+        assert first, shown_once.text
+        assert "Signing secret generated" in shown_once.text
+        assert shown_once.headers["cache-control"] == "no-store"
         shown = await client.get(base)
         assert first.group(1) not in shown.text and "Current secret" in shown.text
         twice = await client.post(f"{base}/secret", data={"csrf": csrf})
         assert twice.status_code == 409
-        rotated = await client.post(f"{base}/secret/rotate", data={"csrf": csrf})
+        rotated = await client.post(
+            f"{base}/secret/rotate", data={"csrf": csrf}, follow_redirects=True
+        )
         second = _SECRET.search(rotated.text)
         assert second and second.group(1) != first.group(1)
         assert "The previous secret signs beside it until" in rotated.text
@@ -39,6 +43,7 @@ async def test_a_secret_is_generated_rotated_with_overlap_and_deleted(
         assert api.json()["previous_preview"] is not None
         gone = await client.post(f"{base}/secret/delete", data={"csrf": csrf})
         assert gone.status_code == 303
+        assert "Signing secret deleted" in (await client.get(base)).text
     assert (await tenant.get("/v1/webhook-secret")).json()["configured"] is False
 
 

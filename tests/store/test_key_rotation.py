@@ -71,6 +71,7 @@ async def test_rotation_reseals_everything_and_the_old_key_can_go(
         "inbound verification secrets": 1,
         "webhook job headers": 1,
         "dead-letter copies": 0,
+        "console flashes": 0,
     }
     assert messages, "progress is reported"
     again = await KeyRotation(services.db, rotating).run()
@@ -136,6 +137,7 @@ async def test_values_changed_between_read_and_write_are_skipped_not_revived(
         "inbound verification secrets": 1,
         "webhook job headers": 0,
         "dead-letter copies": 0,
+        "console flashes": 0,
     }
     assert report.skipped == 2
     async with services.db.transaction() as conn:
