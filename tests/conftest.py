@@ -39,6 +39,7 @@ TABLES = (
     "audit_events",
     "notices",
     "alerts_firing",
+    "invitations",
     "console_sessions",
     "memberships",
     "users",

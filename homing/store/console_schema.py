@@ -1,9 +1,10 @@
-"""Tables of the console's people (migration 0018): users, their memberships of
-tenants, and their signed-in sessions.
+"""Tables of the console's people (migrations 0018, 0020): users, their memberships of
+tenants, their signed-in sessions and the invitations to become a member.
 
 They live beside ``homing.store.schema`` on the same ``metadata``; ``schema`` imports
 this module, so ``schema.metadata`` holds these tables too. A session is stored by the
-SHA-256 of its token only: a database reader cannot sign in with what it reads.
+SHA-256 of its token only, and so is an invitation: a database reader cannot sign in
+or accept an invitation with what it reads.
 """
 
 from __future__ import annotations
@@ -43,4 +44,22 @@ console_sessions = Table(
     Column("last_seen_at", UTCDateTime, nullable=False),
     # The absolute end, whatever the activity: created_at + HOMING_CONSOLE_SESSION_HOURS.
     Column("expires_at", UTCDateTime, nullable=False),
+)
+
+invitations = Table(
+    "invitations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    # As ``homing.managers.people.normal_email`` writes it.
+    Column("email", String(254), nullable=False),
+    Column("role", String(10), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    # None when the ``homing`` command invited.
+    Column("invited_by", ID, ForeignKey("users.id")),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("accepted_at", UTCDateTime),
+    Column("revoked_at", UTCDateTime),
+    Index("ix_invitations_tenant_email", "tenant_id", "email"),
 )
