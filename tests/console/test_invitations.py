@@ -11,14 +11,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from homing.clock import ManualClock
+from homing.clock import ManualClock, as_datetime
+from homing.console.user_pages import PAGE
 from homing.managers.invitations import INVALID
 from homing.models import AuditAction
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.audit import AuditEvent, AuditFilter
-from homing.store.people import Role
+from homing.store.people import PeopleStore, Role
 from tests.conftest import TenantClient, deliver, make_tenant
 from tests.console_helpers import PASSWORD, add_user, browser, csrf_of, sign_in
 from tests.e2e.conftest import register
@@ -257,3 +258,24 @@ async def test_with_platform_email_the_link_is_mailed_not_shown(
     async with browser(services) as invitee:
         accepted = await _accept_new(invitee, f"/invitations/{found.group(1)}")
     assert accepted.status_code == 303
+
+
+async def test_the_members_list_pages_and_is_for_owners_only(
+    services: Services, tenant: TenantClient, clock: ManualClock
+) -> None:
+    await add_user(services, "a-owner@acme.example", tenant.tenant_id, Role.OWNER)
+    people = PeopleStore(services.db)
+    now = as_datetime(clock.now())
+    for n in range(PAGE):
+        user = await people.add_user(f"m{n:02d}@acme.example", "unusable", operator=False, now=now)
+        await people.set_role(user.id, tenant.tenant_id, Role.VIEWER, now)
+    async with browser(services) as client:
+        await sign_in(client, "a-owner@acme.example")
+        first = await client.get(f"/t/{tenant.tenant_id}/users")
+        more = re.search(r'href="(/t/[^"]+/users\?after=[^"]+)"', first.text)
+        assert more, "no link to the next page"
+        second = await client.get(more.group(1).replace("&#64;", "@"))
+    assert first.text.count('class="member"') == PAGE
+    assert "m48@acme.example" in first.text and "m49@acme.example" not in first.text
+    assert second.text.count('class="member"') == 1 and "m49@acme.example" in second.text
+    assert "More members" not in second.text
