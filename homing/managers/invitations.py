@@ -96,11 +96,10 @@ class Invitations:
         window = await self._limiter.hit(f"invitations:tenant:{tenant_id}", PER_HOUR, 3600)
         window.enforce(3600, "invitations", " for this tenant")
         token = secrets.token_urlsafe(32)
+        digest = hash_token(token)
         now = as_datetime(self._clock.now())
         invited_by = by.id if by.kind is ActorKind.USER else None
-        new = NewInvitation(
-            tenant_id, email, role, hash_token(token), invited_by, now + self._ttl()
-        )
+        new = NewInvitation(tenant_id, email, role, digest, invited_by, now + self._ttl())
         event = self._audit.event(
             by,
             AuditAction.USER_INVITED,
@@ -110,7 +109,10 @@ class Invitations:
         )
         invitation_id = await self._store.invite(new, now, max_pending=MAX_PENDING, audit=event)
         link = f"{base.rstrip('/')}/invitations/{token}"
-        mailed = await self._mail(email, tenant_name, role, by, link, invitation_id + token[:8])
+        # One mail per token: inviting again mails the new link.
+        mailed = await self._mail(
+            email, tenant_name, role, by, link, f"{invitation_id}:{digest[:16]}"
+        )
         return Invited(invitation_id, email, link, mailed)
 
     def _ttl(self) -> timedelta:
