@@ -498,6 +498,11 @@ class AuditAction(enum.StrEnum):
     DEAD_LETTERS_REDRIVEN = "dead_letters.redriven"
     DEAD_LETTERS_PURGED = "dead_letters.purged"
     MASTER_KEY_ROTATED = "master_key.rotated"
+    USER_INVITED = "user.invited"
+    INVITATION_REVOKED = "invitation.revoked"
+    INVITATION_ACCEPTED = "invitation.accepted"
+    MEMBER_ROLE_CHANGED = "member.role_changed"
+    MEMBER_REMOVED = "member.removed"
 
 
 class ActorKind(enum.StrEnum):

@@ -27,6 +27,7 @@ from homing.managers.audit import AuditLog
 from homing.managers.dead_letters import DeadLetters
 from homing.managers.delivery_notices import DeliveryNotices
 from homing.managers.flashes import Flashes
+from homing.managers.invitations import Invitations
 from homing.managers.notice_checks import NoticeChecks
 from homing.managers.notices import Notices
 from homing.managers.people import People, SessionRules
@@ -52,9 +53,11 @@ from homing.store.batches import BatchStore
 from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
 from homing.store.flashes import FlashStore
+from homing.store.invitations import InvitationStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
 from homing.store.ledger import LedgerStore
+from homing.store.members import MemberStore
 from homing.store.migrate import migrate
 from homing.store.notices import NoticeStore
 from homing.store.people import PeopleStore
@@ -194,6 +197,26 @@ class Services:
     def flashes(self) -> Flashes:
         """What the console's next page says was done (``homing.managers.flashes``)."""
         return Flashes(FlashStore(self.db), self.sealer, self.clock)
+
+    @cached_property
+    def invitations(self) -> Invitations:
+        """Invitations to tenants, by link (``homing.managers.invitations``)."""
+        s = self.settings
+        return Invitations(
+            InvitationStore(self.db),
+            self.people,
+            self.audit,
+            self.platform_email,
+            self.limiter,
+            self.clock,
+            ttl_hours=s.invitation_ttl_hours,
+            per_minute=s.console_logins_per_minute,
+        )
+
+    @cached_property
+    def members(self) -> MemberStore:
+        """A tenant's members: listed, a role changed, removed."""
+        return MemberStore(self.db)
 
     @cached_property
     def volume(self) -> VolumeStore:

@@ -191,6 +191,8 @@ class Settings(BaseSettings):
     console_login_failures: int = Field(default=5, ge=1, le=100)
     console_lockout_minutes: int = Field(default=15, ge=1, le=1440)
     console_logins_per_minute: int = Field(default=30, ge=1, le=10_000)
+    # An invitation to a tenant (README "Console") can be accepted for this many hours.
+    invitation_ttl_hours: int = Field(default=72, ge=1, le=720)
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""

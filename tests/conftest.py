@@ -40,6 +40,7 @@ TABLES = (
     "notices",
     "alerts_firing",
     "console_flashes",
+    "invitations",
     "console_sessions",
     "memberships",
     "users",

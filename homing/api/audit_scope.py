@@ -59,6 +59,14 @@ AUDITED |= {
     ("POST", "/t/{tenant_id}/webhooks/secret"): frozenset({_A.WEBHOOK_SECRET_CREATED}),
     ("POST", "/t/{tenant_id}/webhooks/secret/rotate"): frozenset({_A.WEBHOOK_SECRET_ROTATED}),
     ("POST", "/t/{tenant_id}/webhooks/secret/delete"): frozenset({_A.WEBHOOK_SECRET_DELETED}),
+    ("POST", "/t/{tenant_id}/users/invite"): frozenset({_A.USER_INVITED}),
+    ("POST", "/t/{tenant_id}/invitations/{invitation_id}/revoke"): frozenset(
+        {_A.INVITATION_REVOKED}
+    ),
+    ("POST", "/t/{tenant_id}/users/{user_id}/role"): frozenset({_A.MEMBER_ROLE_CHANGED}),
+    ("POST", "/t/{tenant_id}/users/{user_id}/remove"): frozenset({_A.MEMBER_REMOVED}),
+    # The invitee is the actor: the user the invitation made or signed in.
+    ("POST", "/invitations/{token}"): frozenset({_A.INVITATION_ACCEPTED}),
     ("POST", "/operator/tenants/{tenant_id}/suspend"): frozenset({_A.TENANT_SUSPENDED}),
     ("POST", "/operator/tenants/{tenant_id}/resume"): frozenset({_A.TENANT_RESUMED}),
 }

@@ -1,10 +1,14 @@
-"""``homing user add``: a person who signs in to the web console.
+"""``homing user add`` and ``homing user invite``: people who sign in to the web console.
 
 ``homing user add EMAIL --tenant T --role owner|viewer`` makes a member of a tenant,
 ``homing user add EMAIL --operator`` an operator of the platform. The password is asked
 for twice at a prompt, or read as one line from standard input (``--password-stdin``),
 never taken from the command line, where other users of the host could read it.
 Output is one JSON object on stdout; the password is never printed.
+
+``homing user invite --tenant T --email E --role viewer|owner`` invites an email to a
+tenant (``homing.managers.invitations``): it prints the link (at HOMING_PUBLIC_URL, else
+at the API's host and port) and sends it by platform email when that is configured.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ import getpass
 import json
 import sys
 
-from homing.errors import InvalidRequest
+from homing.errors import InvalidRequest, NotFound
+from homing.managers.audit import CLI_ACTOR
 from homing.services import Services
 from homing.store.people import Role
 
@@ -31,6 +36,10 @@ def add_commands(user: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--password-stdin", action="store_true", help="read the password from standard input"
     )
+    invite = sub.add_parser("invite", help="invite an email to a tenant; prints the link")
+    invite.add_argument("--tenant", required=True, help="the tenant id to invite to")
+    invite.add_argument("--email", required=True)
+    invite.add_argument("--role", choices=[r.value for r in Role], default=Role.VIEWER.value)
 
 
 def _password(from_stdin: bool) -> str:
@@ -44,6 +53,8 @@ def _password(from_stdin: bool) -> str:
 
 async def run(services: Services, args: argparse.Namespace) -> int:
     """Carry out one ``homing user`` command and print its JSON."""
+    if args.user_command == "invite":
+        return await _invite(services, args)
     password = _password(args.password_stdin)
     role = None if args.operator else Role(args.role)
     user = await services.people.add_user(
@@ -60,4 +71,25 @@ async def run(services: Services, args: argparse.Namespace) -> int:
             }
         )
     )
+    return 0
+
+
+async def _invite(services: Services, args: argparse.Namespace) -> int:
+    tenant = await services.tenants.get(args.tenant)
+    if tenant is None:
+        raise NotFound("tenant not found")
+    s = services.settings
+    base = s.public_url or f"http://{s.host}:{s.port}"
+    invited = await services.invitations.invite(
+        tenant.id, tenant.name, args.email, Role(args.role), CLI_ACTOR, base
+    )
+    shown = {
+        "invitation_id": invited.invitation_id,
+        "tenant_id": tenant.id,
+        "email": invited.email,
+        "role": args.role,
+        "link": invited.link,
+        "mailed": invited.mailed,
+    }
+    print(json.dumps(shown))
     return 0

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from homing.console import (
     audit_pages,
+    invitation_pages,
     key_pages,
     letter_pages,
     operator_pages,
@@ -20,6 +21,7 @@ from homing.console import (
     signin,
     static,
     tenant_pages,
+    user_pages,
     webhook_pages,
 )
 
@@ -29,5 +31,5 @@ __all__ = ["install"]
 def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
     tenant = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages, audit_pages)
-    for module in (static, signin, *tenant, operator_pages):
+    for module in (static, signin, invitation_pages, *tenant, user_pages, operator_pages):
         app.include_router(module.router)

@@ -22,6 +22,7 @@ from homing.console.forms import read_form
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
 from homing.errors import Forbidden, InvalidRequest, RateLimited, Unauthenticated
+from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
@@ -42,9 +43,9 @@ def safe_next(target: str) -> str:
     return "/"
 
 
-def _same_origin(request: Request) -> bool:
+def same_origin(request: Request) -> bool:
     """A browser names the page a form came from; one from another site is refused
-    (the sign-in form has no session yet, so no CSRF token)."""
+    (the sign-in and invitation forms have no session yet, so no session's CSRF token)."""
     origin = request.headers.get("origin")
     if origin is None or origin == "null":
         return origin is None
@@ -76,7 +77,7 @@ async def sign_in(request: Request, services: ServicesDep) -> Response:
     next_page = safe_next(form.get("next", MAX_NEXT, "/"))
     email = form.get("email", 254)
     try:
-        if not _same_origin(request):
+        if not same_origin(request):
             raise Forbidden("This sign-in form came from another site.")
         password = form.get("password", 256)
         client = request.client.host if request.client else "unknown"
@@ -91,7 +92,12 @@ async def sign_in(request: Request, services: ServicesDep) -> Response:
             error=exc.message,
             done=None,
         )
-    response = RedirectResponse(next_page, status_code=303)
+    return signed_in_to(request, services, token, next_page)
+
+
+def signed_in_to(request: Request, services: Services, token: str, target: str) -> Response:
+    """A redirect to ``target`` that hands the browser its new session's cookie."""
+    response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
         token,

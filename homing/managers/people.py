@@ -120,9 +120,10 @@ class People:
         if found is None or not await asyncio.to_thread(verify_password, stored, password):
             await self._limiter.hit(key, rules.failures, window)
             raise Unauthenticated("that email and password do not match")
-        return await self._open(found[0])
+        return await self.open_session(found[0])
 
-    async def _open(self, user: User) -> str:
+    async def open_session(self, user: User) -> str:
+        """A new session of ``user``: its token, for the browser's cookie only."""
         token = secrets.token_urlsafe(32)
         now = as_datetime(self._clock.now())
         ends = now + timedelta(seconds=self._rules.max_seconds)

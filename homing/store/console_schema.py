@@ -1,10 +1,11 @@
-"""Tables of the console's people (migration 0018): users, their memberships of
-tenants, and their signed-in sessions; and (migration 0021) the flash messages queued
-for a session's next page.
+"""Tables of the console's people (migrations 0018, 0020): users, their memberships of
+tenants, their signed-in sessions and the invitations to become a member; and (migration
+0021) the flash messages queued for a session's next page.
 
 They live beside ``homing.store.schema`` on the same ``metadata``; ``schema`` imports
 this module, so ``schema.metadata`` holds these tables too. A session is stored by the
-SHA-256 of its token only: a database reader cannot sign in with what it reads.
+SHA-256 of its token only, and so is an invitation: a database reader cannot sign in
+or accept an invitation with what it reads.
 """
 
 from __future__ import annotations
@@ -63,4 +64,22 @@ console_flashes = Table(
     # A one-time secret to show with the message, sealed under the master key.
     Column("secret_sealed", Text),
     Column("created_at", UTCDateTime, nullable=False),
+)
+
+invitations = Table(
+    "invitations",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    # As ``homing.managers.people.normal_email`` writes it.
+    Column("email", String(254), nullable=False),
+    Column("role", String(10), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    # None when the ``homing`` command invited.
+    Column("invited_by", ID, ForeignKey("users.id")),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("accepted_at", UTCDateTime),
+    Column("revoked_at", UTCDateTime),
+    Index("ix_invitations_tenant_email", "tenant_id", "email"),
 )

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from homing.api.app import create_app
+from homing.managers.audit import CLI_ACTOR
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.people import Role
@@ -59,8 +60,14 @@ async def _objects_of(
     domain = await tenant.post(
         "/v1/domains", json={"domain": f"{name}.example", "provider_account_id": provider["id"]}
     )
+    member = await add_user(services, f"member@{name}.example", tenant.tenant_id, Role.VIEWER)
+    invited = await services.invitations.invite(
+        tenant.tenant_id, name, f"new@{name}.example", Role.VIEWER, CLI_ACTOR, "http://h"
+    )
     return {
         "tenant_id": tenant.tenant_id,
+        "user_id": member.id,
+        "invitation_id": invited.invitation_id,
         "job_id": letter.job_id,
         "key_id": second.json()["id"],
         "provider_id": provider["id"],
@@ -75,11 +82,13 @@ def _console_tenant_routes() -> list[tuple[str, str]]:
         letter_pages,
         provider_pages,
         tenant_pages,
+        user_pages,
         webhook_pages,
     )
 
     found = []
     modules = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages, audit_pages)
+    modules += (user_pages,)
     for module in modules:
         for route in module.router.routes:
             path = getattr(route, "path", "")
@@ -106,6 +115,7 @@ async def test_a_member_of_one_tenant_gets_404_on_every_page_of_another(
             data = None
             if method == "POST":
                 data = {"csrf": csrf, "name": "x", "direction": "up", "enabled": "0"}
+                data |= {"email": "me@evil.example", "role": "owner"}
                 data |= {"domain": "x.example", "provider_account_id": theirs["provider_id"]}
             answer = await client.request(method, url, data=data)
             assert answer.status_code == 404, (method, path, answer.status_code)
@@ -117,6 +127,9 @@ async def test_a_member_of_one_tenant_gets_404_on_every_page_of_another(
     assert [(a.priority, a.enabled) for a in accounts] == [(1, True)]
     assert len(await services.inbound.domains.all(theirs["tenant_id"])) == 1
     assert not (await services.webhooks.secrets.status(theirs["tenant_id"])).configured
+    assert len(await services.invitations.pending(theirs["tenant_id"])) == 1
+    members, _ = await services.members.page(theirs["tenant_id"], limit=10, after=None)
+    assert [m.role for m in members] == [Role.VIEWER]
 
 
 async def test_a_csrf_token_of_another_session_is_refused(

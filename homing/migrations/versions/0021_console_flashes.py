@@ -1,7 +1,7 @@
 """Console flashes: ``console_flashes``, what a session's next page says was done.
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from alembic import op
 from homing.migrations.types import ID, UTCDateTime
 
 revision = "0021"
-down_revision = "0019"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 
