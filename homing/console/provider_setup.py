@@ -96,7 +96,7 @@ def read_fields(
         value: Any = raw if field.secret else raw.strip()
         if field.kind == "flag":
             value = True if value in ("1", "on", "true") else None
-        if field.required and not value:
+        if field.required and not (value.strip() if isinstance(value, str) else value):
             raise InvalidRequest(f"{field.label}: this field is needed.")
         if value:
             (config if field.config else credentials)[field.name] = value

@@ -5,15 +5,22 @@ again), audited as the API's twins; viewers read only."""
 from __future__ import annotations
 
 import re
+from typing import get_args
 
+from homing.api.inbound_schemas import SuppressionCreate
 from homing.models import ActorKind, AuditAction, Channel
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.audit import AuditFilter
 from homing.store.people import Role
+from homing.store.suppressions import ENTERED_REASONS
 from tests.conftest import TenantClient, deliver, job
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import register, send
+
+
+def test_the_console_offers_the_reasons_the_api_takes() -> None:
+    assert ENTERED_REASONS == get_args(SuppressionCreate.model_fields["reason"].annotation)
 
 
 async def test_search_by_the_start_of_an_address_and_by_channel(
