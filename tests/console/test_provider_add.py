@@ -47,7 +47,7 @@ async def test_an_owner_adds_a_provider_whose_credentials_the_provider_accepts(
         csrf = await sign_in(client, "ada@example.com")
         assert 'href="' + base + '/new"' in (await client.get(base)).text
         first = await client.get(f"{base}/new")
-        assert first.status_code == 200 and '<optgroup label="Sms">' in first.text
+        assert first.status_code == 200 and '<optgroup label="SMS">' in first.text
         fields = await client.get(f"{base}/new", params={"vendor": "resend"})
         assert 'name="api_key"' in fields.text and 'type="password"' in fields.text
         added = await client.post(
