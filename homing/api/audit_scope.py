@@ -56,6 +56,14 @@ AUDITED |= {
     ("POST", "/t/{tenant_id}/domains"): frozenset({_A.DOMAIN_ADDED}),
     ("POST", "/t/{tenant_id}/providers/{provider_id}/enabled"): frozenset({_A.PROVIDER_UPDATED}),
     ("POST", "/t/{tenant_id}/providers/{provider_id}/move"): frozenset({_A.PROVIDER_REORDERED}),
+    ("POST", "/t/{tenant_id}/providers/new"): frozenset({_A.PROVIDER_ADDED}),
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/remove"): frozenset({_A.PROVIDER_REMOVED}),
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/pacing"): frozenset({_A.PROVIDER_UPDATED}),
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/pacing/reset"): frozenset(
+        {_A.PROVIDER_UPDATED}
+    ),
+    ("POST", "/t/{tenant_id}/suppressions"): frozenset({_A.SUPPRESSION_ADDED}),
+    ("POST", "/t/{tenant_id}/suppressions/remove"): frozenset({_A.SUPPRESSION_REMOVED}),
     ("POST", "/t/{tenant_id}/webhooks/secret"): frozenset({_A.WEBHOOK_SECRET_CREATED}),
     ("POST", "/t/{tenant_id}/webhooks/secret/rotate"): frozenset({_A.WEBHOOK_SECRET_ROTATED}),
     ("POST", "/t/{tenant_id}/webhooks/secret/delete"): frozenset({_A.WEBHOOK_SECRET_DELETED}),

@@ -8,14 +8,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints, model_validator
 
-from homing.addresses import parse_mailbox, phone_key
 from homing.api.base_schemas import Page, Strict
 from homing.inbound.events import delivery_status
 from homing.inbound.report import ReportRow
 from homing.inbound.secrets import InboundSecretInfo
+from homing.models import Channel
 from homing.store.domain_rows import SendingDomain
 from homing.store.inbound import Entry
-from homing.store.suppressions import Suppression
+from homing.store.suppressions import Suppression, entered_key
 
 Secret = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 Credential = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -92,10 +92,7 @@ class SuppressionCreate(Strict):
     def _one_address(self) -> SuppressionCreate:
         # Strict, as a send's ``to`` (InvalidAddress and InvalidPhoneNumber are
         # ValueErrors: 422): an email address by its key, a phone number in E.164.
-        if self.channel == "sms":
-            self.address = phone_key(self.address)
-        else:
-            self.address = parse_mailbox(self.address).key
+        self.address = entered_key(Channel(self.channel), self.address)
         return self
 
 

@@ -17,9 +17,12 @@ from homing.console import (
     key_pages,
     letter_pages,
     operator_pages,
+    pacing_pages,
     provider_pages,
+    provider_setup,
     signin,
     static,
+    suppression_pages,
     tenant_pages,
     user_pages,
     webhook_pages,
@@ -30,6 +33,16 @@ __all__ = ["install"]
 
 def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
-    tenant = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages, audit_pages)
+    tenant = (
+        tenant_pages,
+        letter_pages,
+        provider_setup,
+        provider_pages,
+        pacing_pages,
+        suppression_pages,
+        webhook_pages,
+        key_pages,
+        audit_pages,
+    )
     for module in (static, signin, invitation_pages, *tenant, user_pages, operator_pages):
         app.include_router(module.router)

@@ -40,6 +40,10 @@ class Form:
     def has(self, name: str) -> bool:
         return name in self._fields
 
+    def names(self) -> frozenset[str]:
+        """The names of the form's fields."""
+        return frozenset(self._fields)
+
 
 async def read_form(request: Request) -> Form:
     """The request's form; PayloadTooLarge over 16 KiB, InvalidRequest when it is no

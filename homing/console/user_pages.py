@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import OwnerDep, OwnerFormDep, ServicesDep, View
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
 from homing.errors import Conflict, InvalidRequest, RateLimited
@@ -50,7 +51,6 @@ async def _page(
     services: Services,
     *,
     after: str | None = None,
-    invited: Invited | None = None,
     error: str | None = None,
     status: int = 200,
 ) -> Response:
@@ -63,7 +63,6 @@ async def _page(
         members=members,
         next_after=last,
         invitations=await services.invitations.pending(tenant_id),
-        invited=invited,
         error=error,
         ttl_hours=services.settings.invitation_ttl_hours,
     )
@@ -80,7 +79,8 @@ async def users(
 async def invite(
     request: Request, view: OwnerDep, form: OwnerFormDep, services: ServicesDep
 ) -> Response:
-    """Invite an email with a role; the answer shows the link once, unless mailed."""
+    """Invite an email with a role; the page the answer redirects to shows the link
+    once (a flash, sealed until shown), unless it was mailed."""
     assert view.seat is not None
     tenant = view.seat.tenant
     try:
@@ -91,7 +91,22 @@ async def invite(
         )
     except (InvalidRequest, Conflict, RateLimited) as exc:
         return await _page(request, view, services, error=exc.message, status=status_of(exc))
-    return await _page(request, view, services, invited=invited)
+    await _say_invited(services, view, invited)
+    return RedirectResponse(f"/t/{tenant.id}/users", status_code=303)
+
+
+async def _say_invited(services: Services, view: View, invited: Invited) -> None:
+    """The flash that says so (the address last: a flash is capped, a long one is cut)."""
+    hours = services.settings.invitation_ttl_hours
+    if invited.mailed:
+        said = f"Invitation sent by email; it can be accepted for {hours} hours. To: "
+        await flash(services, view, said + invited.email)
+        return
+    said = (
+        f"The invitation link, shown this once: send it yourself; it can be accepted once, "
+        f"for {hours} hours (Homing keeps only its hash). For: {invited.email}"
+    )
+    await flash(services, view, said, secret=invited.link)
 
 
 @router.post("/t/{tenant_id}/invitations/{invitation_id}/revoke")

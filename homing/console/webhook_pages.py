@@ -1,15 +1,22 @@
-"""A tenant's webhook signing secret and its gone endpoints.
+"""A tenant's webhook signing secret, its gone endpoints and its recent deliveries.
 
 The secret is generated, rotated or deleted by ``homing.managers.webhook_secrets``, as
 ``/v1/webhook-secret`` does: each form answers 303 to the page, a new secret in a
 flash (sealed until the page shows it, once; never in an address); afterwards only its
 masked preview. After a rotation the previous secret keeps signing beside the new one
-until the overlap ends, and the page says until when.
+until the overlap ends, and the page says until when. The deliveries are the tenant's
+webhook jobs, newest first (the job search of ``GET /v1/jobs``, by channel), each with
+its latest attempt's status code, linking to its message page.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -19,10 +26,56 @@ from homing.console.routing import ConsoleRoute
 from homing.console.templating import moment, render
 from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
-from homing.models import AuditAction
+from homing.models import AuditAction, Channel, Job
+from homing.services import Services
 from homing.store.audit import AuditEvent
+from homing.store.job_search import JobFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+
+PAGE = 25
+Cursor = Annotated[str | None, Query(max_length=36)]
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One webhook job as the deliveries table shows it."""
+
+    job: Job
+    host: str
+    event: str | None
+    status_code: int | None
+    last_tried: datetime | None
+
+
+def _host(job: Job) -> str:
+    try:
+        return urlsplit(str(job.payload.get("url") or "")).hostname or "—"
+    except ValueError:
+        return "—"
+
+
+async def deliveries(
+    services: Services, tenant_id: str, cursor: str | None
+) -> tuple[list[Delivery], str | None]:
+    """A page of the tenant's webhook jobs, newest first, and the next page's cursor."""
+    found = JobFilter(tenant_id=tenant_id, channel=Channel.WEBHOOK)
+    page = await services.jobs.page(found, limit=PAGE, cursor=cursor)
+    last = await services.jobs.last_attempts(tenant_id, [j.id for j in page.jobs])
+    shown = []
+    for job in page.jobs:
+        attempt = last.get(job.id)
+        event = job.payload.get("event_type")
+        shown.append(
+            Delivery(
+                job,
+                _host(job),
+                str(event) if event else None,
+                attempt.status_code if attempt else None,
+                attempt.started_at if attempt else None,
+            )
+        )
+    return shown, page.next_cursor
 
 
 async def _issued(services: ServicesDep, view: View, what: str, issued: IssuedSecret) -> Response:
@@ -33,6 +86,24 @@ async def _issued(services: ServicesDep, view: View, what: str, issued: IssuedSe
         said += f" The previous secret signs beside it until {moment(issued.previous_expires_at)}."
     await flash(services, view, said, secret=issued.secret)
     return RedirectResponse(f"/t/{view.seat.tenant.id}/webhooks", status_code=303)
+
+
+async def _page(
+    request: Request, view: View, services: ServicesDep, cursor: str | None = None
+) -> Response:
+    assert view.seat is not None
+    tenant_id = view.seat.tenant.id
+    secret = await services.webhooks.secrets.status(tenant_id)
+    gone = await services.webhooks.store.gone(tenant_id)
+    sent, next_cursor = await deliveries(services, tenant_id, cursor)
+    return render(
+        request,
+        "webhooks.html",
+        secret=secret,
+        gone=gone,
+        deliveries=sent,
+        next_cursor=next_cursor,
+    )
 
 
 def _event(services: ServicesDep, view: View, action: AuditAction) -> AuditEvent:
@@ -48,12 +119,10 @@ def _event(services: ServicesDep, view: View, action: AuditAction) -> AuditEvent
 
 
 @router.get("/t/{tenant_id}/webhooks")
-async def webhooks(request: Request, view: MemberDep, services: ServicesDep) -> Response:
-    assert view.seat is not None
-    tenant_id = view.seat.tenant.id
-    secret = await services.webhooks.secrets.status(tenant_id)
-    gone = await services.webhooks.store.gone(tenant_id)
-    return render(request, "webhooks.html", secret=secret, gone=gone)
+async def webhooks(
+    request: Request, view: MemberDep, services: ServicesDep, cursor: Cursor = None
+) -> Response:
+    return await _page(request, view, services, cursor=cursor)
 
 
 @router.post("/t/{tenant_id}/webhooks/secret")

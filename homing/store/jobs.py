@@ -82,6 +82,20 @@ class JobStore:
         async with self._db.transaction() as conn:
             return await search(conn, found, limit, cursor)
 
+    async def last_attempts(self, tenant_id: str, job_ids: Sequence[str]) -> dict[str, Attempt]:
+        """The latest attempt of each of the tenant's jobs ``job_ids`` that has one (one
+        query; for a page of jobs, so ``job_ids`` is a page's worth)."""
+        if not job_ids:
+            return {}
+        query = (
+            select(attempts)
+            .where(attempts.c.tenant_id == tenant_id, attempts.c.job_id.in_(list(job_ids)))
+            .order_by(attempts.c.started_at, attempts.c.id)
+        )
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return {row.job_id: attempt_from_row(row) for row in rows}
+
     async def queues(self) -> QueueView:
         """The queue's depth by queue, priority and state, and the busiest tenants
         (``homing.store.queue_view``)."""

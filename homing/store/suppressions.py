@@ -17,7 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.addresses import InvalidPhoneNumber, address_key, phone_key
+from homing.addresses import InvalidPhoneNumber, address_key, parse_mailbox, phone_key
 from homing.clock import Clock, as_datetime
 from homing.errors import NotFound
 from homing.models import Channel, ClaimedJob, JobStatus
@@ -29,6 +29,8 @@ from homing.store.schema import jobs, queue_entries
 from homing.store.sql import one_of
 
 SUPPRESSED_ERROR_CLASS = "suppressed"
+# The reasons a tenant may give for a suppression of their own (``POST /v1/suppressions``).
+ENTERED_REASONS = ("manual", "hard_bounce", "complaint", "unsubscribed", "opted_out")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +71,15 @@ def suppression_key(channel: Channel, value: str) -> str:
     if channel is Channel.CHAT:
         return value.strip().lower()
     return normalize_address(value)
+
+
+def entered_key(channel: Channel, value: str) -> str:
+    """What a tenant asks to suppress, read strictly as a send's ``to`` is: an email
+    address by its key, a phone number in E.164; InvalidAddress or InvalidPhoneNumber
+    (both ValueErrors) otherwise. ``POST /v1/suppressions`` and the console share it."""
+    if channel is Channel.SMS:
+        return phone_key(value)
+    return parse_mailbox(value).key
 
 
 def chat_recipient(kind: str, to: str) -> str:
@@ -200,12 +211,16 @@ class SuppressionStore:
         *,
         limit: int = 50,
         cursor: str | None = None,
+        prefix: str | None = None,
     ) -> SuppressionPage:
-        """The tenant's suppressions by address; ``cursor`` is the last address seen."""
+        """The tenant's suppressions by address, those starting with ``prefix`` when it
+        is given (as stored: lower case, E.164); ``cursor`` is the last address seen."""
         c = suppressions.c
         query = select(suppressions).where(c.tenant_id == tenant_id)
         if channel is not None:
             query = query.where(c.channel == channel.value)
+        if prefix:
+            query = query.where(c.address.startswith(prefix, autoescape=True))
         if cursor is not None:
             query = query.where(c.address > cursor)
         query = query.order_by(c.address, c.channel).limit(limit + 1)

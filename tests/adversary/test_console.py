@@ -80,14 +80,27 @@ def _console_tenant_routes() -> list[tuple[str, str]]:
         audit_pages,
         key_pages,
         letter_pages,
+        pacing_pages,
         provider_pages,
+        provider_setup,
+        suppression_pages,
         tenant_pages,
         user_pages,
         webhook_pages,
     )
 
     found = []
-    modules = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages, audit_pages)
+    modules = (
+        tenant_pages,
+        letter_pages,
+        provider_pages,
+        provider_setup,
+        pacing_pages,
+        suppression_pages,
+        webhook_pages,
+        key_pages,
+        audit_pages,
+    )
     modules += (user_pages,)
     for module in modules:
         for route in module.router.routes:

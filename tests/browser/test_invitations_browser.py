@@ -29,7 +29,7 @@ async def test_an_owner_invites_and_the_invitee_joins_as_a_viewer(
     await page.get_by_label("Email").fill("grace@example.com")
     await page.get_by_label("Role").select_option("viewer")
     await page.get_by_role("button", name="Invite").click()
-    link = (await page.locator("#invitation-link").inner_text()).strip()
+    link = (await page.locator("#flash-secret-1").inner_text()).strip()
     assert link.startswith(site + "/invitations/")
     await expect(page.locator("tr.invitation")).to_contain_text("grace@example.com")
     await shoot(page, shots, "users")

@@ -47,12 +47,16 @@ async def _invite(
 async def _invited_link(
     client: httpx.AsyncClient, csrf: str, tenant_id: str, email: str, role: str = "viewer"
 ) -> str:
-    """The path of the link the answer shows (asserted shown)."""
+    """The path of the link the page after the answer shows, once (asserted)."""
     answer = await _invite(client, csrf, tenant_id, email, role)
-    assert answer.status_code == 200, answer.text
-    assert answer.headers["cache-control"] == "no-store"
-    found = LINK.search(answer.text)
+    assert answer.status_code == 303, answer.text
+    assert answer.headers["location"] == f"/t/{tenant_id}/users"
+    shown = await client.get(answer.headers["location"])
+    assert shown.headers["cache-control"] == "no-store"
+    found = LINK.search(shown.text)
     assert found, "no invitation link on the page"
+    again = await client.get(answer.headers["location"])
+    assert LINK.search(again.text) is None, "the link is shown once"
     return f"/invitations/{found.group(1)}"
 
 
@@ -247,8 +251,9 @@ async def test_with_platform_email_the_link_is_mailed_not_shown(
     async with browser(services) as client:
         csrf = await sign_in(client, "owner@acme.example")
         answer = await _invite(client, csrf, tenant.tenant_id, "hopper@example.com")
-    assert answer.status_code == 200
-    assert "on its way to" in answer.text and LINK.search(answer.text) is None
+        assert answer.status_code == 303
+        shown = await client.get(answer.headers["location"])
+    assert "Invitation sent by email" in shown.text and LINK.search(shown.text) is None
     assert await deliver(services) == 1
     [mail] = await sb.messages("sendgrid")
     assert mail["to"] == ["hopper@example.com"]
