@@ -13,8 +13,10 @@ from fastapi import FastAPI
 
 from homing.console import (
     audit_pages,
+    health_pages,
     key_pages,
     letter_pages,
+    operator_letters,
     operator_pages,
     provider_pages,
     signin,
@@ -29,5 +31,5 @@ __all__ = ["install"]
 def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
     tenant = (tenant_pages, letter_pages, provider_pages, webhook_pages, key_pages, audit_pages)
-    for module in (static, signin, *tenant, operator_pages):
+    for module in (static, signin, *tenant, operator_pages, operator_letters, health_pages):
         app.include_router(module.router)
