@@ -31,6 +31,7 @@ router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 # The windows a page may look back over, by their name in the address.
 WINDOWS = {"15m": 900, "1h": 3600, "24h": 86_400}
+SPOKEN = {"15m": "15 minutes", "1h": "hour", "24h": "24 hours"}
 ACCOUNTS = 25
 Window = Annotated[str, Query(max_length=4)]
 PageNumber = Annotated[int, Query(ge=1, le=1000)]
@@ -52,32 +53,26 @@ async def providers(
     page: PageNumber = 1,
 ) -> Response:
     """Provider calls over the window, by vendor and by account (most failures first)."""
-    if window not in WINDOWS:
-        return render(
-            request,
-            "operator_providers.html",
-            422,
-            problem="Choose a window from the list: 15m, 1h or 24h.",
-            windows=list(WINDOWS),
-            window="15m",
-            vendors=[],
-            accounts=[],
-            page=1,
-            more=False,
-            thresholds=services.alert_checks().thresholds,
-            bounds=LATENCY_BOUNDS_MS,
-            failing=failing,
+    problem = None
+    vendors: list[Health] = []
+    accounts: list[Health] = []
+    more = False
+    if window in WINDOWS:
+        since = as_datetime(services.clock.now() - WINDOWS[window])
+        vendors = await services.provider_health.by_vendor(since)
+        accounts, more = await services.provider_health.by_account(
+            since, limit=ACCOUNTS, offset=(page - 1) * ACCOUNTS
         )
-    since = as_datetime(services.clock.now() - WINDOWS[window])
-    store = services.provider_health
-    vendors = await store.by_vendor(since)
-    accounts, more = await store.by_account(since, limit=ACCOUNTS, offset=(page - 1) * ACCOUNTS)
+    else:
+        problem, window = "Choose a window from the list: 15m, 1h or 24h.", "15m"
     return render(
         request,
         "operator_providers.html",
-        problem=None,
+        422 if problem else 200,
+        problem=problem,
         windows=list(WINDOWS),
         window=window,
+        spoken=SPOKEN[window],
         vendors=vendors,
         accounts=accounts,
         page=page,
