@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from homing.clock import ManualClock
+from homing.clock import ManualClock, as_datetime
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
@@ -68,6 +68,11 @@ async def test_failures_injected_at_the_sandbox_show_in_the_failure_ratio(
     [account_row] = await services.providers.all(tenant.tenant_id)
     assert "-key-" not in page.text and account_row.credentials_preview not in page.text
     assert _row(day.text, "vendor", "resend").split()[1] == "4"
+    since = as_datetime(services.clock.now() - 900)
+    first, more = await services.provider_health.by_account(since, limit=1, offset=0)
+    second, last = await services.provider_health.by_account(since, limit=1, offset=1)
+    assert [(h.tenant_id, h.failed, h.calls) for h in first] == [(tenant.tenant_id, 4, 4)]
+    assert more and not last and [h.tenant_name for h in second] == ["Globex"]
 
 
 async def test_a_failing_provider_shows_on_the_alerts_page_then_fires(
