@@ -95,6 +95,8 @@ async def test_provider_health_shows_the_failures_injected_at_the_sandbox(
     await sign_in(page, "ops@homing.example", "/operator/alerts")
     await expect(page.get_by_role("heading", name="Alerts")).to_be_visible()
     await expect(page.get_by_text("Nothing is firing")).to_be_visible()
+    await expect(page.get_by_role("cell", name="100 %")).to_be_visible()
+    await shoot(page, shots, "operator-alerts")
     await page.get_by_role("navigation", name="Main").get_by_role("link", name="Providers").click()
     vendors = page.locator("tr.vendor")
     await expect(vendors.filter(has_text="resend")).to_contain_text("100 %")
