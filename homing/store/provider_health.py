@@ -10,6 +10,7 @@ Accounts are ordered by failures, then calls, and read a bounded page at a time.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,7 +21,7 @@ from homing.models import AttemptOutcome
 from homing.store.database import Database
 from homing.store.schema import attempts, tenants
 
-__all__ = ["LATENCY_BOUNDS_MS", "Health", "ProviderHealthStore"]
+__all__ = ["LATENCY_BOUNDS_MS", "Health", "ProviderHealthStore", "p95_bound"]
 
 # The latency buckets' upper bounds, milliseconds.
 LATENCY_BOUNDS_MS = (100, 250, 500, 1000, 2500, 5000, 10_000, 30_000)
@@ -79,12 +80,18 @@ def _failures() -> ColumnElement[Any]:
     return _count_if(attempts.c.outcome.in_([o.value for o in _FAILED]))
 
 
+def p95_bound(within: Sequence[int], calls: int) -> int | None:
+    """The first of ``LATENCY_BOUNDS_MS`` that 95 % of ``calls`` stayed under, given how
+    many stayed under each (``within``, cumulative); None when even the last did not."""
+    pairs = zip(LATENCY_BOUNDS_MS, within, strict=True)
+    return next((b for b, n in pairs if n >= 0.95 * calls), None)
+
+
 def _health(row: Any, **more: Any) -> Health:
     calls = int(row.calls)
-    within = [(b, int(getattr(row, f"le_{b}") or 0)) for b in LATENCY_BOUNDS_MS]
-    p95 = next((b for b, n in within if n >= 0.95 * calls), None)
+    within = [int(getattr(row, f"le_{b}") or 0) for b in LATENCY_BOUNDS_MS]
     outcomes = {o.value: int(getattr(row, o.value) or 0) for o in _OUTCOMES}
-    return Health(row.provider, calls, outcomes, p95, **more)
+    return Health(row.provider, calls, outcomes, p95_bound(within, calls), **more)
 
 
 class ProviderHealthStore:
