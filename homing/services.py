@@ -61,6 +61,7 @@ from homing.store.members import MemberStore
 from homing.store.migrate import migrate
 from homing.store.notices import NoticeStore
 from homing.store.people import PeopleStore
+from homing.store.provider_health import ProviderHealthStore
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.retention import RetentionStore
@@ -153,15 +154,30 @@ class Services:
             wake=self.wakeup.notify,
         )
 
+    @cached_property
+    def signals(self) -> SignalStore:
+        """The alerts' signals and their firing state."""
+        return SignalStore(self.db)
+
+    @cached_property
+    def provider_health(self) -> ProviderHealthStore:
+        """Provider calls by vendor and account, for the operator's console."""
+        return ProviderHealthStore(self.db)
+
+    def alert_checks(self) -> AlertChecks:
+        """The conditions on missing signals under the HOMING_ALERT_* thresholds."""
+        thresholds = Thresholds.of(self.settings)
+        return AlertChecks(self.signals, self.jobs, self.alerter, self.clock, thresholds)
+
     def watchkeeper(self) -> Watchkeeper:
         """Alerts on missing signals and the periodic notices (README "Alerts")."""
-        signals = SignalStore(self.db)
-        alerts = AlertChecks(
-            signals, self.jobs, self.alerter, self.clock, Thresholds.of(self.settings)
-        )
         checks = NoticeChecks(self.notices, self.tenants, self.admission, self.clock)
         return Watchkeeper(
-            signals, alerts, checks, self.clock, self.settings.alert_interval_seconds
+            self.signals,
+            self.alert_checks(),
+            checks,
+            self.clock,
+            self.settings.alert_interval_seconds,
         )
 
     def email_alerts(self) -> None:

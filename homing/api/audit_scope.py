@@ -77,6 +77,7 @@ AUDITED |= {
     ("POST", "/invitations/{token}"): frozenset({_A.INVITATION_ACCEPTED}),
     ("POST", "/operator/tenants/{tenant_id}/suspend"): frozenset({_A.TENANT_SUSPENDED}),
     ("POST", "/operator/tenants/{tenant_id}/resume"): frozenset({_A.TENANT_RESUMED}),
+    ("POST", "/operator/dead-letters/redrive"): frozenset({_A.DEAD_LETTERS_REDRIVEN}),
 }
 
 # (method, route path template) → why it changes no configuration worth an event.

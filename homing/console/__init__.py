@@ -13,9 +13,11 @@ from fastapi import FastAPI
 
 from homing.console import (
     audit_pages,
+    health_pages,
     invitation_pages,
     key_pages,
     letter_pages,
+    operator_letters,
     operator_pages,
     pacing_pages,
     provider_pages,
@@ -44,5 +46,6 @@ def install(app: FastAPI) -> None:
         key_pages,
         audit_pages,
     )
-    for module in (static, signin, invitation_pages, *tenant, user_pages, operator_pages):
+    operator = (operator_pages, operator_letters, health_pages)
+    for module in (static, signin, invitation_pages, *tenant, user_pages, *operator):
         app.include_router(module.router)

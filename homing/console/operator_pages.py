@@ -24,6 +24,8 @@ from homing.store.audit import AuditEvent
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 PAGE = 50
+# Backlogs by tenant, queue and priority shown on the queues page.
+TENANT_ROWS = 20
 CursorQuery = Annotated[str | None, Query(max_length=36)]
 
 
@@ -76,6 +78,8 @@ async def resume(
 
 @router.get("/operator/queues")
 async def queues(request: Request, _view: OperatorDep, services: ServicesDep) -> Response:
-    """Depth by queue, priority and state, the oldest waiting, the busiest tenants."""
+    """Depth by queue, priority and state, the oldest waiting, the busiest tenants and
+    their backlog by queue and priority."""
     view = await services.jobs.queues()
-    return render(request, "operator_queues.html", queues=view)
+    by_tenant = await services.jobs.tenant_depths(TENANT_ROWS)
+    return render(request, "operator_queues.html", queues=view, by_tenant=by_tenant)

@@ -80,6 +80,10 @@ class AlertChecks:
         self._clock = clock
         self._t = thresholds
 
+    @property
+    def thresholds(self) -> Thresholds:
+        return self._t
+
     async def run(self) -> tuple[list[str], list[str]]:
         """One evaluation: (keys fired, keys resolved) by this call."""
         now = as_datetime(self._clock.now())

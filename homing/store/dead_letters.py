@@ -1,18 +1,19 @@
-"""The SQL of the dead-letter console: list with filters, show one, find ids, purge."""
+"""The SQL of the dead-letter console: list with filters, show one, count them by
+reason, provider or tenant, find ids, purge."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, delete, func, select
+from sqlalchemy import ColumnElement, case, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import NotFound
 from homing.store.database import Database
-from homing.store.schema import dead_letters, jobs
+from homing.store.schema import dead_letters, jobs, tenants
 
 # The LIKE escape character; ``q`` is matched as literal text, never as a pattern.
 _ESCAPE = "\\"
@@ -51,6 +52,21 @@ class DeadLetter:
     created_at: datetime
     redriven_at: datetime | None
     payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterGroup:
+    """How many dead letters share one reason, provider or tenant (``key``; None for
+    no provider), and how many of them are not yet redriven; ``name`` is the tenant's."""
+
+    key: str | None
+    count: int
+    pending: int
+    name: str | None = None
+
+
+# What ``DeadLetterStore.groups`` may count by.
+GroupBy = Literal["error_class", "provider", "tenant"]
 
 
 def escape_like(text: str) -> str:
@@ -116,6 +132,37 @@ class DeadLetterStore:
             rows = (await conn.execute(query)).all()
         page = [_from_row(row) for row in rows[:limit]]
         return page, page[-1].id if len(rows) > limit else None
+
+    async def groups(
+        self, f: DeadLetterFilter, by: GroupBy, *, limit: int
+    ) -> list[DeadLetterGroup]:
+        """The matching dead letters counted by ``by``, the largest ``limit`` groups
+        first: one grouped read of the filtered set."""
+        c = dead_letters.c
+        key = {"error_class": c.error_class, "provider": jobs.c.provider, "tenant": c.tenant_id}[by]
+        n = func.count().label("n")
+        pending = func.sum(case((c.redriven_at.is_(None), 1), else_=0))
+        joined = dead_letters.join(jobs, jobs.c.id == c.job_id)
+        columns = [key, n, pending]
+        grouping = [key]
+        if by == "tenant":
+            joined = joined.outerjoin(tenants, tenants.c.id == c.tenant_id)
+            columns.append(tenants.c.name)
+            grouping.append(tenants.c.name)
+        query = (
+            select(*columns)
+            .select_from(joined)
+            .where(*_conditions(f, None))
+            .group_by(*grouping)
+            .order_by(n.desc(), key)
+            .limit(limit)
+        )
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [
+            DeadLetterGroup(r[0], int(r[1]), int(r[2] or 0), r[3] if by == "tenant" else None)
+            for r in rows
+        ]
 
     async def get(self, tenant_id: str | None, dead_letter_id: str) -> DeadLetter:
         """One dead letter; another tenant's is NotFound."""

@@ -16,7 +16,14 @@ from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, 
 from homing.store.database import Database
 from homing.store.job_search import JobFilter, JobPage, search
 from homing.store.ordering import lock_keys, place, release_next
-from homing.store.queue_view import Claimable, QueueView, claimable, queue_view
+from homing.store.queue_view import (
+    Claimable,
+    QueueView,
+    TenantDepth,
+    claimable,
+    queue_view,
+    tenant_depths,
+)
 from homing.store.rows import attempt_from_row, job_from_row
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 from homing.store.usage import charge
@@ -101,6 +108,12 @@ class JobStore:
         (``homing.store.queue_view``)."""
         async with self._db.transaction() as conn:
             return await queue_view(conn, self._clock.now())
+
+    async def tenant_depths(self, limit: int) -> list[TenantDepth]:
+        """The largest claimable backlogs by tenant, queue and priority
+        (``homing.store.queue_view``)."""
+        async with self._db.transaction() as conn:
+            return await tenant_depths(conn, self._clock.now(), limit)
 
     async def claimable(self) -> list[Claimable]:
         """Claimable entries now by queue and priority (``homing.store.queue_view``)."""

@@ -1,7 +1,8 @@
 """The operator's view of the queue: depth by queue, priority and state, the age of the
-oldest claimable entry, and the tenants with the most waiting jobs.
+oldest claimable entry, the tenants with the most waiting jobs, and those tenants'
+backlog by queue and priority.
 
-Two grouped reads of ``queue_entries``, which holds only jobs that still have work to
+Grouped reads of ``queue_entries``, which holds only jobs that still have work to
 do (a terminal job has no entry), so their cost is one pass over the live backlog,
 never over the jobs table.
 """
@@ -14,7 +15,7 @@ from sqlalchemy import Label, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.store.ordering import BLOCKED
-from homing.store.schema import queue_entries
+from homing.store.schema import queue_entries, tenants
 
 TOP_TENANTS = 10
 
@@ -37,6 +38,19 @@ class TenantBacklog:
 
     tenant_id: str
     waiting: int
+
+
+@dataclass(frozen=True, slots=True)
+class TenantDepth:
+    """A tenant's claimable entries on one queue and priority, and how long the oldest
+    of them has been claimable (seconds); ``name`` is the tenant's."""
+
+    tenant_id: str
+    name: str | None
+    queue: str
+    priority: int
+    waiting: int
+    oldest_age_seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +127,22 @@ async def queue_view(conn: AsyncConnection, now: float) -> QueueView:
     )
     top = [TenantBacklog(row[0], row[1]) for row in (await conn.execute(top_query)).all()]
     return QueueView(depths=depths, top_tenants=top)
+
+
+async def tenant_depths(conn: AsyncConnection, now: float, limit: int) -> list[TenantDepth]:
+    """The ``limit`` largest claimable backlogs at ``now`` by tenant, queue and priority:
+    one grouped read of the due range of ``queue_entries``."""
+    e = queue_entries.c
+    waiting = func.count().label("waiting")
+    query = (
+        select(e.tenant_id, tenants.c.name, e.queue, e.priority, waiting, func.min(e.available_at))
+        .select_from(queue_entries.outerjoin(tenants, tenants.c.id == e.tenant_id))
+        .where(e.available_at <= now)
+        .group_by(e.tenant_id, tenants.c.name, e.queue, e.priority)
+        .order_by(waiting.desc(), e.tenant_id, e.queue, e.priority)
+        .limit(limit)
+    )
+    return [
+        TenantDepth(row[0], row[1], row[2], row[3], row[4], max(0.0, now - row[5]))
+        for row in (await conn.execute(query)).all()
+    ]

@@ -22,7 +22,7 @@ from homing.store.database import Database
 from homing.store.inbound_schema import inbound_events
 from homing.store.schema import alerts_firing, attempts, dead_letters, jobs
 
-__all__ = ["InboundWindow", "ProviderCalls", "SignalStore"]
+__all__ = ["Firing", "InboundWindow", "ProviderCalls", "SignalStore"]
 
 # The evaluator's lease row in ``alerts_firing`` (a key no condition uses).
 TURN_KEY = "_evaluator"
@@ -42,6 +42,15 @@ class ProviderCalls:
     provider: str
     calls: int
     failed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Firing:
+    """A condition firing now, since when, and the detail it was raised with."""
+
+    key: str
+    since: datetime
+    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +120,14 @@ class SignalStore:
         async with self._db.transaction() as conn:
             rows = (await conn.execute(select(c.key, c.detail).where(c.key != TURN_KEY))).all()
         return {r.key: r.detail for r in rows}
+
+    async def firing_since(self) -> list[Firing]:
+        """The conditions firing now, the longest-firing first (for the console)."""
+        c = alerts_firing.c
+        query = select(c.key, c.since, c.detail).where(c.key != TURN_KEY).order_by(c.since, c.key)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [Firing(r.key, r.since, r.detail) for r in rows]
 
     async def start(self, key: str, detail: str, now: datetime) -> bool:
         """Mark ``key`` firing; True only for the one caller that marked it."""

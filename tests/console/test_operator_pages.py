@@ -1,9 +1,13 @@
-"""The operator's console pages: tenants with suspend and resume, and the queues."""
+"""The operator's console pages: tenants with suspend and resume, and the queues (depth
+by queue, priority and state, and each tenant's backlog)."""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 
+from homing.clock import ManualClock
 from homing.services import Services
 from homing.store.people import Role
 from tests.conftest import TenantClient, make_tenant
@@ -64,3 +68,24 @@ async def test_signing_in_follows_a_local_next(services: Services) -> None:
             data={"email": "root@example.com", "password": PASSWORD, "next": "/operator/queues"},
         )
     assert answer.headers["location"] == "/operator/queues"
+
+
+async def test_the_queues_page_shows_each_tenants_backlog_by_queue_and_priority(
+    services: Services, api: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    acme = await make_tenant(services, api, "Acme")
+    globex = await make_tenant(services, api, "Globex")
+    for tenant in (acme, acme, globex):
+        await send(tenant)
+    clock.advance(90)
+    await add_user(services, "root@example.com", operator=True)
+    async with browser(services) as client:
+        await sign_in(client, "root@example.com")
+        page = await client.get("/operator/queues")
+    rows = [
+        " ".join(re.sub(r"<[^>]+>", " ", row).split())
+        for row in re.findall(r'<tr class="tenant-depth">(.*?)</tr>', page.text, re.S)
+    ]
+    assert len(rows) == 2
+    assert rows[0].startswith(f"Acme {acme.tenant_id} notifications-email")
+    assert rows[0].endswith("2 90.0 s") and rows[1].startswith(f"Globex {globex.tenant_id}")

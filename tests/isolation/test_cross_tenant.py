@@ -73,6 +73,24 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("POST", "/t/{tenant_id}/api-keys"): "console, by seat",
     ("POST", "/t/{tenant_id}/api-keys/{key_id}/revoke"): "console, by seat",
     ("GET", "/t/{tenant_id}/audit"): "console, owners of the seat's tenant",
+    ("GET", "/t/{tenant_id}/providers/new"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/new"): "console, by seat",
+    ("GET", "/t/{tenant_id}/providers/{provider_id}/remove"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/remove"): "console, by seat",
+    ("GET", "/t/{tenant_id}/providers/{provider_id}/pacing"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/pacing"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/pacing/reset"): "console, by seat",
+    ("GET", "/t/{tenant_id}/suppressions"): "console, by seat",
+    ("POST", "/t/{tenant_id}/suppressions"): "console, by seat",
+    ("POST", "/t/{tenant_id}/suppressions/remove"): "console, by seat",
+    ("GET", "/t/{tenant_id}/users"): "console, owners of the seat's tenant",
+    ("POST", "/t/{tenant_id}/users/invite"): "console, owners of the seat's tenant",
+    ("POST", "/t/{tenant_id}/invitations/{invitation_id}/revoke"): "console, owners",
+    ("POST", "/t/{tenant_id}/users/{user_id}/role"): "console, owners of the seat's tenant",
+    ("POST", "/t/{tenant_id}/users/{user_id}/remove"): "console, owners of the seat's tenant",
+    # An invitation's token is its own credential (stored as a hash), for no tenant's key.
+    ("GET", "/invitations/{token}"): "console, by the invitation's token",
+    ("POST", "/invitations/{token}"): "console, by the invitation's token",
 }
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {
