@@ -1,15 +1,21 @@
 """``alert_history`` beside ``alerts_firing``: the caller that starts a condition adds
-its row and the one that stops it resolves that row, in the same transaction; a lost
-race writes nothing; a detail is cut to an alert's bound; the table keeps its newest
+its row and the one that stops it resolves that row, in the same transaction (a history
+write the database refuses undoes the start or the stop with it); a lost race writes
+nothing; a detail is cut to an alert's bound; the table keeps its newest
 ``history_rows`` whatever fires; pages chain newest first by cursor."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import IntegrityError
 
 from homing.alerts import MAX_DETAIL
+from homing.errors import StoreError
 from homing.services import Services
 from homing.store.schema import alert_history, alerts_firing
 from homing.store.signals import HISTORY_DETAIL, SignalStore
@@ -92,3 +98,47 @@ async def test_pages_chain_newest_first_and_an_unknown_cursor_is_an_empty_page(
         [],
         None,
     )
+
+
+@contextlib.asynccontextmanager
+async def _history_refused(services: Services) -> AsyncIterator[None]:
+    """A trigger that refuses every insert into and update of ``alert_history``."""
+    if services.db.is_sqlite:
+        create = [
+            f"CREATE TRIGGER refuse_{verb} BEFORE {verb} ON alert_history "
+            "BEGIN SELECT RAISE(ABORT, 'refused'); END"
+            for verb in ("INSERT", "UPDATE")
+        ]
+        drop = ["DROP TRIGGER refuse_INSERT", "DROP TRIGGER refuse_UPDATE"]
+    else:
+        create = [
+            "CREATE FUNCTION refuse_history() RETURNS trigger AS "
+            "$$ BEGIN RAISE EXCEPTION 'refused'; END $$ LANGUAGE plpgsql",
+            "CREATE TRIGGER refuse BEFORE INSERT OR UPDATE ON alert_history "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_history()",
+        ]
+        drop = ["DROP TRIGGER refuse ON alert_history", "DROP FUNCTION refuse_history()"]
+    async with services.db.transaction() as conn:
+        for statement in create:
+            await conn.execute(text(statement))
+    try:
+        yield
+    finally:
+        async with services.db.transaction() as conn:
+            for statement in drop:
+                await conn.execute(text(statement))
+
+
+async def test_a_history_row_that_cannot_be_written_undoes_its_start_and_stop(
+    services: Services,
+) -> None:
+    signals = services.signals
+    await signals.start("inbound_lag", "p95 700s", AT)
+    async with _history_refused(services):
+        with pytest.raises((IntegrityError, StoreError)):
+            await signals.start("dead_letter_spike", "60 jobs", AT)
+        with pytest.raises((IntegrityError, StoreError)):
+            await signals.stop("inbound_lag", AT + timedelta(minutes=1))
+    assert set(await signals.firing()) == {"inbound_lag"}
+    [row], _ = await signals.history(limit=10, cursor=None)
+    assert row.key == "inbound_lag" and row.resolved_at is None
