@@ -157,7 +157,7 @@ class Services:
     @cached_property
     def signals(self) -> SignalStore:
         """The alerts' signals and their firing state."""
-        return SignalStore(self.db)
+        return SignalStore(self.db, self.settings.alert_history_rows)
 
     @cached_property
     def provider_health(self) -> ProviderHealthStore:

@@ -165,6 +165,12 @@ class Settings(BaseSettings):
     alert_dead_letter_spike: int = Field(
         default=50, ge=1, description="Alert when this many jobs dead-lettered in the window."
     )
+    alert_history_rows: int = Field(
+        default=1000,
+        ge=10,
+        le=100_000,
+        description="Fired alerts the operator's console keeps (the oldest are dropped).",
+    )
 
     # The reconciler (README "The ledger invariant"): a pass every interval in worker
     # processes (one process at a time) checks that every job is terminal with no queue

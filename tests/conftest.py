@@ -39,6 +39,7 @@ TABLES = (
     "audit_events",
     "notices",
     "alerts_firing",
+    "alert_history",
     "console_flashes",
     "invitations",
     "console_sessions",

@@ -7,9 +7,9 @@ provider-failing alert computes, throttled calls and the p95 latency bound
 conditions firing now with since when (``alerts_firing``), what the checks find failing
 at this moment under the HOMING_ALERT_* thresholds (``homing.managers.alert_checks``;
 the evaluator fires them on its next turn), and the window's dead letters and provider
-failures against their thresholds. A resolved alert is not kept: the row is deleted
-when it resolves, and "resolved" is told once to Slack, the operator's email and the
-log; the page says so.
+failures against their thresholds; and the recent alerts (``alert_history``), fired,
+resolved or still firing, newest first with how long each fired, a page at a time by
+cursor (the last row's id).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ SPOKEN = {"15m": "15 minutes", "1h": "hour", "24h": "24 hours"}
 ACCOUNTS = 25
 Window = Annotated[str, Query(max_length=4)]
 PageNumber = Annotated[int, Query(ge=1, le=1000)]
+Cursor = Annotated[str | None, Query(max_length=36)]
+HISTORY = 50
 
 
 def failing(health: Health, t: Thresholds) -> bool:
@@ -84,17 +86,26 @@ async def providers(
 
 
 @router.get("/operator/alerts")
-async def alerts(request: Request, _view: OperatorDep, services: ServicesDep) -> Response:
-    """What is firing, what fails now under the thresholds, and the window's signals."""
+async def alerts(
+    request: Request, _view: OperatorDep, services: ServicesDep, cursor: Cursor = None
+) -> Response:
+    """What is firing, what fails now under the thresholds, the window's signals, and
+    the recent alerts (a page of them after ``cursor``)."""
     checks = services.alert_checks()
     t = checks.thresholds
     firing = await services.signals.firing_since()
     failing_now = await checks.failing()
     since = as_datetime(services.clock.now() - t.window_seconds)
     vendors = await services.provider_health.by_vendor(since)
+    recent, next_cursor = await services.signals.history(limit=HISTORY, cursor=cursor)
     return render(
         request,
         "operator_alerts.html",
+        recent=recent,
+        cursor=cursor,
+        next_cursor=next_cursor,
+        history_rows=services.settings.alert_history_rows,
+        now=as_datetime(services.clock.now()),
         firing=firing,
         pending={k: v for k, v in failing_now.items() if k not in {f.key for f in firing}},
         cleared=[f.key for f in firing if f.key not in failing_now],

@@ -35,6 +35,22 @@ def moment(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value else "—"
 
 
+# The units a duration is spoken in, largest first.
+_UNITS = (("d", 86_400), ("h", 3600), ("min", 60), ("s", 1))
+
+
+def lasted(since: datetime, until: datetime) -> str:
+    """How long from ``since`` to ``until`` in its largest unit and the next one
+    ("2 h 5 min", "40 s")."""
+    seconds = max(0, int((until - since).total_seconds()))
+    i = next(i for i, (_, size) in enumerate(_UNITS) if seconds >= size or size == 1)
+    (name, size), rest = _UNITS[i], seconds % _UNITS[i][1]
+    text = f"{seconds // size} {name}"
+    if i + 1 < len(_UNITS) and rest // _UNITS[i + 1][1]:
+        text += f" {rest // _UNITS[i + 1][1]} {_UNITS[i + 1][0]}"
+    return text
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("homing.console", "templates"),
@@ -44,6 +60,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["moment"] = moment
+    env.globals["lasted"] = lasted
     return env
 
 

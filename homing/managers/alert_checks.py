@@ -95,7 +95,9 @@ class AlertChecks:
             if key not in firing and await self._signals.start(key, detail, now)
         ]
         resolved = [
-            key for key in sorted(firing) if key not in failing and await self._signals.stop(key)
+            key
+            for key in sorted(firing)
+            if key not in failing and await self._signals.stop(key, now)
         ]
         for key in fired:
             ALERTS.labels(alert=key.split(":", 1)[0], state="fired").inc()

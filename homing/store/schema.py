@@ -294,3 +294,18 @@ alerts_firing = Table(
     Column("since", UTCDateTime, nullable=False),
     Column("detail", Text, nullable=False),
 )
+
+# The alerts that fired lately (migration 0022): a row when a condition starts firing,
+# its ``resolved_at`` set when it clears, both in the transaction that changes
+# ``alerts_firing``; kept to the newest HOMING_ALERT_HISTORY_ROWS (homing.store.signals).
+alert_history = Table(
+    "alert_history",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("key", String(200), nullable=False),
+    Column("detail", String(500), nullable=False),
+    Column("fired_at", UTCDateTime, nullable=False),
+    Column("resolved_at", UTCDateTime),
+    Index("ix_alert_history_fired_at", "fired_at", "id"),
+    Index("ix_alert_history_key", "key"),
+)

@@ -1,15 +1,18 @@
 """The operator's pages in a real browser: dead letters of two tenants filtered by
 reason, counted in a dry run, redriven and seen leave the redrivable set; provider
-health with failures injected at the sandbox; the pages readable at phone width."""
+health with failures injected at the sandbox; a resolved alert and a firing one among
+the recent alerts; the pages readable at phone width."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import httpx
 from playwright.async_api import Page, expect
 
+from homing.clock import as_datetime
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.job_search import JobFilter
@@ -93,7 +96,7 @@ async def test_provider_health_shows_the_failures_injected_at_the_sandbox(
     await deliver(services)
     await add_operator(services)
     await sign_in(page, "ops@homing.example", "/operator/alerts")
-    await expect(page.get_by_role("heading", name="Alerts")).to_be_visible()
+    await expect(page.get_by_role("heading", name="Alerts", exact=True)).to_be_visible()
     await expect(page.get_by_text("Nothing is firing")).to_be_visible()
     await expect(page.get_by_role("cell", name="100 %")).to_be_visible()
     await shoot(page, shots, "operator-alerts")
@@ -111,6 +114,25 @@ async def test_provider_health_shows_the_failures_injected_at_the_sandbox(
     await shoot(page, shots, "operator-providers")
     await page.get_by_role("link", name="Last 24h").click()
     await expect(vendors.filter(has_text="resend")).to_contain_text("100 %")
+    await page.set_viewport_size(PHONE)
+    await _fits(page)
+
+
+async def test_the_alerts_page_shows_a_resolved_alert_with_how_long_it_fired(
+    page: Page, services: Services
+) -> None:
+    signals, now = services.signals, as_datetime(services.clock.now())
+    await signals.start("provider_failing:resend", "4 of 4 calls failed", now)
+    assert await signals.stop("provider_failing:resend", now + timedelta(minutes=16))
+    await signals.start("inbound_lag", "p95 700s", now + timedelta(minutes=20))
+    await add_operator(services)
+    await sign_in(page, "ops@homing.example", "/operator/alerts")
+    rows = page.get_by_role("region", name="Recent alerts").locator("tbody tr")
+    await expect(rows).to_have_count(2)
+    await expect(rows.first).to_contain_text("inbound_lag")
+    await expect(rows.first).to_contain_text("still firing")
+    await expect(rows.nth(1)).to_contain_text("provider_failing:resend")
+    await expect(rows.nth(1)).to_contain_text("16 min")
     await page.set_viewport_size(PHONE)
     await _fits(page)
 

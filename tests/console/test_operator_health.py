@@ -97,4 +97,4 @@ async def test_a_failing_provider_shows_on_the_alerts_page_then_fires(
     firing = " ".join(_row(after.text, "firing", "provider_failing:resend").split())
     assert "4 of 4 calls failed" in firing and "UTC" in firing
     assert "Nothing is firing" not in after.text
-    assert "Resolved alerts are not kept" in after.text
+    assert "Recent alerts" in after.text
