@@ -6,7 +6,8 @@ it is shown once, on the page that answers the form (not cached, never in an add
 for the owner to pass on (``homing.managers.invitations``). A tenant keeps at least one
 owner: demoting or removing the last is refused (409). A removed member's next request
 to the tenant is 404, like a tenant that does not exist (``access.seated`` reads the
-memberships on every request).
+memberships on every request). Each change answers 303 with a flash saying what was
+done; an owner who leaves goes where ``/`` would send them (``signin.landing``).
 """
 
 from __future__ import annotations
