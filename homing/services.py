@@ -240,14 +240,15 @@ class Services:
         return VolumeStore(self.db)
 
     def retention(self, progress: Callable[[str], None] | None = None) -> Retention:
-        """The purge under HOMING_RETENTION_DAYS, HOMING_PAYLOAD_RETENTION_DAYS and
-        HOMING_AUDIT_RETENTION_DAYS."""
+        """The purge under HOMING_RETENTION_DAYS, HOMING_PAYLOAD_RETENTION_DAYS,
+        HOMING_AUDIT_RETENTION_DAYS and HOMING_INVITATION_RETENTION_DAYS."""
         s = self.settings
         policy = RetentionPolicy(
             days=s.retention_days,
             payload_days=s.payload_retention_days,
             batch_size=s.retention_batch_size,
             audit_days=s.audit_retention_days,
+            invitation_days=s.invitation_retention_days,
         )
         audit = AuditStore(self.db)
         return Retention(RetentionStore(self.db), self.clock, policy, progress, audit)

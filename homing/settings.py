@@ -199,6 +199,9 @@ class Settings(BaseSettings):
     console_logins_per_minute: int = Field(default=30, ge=1, le=10_000)
     # An invitation to a tenant (README "Console") can be accepted for this many hours.
     invitation_ttl_hours: int = Field(default=72, ge=1, le=720)
+    # Ended invitations (accepted, revoked or expired) go this many days after they
+    # ended, with the retention purge (README "Retention"); pending ones always stay.
+    invitation_retention_days: int = Field(default=30, ge=1, le=3650)
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""

@@ -203,6 +203,7 @@ async def _purge(services: Services, *, dry_run: bool) -> int:
                 # Another worker was purging: this run stopped; run it again later.
                 "locked": report.locked,
                 "audit_events": report.audit_events,
+                "invitations": report.invitations,
             }
         )
     )

@@ -22,6 +22,7 @@ from starlette.responses import RedirectResponse, Response
 
 from homing.clock import parse_moment
 from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep, View
+from homing.console.flash import flash
 from homing.console.forms import Form
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
@@ -50,7 +51,6 @@ Short = Annotated[str, Query(max_length=40)]
 TenantQuery = Annotated[str, Query(max_length=36)]
 Text = Annotated[str, Query(max_length=MAX_Q)]
 Cursor = Annotated[str | None, Query(max_length=36)]
-Count = Annotated[int | None, Query(ge=0, le=10_000_000)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +124,8 @@ async def dead_letters(
     until: Short = "",
     q: Text = "",
     cursor: Cursor = None,
-    would: Count = None,
-    redriven: Count = None,
-    refused: Count = None,
 ) -> Response:
-    """Every tenant's dead letters, counted and listed; after a dry run, how many would go."""
+    """Every tenant's dead letters, counted and listed."""
     search = LetterSearch(tenant_id.strip(), queue, error_class, provider, since, until, q)
     store = services.dead_letter_store
     try:
@@ -146,9 +143,6 @@ async def dead_letters(
         tenants=tenants,
         names={g.key: g.name for g in tenants},
         next_query=search.query(cursor=next_cursor) if next_cursor else None,
-        would=would,
-        redriven=redriven,
-        refused=refused,
     )
 
 
@@ -161,9 +155,6 @@ def _page(
         "tenants": [],
         "names": {},
         "next_query": None,
-        "would": None,
-        "redriven": None,
-        "refused": None,
     }
     context.update(data)
     status = 422 if problem else 200
@@ -194,11 +185,19 @@ async def redrive(view: OperatorDep, form: OperatorFormDep, services: ServicesDe
         services.wakeup.notify()
     if not dry_run and result.done:
         await _audited(services, view, search, result.done)
+    await flash(services, view, _said(result.matched, result.done, result.refused, dry_run))
+    kept = search.query()
+    return RedirectResponse(
+        "/operator/dead-letters" + (f"?{kept}" if kept else ""), status_code=303
+    )
+
+
+def _said(matched: int, done: int, refused: int, dry_run: bool) -> str:
     if dry_run:
-        answer = search.query(would=str(result.matched))
-    else:
-        answer = search.query(redriven=str(result.done), refused=str(result.refused))
-    return RedirectResponse(f"/operator/dead-letters?{answer}", status_code=303)
+        plural = "" if matched == 1 else "s"
+        return f"{matched} dead letter{plural} would be redriven. Nothing was changed."
+    over = f", {refused} refused (over their tenant's quota)" if refused else ""
+    return f"{done} redriven{over}."
 
 
 async def _audited(services: Services, view: View, search: LetterSearch, done: int) -> None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, get_args
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
+from homing.console.flash import flash
 from homing.console.forms import Form
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
@@ -38,6 +39,7 @@ SPARE_ROWS = 2
 MAX_NUMBER_CHARS = 12
 SCOPES: tuple[str, ...] = get_args(Scope)
 COLUMNS = ("scope", "limit", "per_seconds")
+SAVED = "Saved: the next send is paced by the rules below."
 FIELDS = frozenset({"csrf"} | {f"{c}-{i}" for c in COLUMNS for i in range(MAX_RULES)})
 
 
@@ -65,7 +67,6 @@ def _page(
     account: ProviderAccount,
     rows: list[Row] | None = None,
     problem: str = "",
-    saved: bool = False,
 ) -> Response:
     rules = account_rules(account)
     shown = [Row(r.scope, str(r.limit), str(r.per_seconds)) for r in rules]
@@ -81,7 +82,6 @@ def _page(
         scopes=SCOPES,
         max_rules=MAX_RULES,
         problem=problem,
-        saved=saved,
     )
 
 
@@ -91,11 +91,10 @@ async def pacing(
     provider_id: ProviderId,
     view: MemberDep,
     services: ServicesDep,
-    saved: Annotated[str, Query(max_length=1)] = "",
 ) -> Response:
     """The rules in force (preset or override); owners edit them."""
     account = await services.providers.get(_tenant_id(view), provider_id)
-    return _page(request, account, saved=saved == "1")
+    return _page(request, account)
 
 
 def read_rows(form: Form) -> list[Row]:
@@ -158,7 +157,14 @@ async def set_rules(
     except InvalidRequest as exc:
         return _page(request, account, rows, exc.message)
     await _store_config(services, view, account, {**account.config, "rate_rules": rules})
-    return RedirectResponse(request.url.path + "?saved=1", status_code=303)
+    await flash(services, view, SAVED)
+    return RedirectResponse(request.url.path, status_code=303)
+
+
+def _reset_said(provider: str) -> str:
+    if PRESETS.get(provider):
+        return f"Reset: the next send is paced by the {provider} preset."
+    return f"Reset: {provider} has no preset, so this account is not paced."
 
 
 @router.post("/t/{tenant_id}/providers/{provider_id}/pacing/reset")
@@ -174,6 +180,7 @@ async def reset(
     if "rate_rules" in account.config:
         config = {k: v for k, v in account.config.items() if k != "rate_rules"}
         await _store_config(services, view, account, config)
+    await flash(services, view, _reset_said(account.provider))
     return RedirectResponse(
-        f"/t/{_tenant_id(view)}/providers/{provider_id}/pacing?saved=1", status_code=303
+        f"/t/{_tenant_id(view)}/providers/{provider_id}/pacing", status_code=303
     )

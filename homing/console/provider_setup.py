@@ -8,7 +8,8 @@ does: the credentials are checked with the provider under its deadline before th
 are sealed. A refusal shows the form again with the provider's answer, its plain
 fields as typed and every secret field empty: a secret is never sent back to the
 browser. The new account goes last in its channel's fallback order. Removing asks
-first, then soft-deletes the account as ``DELETE /v1/providers/{id}`` does.
+first, then soft-deletes the account as ``DELETE /v1/providers/{id}`` does. Either
+answers 303 to the providers page with a flash saying what was done.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep, View
+from homing.console.flash import flash
 from homing.console.forms import Form
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
@@ -152,6 +154,8 @@ async def add_provider(
     except InvalidRequest as exc:
         problem = _without_secrets(exc.message, credentials)
         return _form_page(request, vendor, typed, problem, status_of(exc))
+    said = f"{vendor} added, its credentials checked: last in the {channel.value} fallback order."
+    await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/providers#p-{account.id}", status_code=303)
 
 
@@ -170,6 +174,7 @@ async def remove(
 ) -> Response:
     """Remove the provider (its sealed credentials and inbound secret are wiped)."""
     tenant_id = _tenant_id(view)
+    account = await services.providers.get(tenant_id, provider_id)
     event = services.audit.event(
         view.actor,
         AuditAction.PROVIDER_REMOVED,
@@ -178,4 +183,6 @@ async def remove(
         target_id=provider_id,
     )
     await services.providers.delete(tenant_id, provider_id, audit=event)
+    said = f"{account.provider} removed: sends no longer try it; its credentials are wiped."
+    await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)

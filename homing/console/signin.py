@@ -23,6 +23,7 @@ from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
 from homing.errors import Forbidden, InvalidRequest, RateLimited, Unauthenticated
 from homing.services import Services
+from homing.store.people import Membership
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
@@ -57,11 +58,21 @@ async def home(request: Request, services: ServicesDep) -> Response:
     """The user's tenant when they have one, their list when several, the operator's
     pages for an operator with none; the sign-in page when signed out."""
     view = await signed_in(request, services)
-    if len(view.memberships) == 1:
-        return RedirectResponse(f"/t/{view.memberships[0].tenant.id}/", status_code=303)
-    if not view.memberships and view.user.operator:
-        return RedirectResponse("/operator/tenants", status_code=303)
+    where = landing(view.memberships, view.user.operator)
+    if where is not None:
+        return RedirectResponse(where, status_code=303)
     return render(request, "home.html")
+
+
+def landing(memberships: list[Membership], operator: bool) -> str | None:
+    """Where ``/`` sends a signed-in user: their tenant when they have one, the
+    operator's pages for an operator with none; None for the list. A change that ends
+    there redirects to it directly, so its flash is not taken by ``/``'s redirect."""
+    if len(memberships) == 1:
+        return f"/t/{memberships[0].tenant.id}/"
+    if not memberships and operator:
+        return "/operator/tenants"
+    return None
 
 
 @router.get("/sign-in")

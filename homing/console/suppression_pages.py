@@ -19,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 
 from homing.addresses import InvalidAddress, InvalidPhoneNumber
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
+from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest
@@ -63,7 +64,6 @@ async def _page(
     services: Services,
     search: tuple[str, str, str] = ("", "", ""),
     problem: str | None = None,
-    removed: bool = False,
 ) -> Response:
     """The list for ``search`` (q, channel, cursor), or ``problem`` above it."""
     tenant_id = _tenant_id(view)
@@ -91,7 +91,6 @@ async def _page(
         listed=LISTED,
         entered=ENTERED,
         reasons=ENTERED_REASONS,
-        removed=removed,
     )
 
 
@@ -103,10 +102,9 @@ async def suppressions(
     q: Address = "",
     channel: Short = "",
     cursor: Address = "",
-    removed: Short = "",
 ) -> Response:
     """The suppressions whose address starts with ``q``, by address."""
-    return await _page(request, view, services, (q, channel, cursor), removed=removed == "1")
+    return await _page(request, view, services, (q, channel, cursor))
 
 
 @router.post("/t/{tenant_id}/suppressions")
@@ -133,9 +131,12 @@ async def add(
         target_id=normalize_address(address),
         changes={"channel": channel.value, "reason": reason},
     )
-    entry, _ = await services.inbound.suppressions.add(
+    entry, created = await services.inbound.suppressions.add(
         tenant_id, channel, address, reason, "console", event
     )
+    # The address last: a flash is capped, a long one is cut.
+    said = "Suppressed: nothing more is sent to " if created else "Already suppressed: "
+    await flash(services, view, said + entry.address)
     return RedirectResponse(
         _where(tenant_id, q=entry.address, channel=channel.value), status_code=303
     )
@@ -158,5 +159,6 @@ async def remove(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> 
         changes={"channel": channel.value},
     )
     await services.inbound.suppressions.remove(tenant_id, channel, address, event)
+    await flash(services, view, "Removed: the next message to that address is sent again.")
     back = _where(tenant_id, q=form.get("q", MAX_ADDRESS), channel=form.get("filter", 10))
-    return RedirectResponse(back + ("&" if "?" in back else "?") + "removed=1", status_code=303)
+    return RedirectResponse(back, status_code=303)

@@ -6,7 +6,8 @@ it is shown once, on the page that answers the form (not cached, never in an add
 for the owner to pass on (``homing.managers.invitations``). A tenant keeps at least one
 owner: demoting or removing the last is refused (409). A removed member's next request
 to the tenant is 404, like a tenant that does not exist (``access.seated`` reads the
-memberships on every request).
+memberships on every request). Each change answers 303 with a flash saying what was
+done; an owner who leaves goes where ``/`` would send them (``signin.landing``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from starlette.responses import RedirectResponse, Response
 from homing.console.access import OwnerDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute, status_of
+from homing.console.signin import landing
 from homing.console.templating import render
 from homing.errors import Conflict, InvalidRequest, RateLimited
 from homing.managers.invitations import Invited, role_of
@@ -115,6 +117,7 @@ async def revoke(
 ) -> Response:
     tenant_id = _tenant_id(view)
     await services.invitations.revoke(tenant_id, invitation_id, view.actor)
+    await flash(services, view, "Invitation revoked: its link no longer works.")
     return RedirectResponse(f"/t/{tenant_id}/users", status_code=303)
 
 
@@ -135,6 +138,7 @@ async def change_role(
         changes={"email": email, "role": {"from": held.value, "to": role.value}},
     )
     await services.members.change_role(tenant_id, user_id, role, event)
+    await flash(services, view, f"Role changed to {role.value}: {email}")
     return RedirectResponse(f"/t/{tenant_id}/users", status_code=303)
 
 
@@ -154,5 +158,10 @@ async def remove(
         changes={"email": email, "role": held.value},
     )
     await services.members.remove(tenant_id, user_id, event)
-    target = "/" if user_id == view.user.id else f"/t/{tenant_id}/users"
-    return RedirectResponse(target, status_code=303)
+    if user_id != view.user.id:
+        await flash(services, view, f"Removed from the tenant: {email}")
+        return RedirectResponse(f"/t/{tenant_id}/users", status_code=303)
+    assert view.seat is not None
+    await flash(services, view, f"You left {view.seat.tenant.name}.")
+    left = [m for m in view.memberships if m.tenant.id != tenant_id]
+    return RedirectResponse(landing(left, view.user.operator) or "/", status_code=303)

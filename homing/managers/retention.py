@@ -6,8 +6,10 @@ inbound events matched to them. Earlier, after ``payload_retention_days``, their
 payloads lose what the tenant's recipients wrote or will read — subject, text, html,
 a webhook's body — and their sealed headers; the rest (recipient, sender, URL, event
 type, status, attempts, idempotency key and request hash) stays, so an idempotent
-replay still answers the original job. A purge runs in small batches, one short
-transaction each, yielding between them, so it never stalls claiming.
+replay still answers the original job. Invitations that ended (accepted, revoked or
+expired) go ``invitation_days`` after they ended; pending ones stay. A purge runs in
+small batches, one short transaction each, yielding between them, so it never stalls
+claiming.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ log = logging.getLogger("homing.retention")
 PURGED = Counter(
     "homing_retention_purged_total",
     "Rows retention removed: finished jobs deleted (jobs), payloads scrubbed (payloads),"
-    " audit events deleted (audit_events).",
+    " audit events deleted (audit_events), ended invitations deleted (invitations).",
     ["kind"],
 )
 
@@ -65,6 +67,8 @@ class RetentionPolicy:
     batch_size: int = 500
     # Audit events (docs/architecture.md, "The audit log"): kept far longer than jobs.
     audit_days: int = 400
+    # Ended invitations (README "Retention"): their email and role, nothing to keep.
+    invitation_days: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,7 @@ class PurgeReport:
     dry_run: bool = False
     locked: bool = False
     audit_events: int = 0
+    invitations: int = 0
 
 
 class Retention:
@@ -116,11 +121,23 @@ class Retention:
         scrubbed = 0
         if payloads_before is not None and not locked:
             scrubbed, locked = await self._batches("payloads", self._scrub_batch(payloads_before))
+        invited = 0
+        invitations_before = self._cutoff(self._policy.invitation_days)
+        if invitations_before is not None and not locked:
+            invited, locked = await self._batches(
+                "invitations", self._invitation_batch(invitations_before)
+            )
         audited = 0
         audit_before = self._cutoff(self._policy.audit_days)
         if self._audit is not None and audit_before is not None and not locked:
             audited, _ = await self._batches("audit_events", self._audit_batch(audit_before))
-        return PurgeReport(jobs=deleted, payloads=scrubbed, locked=locked, audit_events=audited)
+        return PurgeReport(
+            jobs=deleted,
+            payloads=scrubbed,
+            locked=locked,
+            audit_events=audited,
+            invitations=invited,
+        )
 
     async def _count(
         self, jobs_before: datetime | None, payloads_before: datetime | None
@@ -134,10 +151,19 @@ class Retention:
         audit_before = self._cutoff(self._policy.audit_days)
         if self._audit is not None and audit_before is not None:
             audited = await self._audit.count_before(audit_before)
-        return PurgeReport(jobs=jobs, payloads=payloads, dry_run=True, audit_events=audited)
+        invitations_before = self._cutoff(self._policy.invitation_days)
+        invited = (
+            await self._store.count_invitations(invitations_before) if invitations_before else 0
+        )
+        return PurgeReport(
+            jobs=jobs, payloads=payloads, dry_run=True, audit_events=audited, invitations=invited
+        )
 
     def _purge_batch(self, before: datetime) -> _Batch:
         return lambda: self._store.purge_jobs(before, self._policy.batch_size)
+
+    def _invitation_batch(self, before: datetime) -> _Batch:
+        return lambda: self._store.purge_invitations(before, self._policy.batch_size)
 
     def _audit_batch(self, before: datetime) -> _Batch:
         audit = self._audit
@@ -175,13 +201,14 @@ class Retention:
         while not stop.is_set():
             try:
                 report = await self.run()
-                if report.jobs or report.payloads or report.audit_events:
+                if report.jobs or report.payloads or report.audit_events or report.invitations:
                     log.info(
                         "retention purged",
                         extra={
                             "jobs": report.jobs,
                             "payloads": report.payloads,
                             "audit_events": report.audit_events,
+                            "invitations": report.invitations,
                         },
                     )
             except StoreError as exc:

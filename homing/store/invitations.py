@@ -5,7 +5,8 @@ never the token. It is pending until it is accepted, revoked or past ``expires_a
 one tenant holds at most one pending invitation per email (inviting again replaces its
 token) and at most ``max_pending`` in all. Accepting checks the invitation is still
 pending in the same transaction that adds the membership, so a token works once.
-Every change writes its audit event in its own transaction (``write_event``).
+Every change writes its audit event in its own transaction (``write_event``). An
+ended invitation is deleted by the retention purge (``homing.store.retention``).
 """
 
 from __future__ import annotations

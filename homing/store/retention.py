@@ -1,4 +1,5 @@
-"""The SQL of retention: delete finished jobs past their age, scrub old payloads.
+"""The SQL of retention: delete finished jobs past their age, scrub old payloads,
+delete invitations that ended long enough ago.
 
 Each batch is one short transaction. On PostgreSQL it first takes a transaction-level
 advisory lock (``pg_try_advisory_xact_lock``): when another worker holds it, the batch
@@ -6,7 +7,9 @@ does nothing and says so, so two workers never purge at once, and the lock goes 
 the transaction however it ends. SQLite has one process and ``BEGIN IMMEDIATE``.
 
 Only finished jobs are touched: a terminal status, a ``completed_at``, and no queue
-entry (a job that has one still has work to do, whatever its status says).
+entry (a job that has one still has work to do, whatever its status says). Only ended
+invitations are: accepted, revoked or expired before the cutoff (a pending one expires
+after now, so it is never before a cutoff in the past).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from homing.models import TERMINAL_STATUSES
+from homing.store.console_schema import invitations
 from homing.store.database import Database
 from homing.store.inbound_schema import inbound_events
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
@@ -39,9 +43,17 @@ def _finished(conn: AsyncConnection, before: datetime) -> ColumnElement[bool]:
     )
 
 
+def _ended(before: datetime) -> ColumnElement[bool]:
+    # Accepted or revoked only while pending, so before it expired: either moment
+    # before the cutoff, or the expiry, is the end before it.
+    c = invitations.c
+    return (c.expires_at < before) | (c.accepted_at < before) | (c.revoked_at < before)
+
+
 class RetentionStore:
     """Batches of the purge: jobs (with their attempts, dead letters and inbound
-    events) finished before a cutoff, and payloads of jobs finished before another."""
+    events) finished before a cutoff, payloads of jobs finished before another, and
+    invitations ended before a third."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -129,4 +141,29 @@ class RetentionStore:
                     & _finished(conn, before)
                 )
             )
+            return int(await conn.scalar(query) or 0)
+
+    async def purge_invitations(self, before: datetime, limit: int) -> int | None:
+        """Delete up to ``limit`` invitations that ended before ``before`` (nothing
+        refers to one: its audit events name it by id only). None: another worker is
+        purging."""
+        async with self._db.transaction() as conn:
+            if await self._locked_out(conn):
+                return None
+            # No index serves the end moment: unordered, a batch reads only until it
+            # has its rows.
+            query = select(invitations.c.id).where(_ended(before)).limit(limit)
+            ids = list((await conn.scalars(query)).all())
+            if not ids:
+                return 0
+            c = invitations.c
+            result = await conn.execute(
+                delete(invitations).where(one_of(conn, c.id, ids) & _ended(before))
+            )
+            return int(result.rowcount)
+
+    async def count_invitations(self, before: datetime) -> int:
+        """How many invitations ended before ``before`` (the dry run)."""
+        async with self._db.transaction() as conn:
+            query = select(func.count()).select_from(invitations).where(_ended(before))
             return int(await conn.scalar(query) or 0)

@@ -1,7 +1,8 @@
 """A hostile person and the console's flashes: markup in what a flash repeats, a
 flood of changes to grow one session's flashes, refused changes (viewer, missing
-CSRF, another tenant's id) that must flash nothing, and the sign-in page's ``done``
-that must never echo what the address says."""
+CSRF, another tenant's id) that must flash nothing, on every page that flashes, and
+the sign-in page's ``done`` and a page's old ``?saved=``/``?removed=``/``?would=``
+that must never make a page claim what the address says."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import httpx
 from sqlalchemy import func, select
 
 from homing.managers.flashes import KEEP
+from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.console_schema import console_flashes
 from homing.store.people import Role
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
+from tests.e2e.conftest import register
 
 
 async def _stored(services: Services) -> int:
@@ -76,3 +79,62 @@ async def test_the_sign_in_pages_done_is_bounded_and_never_echoed(services: Serv
     assert 'role="status"' not in unknown.text
     assert too_long.status_code == 422 and "everywhereeverywhere" not in too_long.text
     assert "Signed out everywhere" in known.text
+
+
+async def test_an_address_cannot_make_a_page_claim_a_change(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer
+) -> None:
+    resend = await register(tenant, sandbox, "resend", 1)
+    await add_user(services, "ada@example.com", tenant.tenant_id, Role.OWNER)
+    await add_user(services, "root@example.com", operator=True)
+    base = f"/t/{tenant.tenant_id}"
+    forged = {"saved": "1", "removed": "1", "would": "999", "redriven": "9", "refused": "9"}
+    async with browser(services) as ada, browser(services) as root:
+        await sign_in(ada, "ada@example.com")
+        await sign_in(root, "root@example.com")
+        pages = [
+            await ada.get(f"{base}/providers/{resend['id']}/pacing", params=forged),
+            await ada.get(f"{base}/suppressions", params=forged),
+            await root.get("/operator/dead-letters", params=forged),
+        ]
+    assert [p.status_code for p in pages] == [200] * 3
+    for page in pages:
+        assert 'role="status"' not in page.text
+        assert not any(s in page.text for s in ("Saved:", "Removed:", "would be redriven"))
+
+
+async def test_a_refused_pacing_suppression_provider_or_user_change_flashes_nothing(
+    services: Services, api: httpx.AsyncClient, tenant: TenantClient, sandbox: SandboxServer
+) -> None:
+    other = await make_tenant(services, api, "globex")
+    theirs = await register(other, sandbox, "resend", 1)
+    stranger = await add_user(services, "eve@globex.example", other.tenant_id, Role.OWNER)
+    mine = await register(tenant, sandbox, "resend", 1)
+    await add_user(services, "ada@example.com", tenant.tenant_id, Role.OWNER)
+    vic = await add_user(services, "vic@example.com", tenant.tenant_id, Role.VIEWER)
+    base = f"/t/{tenant.tenant_id}"
+    missing = "0190c0de-0000-7000-8000-000000000000"
+    gone = {"channel": "email", "address": "nobody@example.com"}
+    async with browser(services) as ada, browser(services) as viewer:
+        csrf = await sign_in(ada, "ada@example.com")
+        viewer_csrf = await sign_in(viewer, "vic@example.com")
+        answers = [
+            await ada.post(f"{base}/providers/{theirs['id']}/pacing", data={"csrf": csrf}),
+            await ada.post(f"{base}/providers/{theirs['id']}/pacing/reset", data={"csrf": csrf}),
+            await ada.post(f"{base}/providers/{theirs['id']}/remove", data={"csrf": csrf}),
+            await ada.post(f"{base}/suppressions/remove", data={"csrf": csrf, **gone}),
+            await ada.post(f"{base}/invitations/{missing}/revoke", data={"csrf": csrf}),
+            await ada.post(
+                f"{base}/users/{stranger.id}/role", data={"csrf": csrf, "role": "viewer"}
+            ),
+            await ada.post(f"{base}/users/{stranger.id}/remove", data={"csrf": csrf}),
+            await ada.post(f"{base}/providers/{mine['id']}/pacing/reset", data={"csrf": ""}),
+            await ada.post(f"{base}/users/{vic.id}/remove", data={"csrf": "forged"}),
+            await viewer.post(f"{base}/suppressions", data={"csrf": viewer_csrf, **gone}),
+            await viewer.post(f"{base}/providers/{mine['id']}/remove", data={"csrf": viewer_csrf}),
+            await viewer.post(f"{base}/users/{vic.id}/remove", data={"csrf": viewer_csrf}),
+        ]
+    assert [a.status_code for a in answers] == [404] * 7 + [403] * 5
+    assert await _stored(services) == 0
+    assert await services.people.membership(vic, tenant.tenant_id) is not None
+    assert len((await tenant.get("/v1/providers")).json()["data"]) == 1

@@ -66,8 +66,8 @@ async def test_over_long_text_cursors_and_wrong_types_are_refused(
                 {"cursor": "c" * 37},
                 {"tenant_id": "t" * 37},
                 {"error_class": "e" * 41},
-                {"would": "many"},
-                {"would": "-1"},
+                {"provider": "p" * 41},
+                {"since": "2026-05-01" * 5},
             )
         ]
         odd_cursor = await client.get(LETTERS, params={"cursor": "' OR 1=1 --"})

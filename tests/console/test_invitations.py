@@ -154,6 +154,8 @@ async def test_an_expired_a_revoked_and_an_unknown_invitation_are_one_same_page(
             data={"csrf": csrf},
         )
         assert answer.status_code == 303
+        told = await client.get(answer.headers["location"])
+        assert "Invitation revoked: its link no longer works." in told.text
         [left] = await services.invitations.pending(tenant.tenant_id)
         assert left.email == "a@example.com"
     assert (await _fetch(services, expiring)).status_code == 200
@@ -202,6 +204,8 @@ async def test_the_last_owner_can_be_neither_demoted_nor_removed(
             f"{base}/{second.id}/role", data={"csrf": csrf, "role": "owner"}
         )
         assert promoted.status_code == 303
+        told = await client.get(promoted.headers["location"])
+        assert "Role changed to owner: two@acme.example" in told.text
         stepped_down = await client.post(
             f"{base}/{owner.id}/role", data={"csrf": csrf, "role": "viewer"}
         )
@@ -231,10 +235,36 @@ async def test_a_removed_member_loses_access_at_once(
             f"/t/{tenant.tenant_id}/users/{viewer.id}/remove", data={"csrf": csrf}
         )
         assert removed.status_code == 303
+        told = await owner.get(removed.headers["location"])
+        assert "Removed from the tenant: viewer@acme.example" in told.text
+        assert "viewer@acme.example" not in told.text.split('<main id="main">')[1]
         gone = await member.get(f"/t/{tenant.tenant_id}/")
     assert gone.status_code == 404
     [event] = await _events(services, tenant.tenant_id)
     assert event.action is AuditAction.MEMBER_REMOVED and event.target_id == viewer.id
+
+
+async def test_an_owner_who_leaves_lands_where_home_would_send_them_and_is_told(
+    services: Services, api: httpx.AsyncClient, tenant: TenantClient
+) -> None:
+    globex = await make_tenant(services, api, "globex")
+    both = await add_user(services, "two@acme.example", tenant.tenant_id, Role.OWNER)
+    await services.people.set_role(both, globex.tenant_id, Role.VIEWER)
+    only = await add_user(services, "one@acme.example", tenant.tenant_id, Role.OWNER)
+    await add_user(services, "stays@acme.example", tenant.tenant_id, Role.OWNER)
+    users = f"/t/{tenant.tenant_id}/users"
+    async with browser(services) as client:
+        csrf = await sign_in(client, "two@acme.example")
+        left = await client.post(f"{users}/{both.id}/remove", data={"csrf": csrf})
+        # Straight to their one tenant left: through ``/`` its redirect would take the flash.
+        assert left.headers["location"] == f"/t/{globex.tenant_id}/"
+        assert "You left acme." in (await client.get(left.headers["location"])).text
+    async with browser(services) as client:
+        csrf = await sign_in(client, "one@acme.example")
+        left = await client.post(f"{users}/{only.id}/remove", data={"csrf": csrf})
+        home = await client.get(left.headers["location"])
+    assert left.headers["location"] == "/" and home.status_code == 200
+    assert "You left acme." in home.text
 
 
 async def test_with_platform_email_the_link_is_mailed_not_shown(

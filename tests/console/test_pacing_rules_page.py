@@ -63,12 +63,16 @@ async def test_an_owner_overrides_the_preset_and_resets_it(
         )
         assert saved.status_code == 200 and "own rules" in saved.text
         assert "<td>recipient</td><td>2</td><td>60</td>" in saved.text
+        # Said once, by a flash, on the page itself: nothing in the address to replay.
+        assert str(saved.url).endswith("/pacing") and "Saved: the next send" in saved.text
+        assert "Saved: the next send" not in (await client.get(page)).text
         assert (await _config(tenant, vonage))["rate_rules"] == [
             {"scope": "account", "limit": 10, "per_seconds": 1},
             {"scope": "recipient", "limit": 2, "per_seconds": 60},
         ]
         reset = await client.post(f"{page}/reset", data={"csrf": csrf}, follow_redirects=True)
         assert "The vonage preset" in reset.text
+        assert "Reset: the next send is paced by the vonage preset." in reset.text
     assert "rate_rules" not in await _config(tenant, vonage)
     assert (await _config(tenant, vonage))["base_url"] == sandbox.provider_base_url("vonage")
     f = AuditFilter(tenant_id=tenant.tenant_id, action=AuditAction.PROVIDER_UPDATED)

@@ -62,6 +62,7 @@ async def test_an_owner_adds_a_provider_whose_credentials_the_provider_accepts(
         assert added.status_code == 303, added.text
         listed = await client.get(base)
     assert KEY not in listed.text
+    assert "resend added, its credentials checked: last in the email fallback" in listed.text
     resend = next(
         p for p in (await tenant.get("/v1/providers")).json()["data"] if p["provider"] == "resend"
     )
@@ -124,6 +125,8 @@ async def test_an_owner_removes_a_provider_after_confirming(
         assert (await tenant.get("/v1/providers")).json()["data"] != []
         removed = await client.post(base, data={"csrf": csrf})
         assert removed.status_code == 303
+        told = await client.get(removed.headers["location"])
+        assert "resend removed: sends no longer try it" in told.text
         again = await client.post(base, data={"csrf": csrf})
     assert again.status_code == 404
     assert (await tenant.get("/v1/providers")).json()["data"] == []

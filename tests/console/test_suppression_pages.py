@@ -81,6 +81,7 @@ async def test_an_owner_adds_and_removes_and_the_next_send_goes(
             follow_redirects=True,
         )
         assert added.status_code == 200 and "<code>ada@example.com</code>" in added.text
+        assert "Suppressed: nothing more is sent to ada@example.com" in added.text
         held = await send(tenant, to="ada@example.com")
         assert (await job(tenant, held))["status"] == "SUPPRESSED"
         removed = await client.post(
@@ -89,6 +90,8 @@ async def test_an_owner_adds_and_removes_and_the_next_send_goes(
             follow_redirects=True,
         )
         assert removed.status_code == 200 and "is sent again" in removed.text
+        assert "removed=" not in str(removed.url)
+        assert "is sent again" not in (await client.get(base)).text
         again = await client.post(
             f"{base}/remove", data={"csrf": csrf, "channel": "email", "address": "ada@example.com"}
         )
@@ -121,6 +124,12 @@ async def test_a_number_is_read_as_the_api_reads_it(
             follow_redirects=True,
         )
         assert "+14155552671" in added.text and "opted_out" in added.text
+        again = await client.post(
+            base,
+            data={"csrf": csrf, "channel": "sms", "address": "+14155552671"},
+            follow_redirects=True,
+        )
+        assert "Already suppressed: +14155552671" in again.text and "opted_out" in again.text
         refused = await client.post(
             base, data={"csrf": csrf, "channel": "sms", "address": "not a number"}
         )

@@ -77,6 +77,7 @@ def test_purge_dry_run_changes_nothing_and_purge_removes(
         "payloads": 1,
         "locked": False,
         "audit_events": 0,
+        "invitations": 0,
     }
     assert asyncio.run(_payloads(env, tenant_id, ids)) == [PAYLOAD] * 3
 
@@ -88,6 +89,7 @@ def test_purge_dry_run_changes_nothing_and_purge_removes(
         "payloads": 1,
         "locked": False,
         "audit_events": 0,
+        "invitations": 0,
     }
     assert "jobs: 1 so far" in captured.err
     old, middle, fresh = asyncio.run(_payloads(env, tenant_id, ids))
