@@ -93,7 +93,19 @@ class SandboxProcess:
 
 @asynccontextmanager
 async def sandbox_process(port: int) -> AsyncIterator[SandboxProcess]:
-    """``homing sandbox`` in its own process, so it does not share our event loop."""
+    """``homing sandbox`` in its own process, so it does not share our event loop.
+
+    The port must be free: a sandbox left running by an interrupted run would answer in
+    its place, with its counts, so that is refused rather than measured."""
+    with socket.socket() as sock:
+        # As the server binds: a port in TIME_WAIT after the last run is free, a listener not.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            raise RuntimeError(
+                f"port {port} is taken (a sandbox left by an earlier run?): free it or pass --port"
+            ) from None
     proc = subprocess.Popen(
         [sys.executable, "-m", "homing", "sandbox", "--port", str(port), "--smtp-port", "0"],
         stdout=subprocess.DEVNULL,
@@ -103,6 +115,8 @@ async def sandbox_process(port: int) -> AsyncIterator[SandboxProcess]:
     try:
         async with httpx.AsyncClient() as client:
             for _ in range(200):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"the sandbox exited with {proc.returncode}")
                 try:
                     if (await client.get(f"{url}/_sandbox/stats")).status_code == 200:
                         break
