@@ -15,11 +15,13 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from homing.console.access import MemberDep, OwnerFormDep, ServicesDep
+from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.managers.dead_letters import BulkResult
 from homing.models import AuditAction
+from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
@@ -54,41 +56,58 @@ async def dead_letters(
     )
 
 
-@router.post("/t/{tenant_id}/dead-letters/redrive")
-async def redrive(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> Response:
-    """Redrive the matching dead letters, or (``dry_run``) count them."""
-    assert view.seat is not None
-    tenant_id = view.seat.tenant.id
-    provider = form.get("provider", 40)
-    dry_run = form.has("dry_run")
-    result = await services.dead_letters.redrive(
-        _filter(tenant_id, provider), None, dry_run=dry_run
-    )
+async def redrive_and_say(
+    services: Services,
+    view: View,
+    f: DeadLetterFilter,
+    shown_filter: dict[str, str],
+    *,
+    dry_run: bool,
+    refused_why: str,
+) -> None:
+    """Redrive (or count, ``dry_run``) the dead letters ``f`` matches, as the API's
+    twins do: once done, a bulk change of many transactions is one audit event (with
+    ``shown_filter``; a dry run or one that touched nothing records nothing); then a
+    flash saying how many went (or would go), ``refused_why`` naming what refused some."""
+    result = await services.dead_letters.redrive(f, None, dry_run=dry_run)
     if result.done:
         services.wakeup.notify()
     if not dry_run and result.done:
-        # As ``POST /v1/dead-letters/redrive``: once done, a bulk change of many
-        # transactions; a dry run or one that touched nothing records nothing.
-        changes = {"filter": {"provider": provider} if provider else {}, "ids": None}
         await services.audit.record(
             services.audit.event(
                 view.actor,
                 AuditAction.DEAD_LETTERS_REDRIVEN,
-                tenant_id=tenant_id,
+                tenant_id=f.tenant_id,
                 target_type="dead_letters",
-                changes={**changes, "redriven": result.done},
+                changes={"filter": shown_filter, "ids": None, "redriven": result.done},
             )
         )
-    await flash(services, view, _said(result.matched, result.done, result.refused, dry_run))
+    await flash(services, view, _said(result, dry_run, refused_why))
+
+
+def _said(result: BulkResult, dry_run: bool, refused_why: str) -> str:
+    if dry_run:
+        plural = "" if result.matched == 1 else "s"
+        return f"{result.matched} dead letter{plural} would be redriven. Nothing was changed."
+    over = f", {result.refused} refused ({refused_why})" if result.refused else ""
+    return f"{result.done} redriven{over}."
+
+
+@router.post("/t/{tenant_id}/dead-letters/redrive")
+async def redrive(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> Response:
+    """Redrive the tenant's dead letters of the chosen provider (or all), or count them."""
+    assert view.seat is not None
+    tenant_id = view.seat.tenant.id
+    provider = form.get("provider", 40)
+    await redrive_and_say(
+        services,
+        view,
+        _filter(tenant_id, provider),
+        {"provider": provider} if provider else {},
+        dry_run=form.has("dry_run"),
+        refused_why="over the month's quota",
+    )
     where = f"/t/{tenant_id}/dead-letters" + (
         f"?{urlencode({'provider': provider})}" if provider else ""
     )
     return RedirectResponse(where, status_code=303)
-
-
-def _said(matched: int, done: int, refused: int, dry_run: bool) -> str:
-    if dry_run:
-        plural = "" if matched == 1 else "s"
-        return f"{matched} dead letter{plural} would be redriven. Nothing was changed."
-    over = f", {refused} refused (over the month's quota)" if refused else ""
-    return f"{done} redriven{over}."

@@ -21,13 +21,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.clock import parse_moment
-from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep, View
-from homing.console.flash import flash
+from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep
 from homing.console.forms import Form
+from homing.console.letter_pages import redrive_and_say
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound
-from homing.models import AuditAction, Queue
+from homing.models import Queue
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
 
@@ -179,37 +179,15 @@ async def redrive(view: OperatorDep, form: OperatorFormDep, services: ServicesDe
             'Narrow the dead letters first (a reason, provider, tenant…) or tick "every '
             'dead letter".'
         )
-    dry_run = form.has("dry_run")
-    result = await services.dead_letters.redrive(f, None, dry_run=dry_run)
-    if result.done:
-        services.wakeup.notify()
-    if not dry_run and result.done:
-        await _audited(services, view, search, result.done)
-    await flash(services, view, _said(result.matched, result.done, result.refused, dry_run))
+    await redrive_and_say(
+        services,
+        view,
+        f,
+        search.fields(),
+        dry_run=form.has("dry_run"),
+        refused_why="over their tenant's quota",
+    )
     kept = search.query()
     return RedirectResponse(
         "/operator/dead-letters" + (f"?{kept}" if kept else ""), status_code=303
-    )
-
-
-def _said(matched: int, done: int, refused: int, dry_run: bool) -> str:
-    if dry_run:
-        plural = "" if matched == 1 else "s"
-        return f"{matched} dead letter{plural} would be redriven. Nothing was changed."
-    over = f", {refused} refused (over their tenant's quota)" if refused else ""
-    return f"{done} redriven{over}."
-
-
-async def _audited(services: Services, view: View, search: LetterSearch, done: int) -> None:
-    """As ``POST /admin/v1/dead-letters/redrive`` records it, by the signed-in operator:
-    one event once the bulk change (many transactions) is done."""
-    changes = {"filter": search.fields(), "ids": None, "redriven": done}
-    await services.audit.record(
-        services.audit.event(
-            view.actor,
-            AuditAction.DEAD_LETTERS_REDRIVEN,
-            tenant_id=search.tenant_id or None,
-            target_type="dead_letters",
-            changes=changes,
-        )
     )
