@@ -29,21 +29,31 @@ async def homing_url(services: Services) -> AsyncIterator[str]:
 
 
 async def _connect(
-    tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    homing_url: str,
+    provider: str = "twilio",
+    priority: int = 1,
 ) -> tuple[dict[str, Any], str]:
-    account = await register_sms(tenant, sandbox, "twilio", 1)
+    """Register the sandbox's ``provider`` and give Homing its signing secret; the
+    account and the URL the provider posts to."""
+    account = await register_sms(tenant, sandbox, provider, priority)
     keys = (await sb.http.get("/_sandbox/keys")).json()
     response = await tenant.api.put(
-        f"/v1/providers/{account['id']}/inbound", json=keys["twilio"], headers=tenant.headers
+        f"/v1/providers/{account['id']}/inbound", json=keys[provider], headers=tenant.headers
     )
     assert response.status_code == 200, response.text
     return account, homing_url + response.json()["path"]
 
 
-async def _event(sb: Sandbox, kind: str, url: str, to: str = TO) -> dict[str, Any]:
+async def _event(
+    sb: Sandbox, kind: str, url: str, to: str = TO, provider: str = "twilio"
+) -> dict[str, Any]:
+    """Have the sandbox post ``kind`` about its latest message to ``to``, signed."""
     response = await sb.http.post(
         "/_sandbox/events",
-        json={"provider": "twilio", "message_to": to, "type": kind, "target_url": url},
+        json={"provider": provider, "message_to": to, "type": kind, "target_url": url},
     )
     assert response.status_code == 200, response.text
     posted: dict[str, Any] = response.json()
@@ -210,35 +220,13 @@ async def test_without_the_flag_or_for_the_number_itself_the_job_stays_completed
     assert await sb.messages("vonage") == []
 
 
-async def _connect_vonage(
-    tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str, priority: int
-) -> tuple[dict[str, Any], str]:
-    account = await register_sms(tenant, sandbox, "vonage", priority)
-    keys = (await sb.http.get("/_sandbox/keys")).json()
-    response = await tenant.api.put(
-        f"/v1/providers/{account['id']}/inbound", json=keys["vonage"], headers=tenant.headers
-    )
-    assert response.status_code == 200, response.text
-    return account, homing_url + response.json()["path"]
-
-
-async def _vonage_event(sb: Sandbox, kind: str, url: str, to: str = TO) -> dict[str, Any]:
-    response = await sb.http.post(
-        "/_sandbox/events",
-        json={"provider": "vonage", "message_to": to, "type": kind, "target_url": url},
-    )
-    assert response.status_code == 200, response.text
-    posted: dict[str, Any] = response.json()
-    return posted
-
-
 async def test_vonage_signed_callbacks_fold_and_forgeries_and_replays_do_not(
     services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
 ) -> None:
-    _, url = await _connect_vonage(tenant, sandbox, sb, homing_url, 1)
+    _, url = await _connect(tenant, sandbox, sb, homing_url, "vonage")
     job_id = await send_sms(tenant)
     await deliver(services)
-    delivered = await _vonage_event(sb, "delivered", url)
+    delivered = await _event(sb, "delivered", url, provider="vonage")
     assert (delivered["status"], delivered["response"]["applied"]) == (200, 1)
     assert (await job(tenant, job_id))["delivery_status"] == "delivered"
     body = json.dumps(delivered["event"]).encode()
@@ -257,11 +245,11 @@ async def test_vonage_signed_callbacks_fold_and_forgeries_and_replays_do_not(
 async def test_a_vonage_rejection_continues_at_twilio_when_asked(
     services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
 ) -> None:
-    _, url = await _connect_vonage(tenant, sandbox, sb, homing_url, 1)
+    _, url = await _connect(tenant, sandbox, sb, homing_url, "vonage")
     await register_sms(tenant, sandbox, "twilio", 2)
     job_id = await send_sms(tenant, fallback_on_undelivered=True)
     await deliver(services)
-    await _vonage_event(sb, "rejected", url)
+    await _event(sb, "rejected", url, provider="vonage")
     await deliver(services)
     body = await job(tenant, job_id)
     assert (body["status"], body["provider"]) == ("COMPLETED", "twilio")
@@ -271,10 +259,10 @@ async def test_a_vonage_rejection_continues_at_twilio_when_asked(
 async def test_a_stop_to_a_vonage_number_suppresses_and_start_lifts_it(
     services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
 ) -> None:
-    _, url = await _connect_vonage(tenant, sandbox, sb, homing_url, 1)
+    _, url = await _connect(tenant, sandbox, sb, homing_url, "vonage")
     await send_sms(tenant)
     await deliver(services)
-    stopped = await _vonage_event(sb, "stop", url)
+    stopped = await _event(sb, "stop", url, provider="vonage")
     assert (stopped["status"], stopped["response"]["applied"]) == (200, 1)
     assert stopped["event"]["text"] == "STOP" and "status" not in stopped["event"]
     listed = (await tenant.get("/v1/suppressions", params={"channel": "sms"})).json()["data"]
@@ -286,7 +274,7 @@ async def test_a_stop_to_a_vonage_number_suppresses_and_start_lifts_it(
     async with httpx.AsyncClient() as http:  # a STOP with its signature taken off
         unsigned = await http.post(url, content=json.dumps(stopped["event"]))
         assert unsigned.status_code == 401
-    started = await _vonage_event(sb, "start", url)
+    started = await _event(sb, "start", url, provider="vonage")
     assert started["response"]["applied"] == 1
     assert (await tenant.get("/v1/suppressions", params={"channel": "sms"})).json()["data"] == []
     again = await send_sms(tenant)
