@@ -17,6 +17,7 @@ from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
 from homing.providers.email.mailgun import MailgunProvider
+from tests.providers.replying import Reply, replying
 
 KEY = "key-mailgun-secret"
 DOMAIN = "mg.acme.test"
@@ -32,22 +33,13 @@ EMAIL = OutgoingEmail(
 )
 NOT_ALLOWED = f"Domain {DOMAIN} is not allowed to send: "
 BASIC = "Basic " + base64.b64encode(f"api:{KEY}".encode()).decode()
-Reply = httpx.Response | Exception
 
 
 @asynccontextmanager
 async def mailgun(
     reply: Reply, config: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[MailgunProvider, list[httpx.Request]]]:
-    requests: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        requests.append(request)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with replying(reply) as (http, requests):
         yield MailgunProvider({"api_key": KEY, "domain": DOMAIN}, config or {}, http), requests
 
 

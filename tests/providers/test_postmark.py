@@ -14,6 +14,7 @@ from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
 from homing.providers.email.postmark import PostmarkProvider
+from tests.providers.replying import Reply, replying
 
 KEY = "pm-server-token-secret"
 EMAIL = OutgoingEmail(
@@ -26,7 +27,6 @@ EMAIL = OutgoingEmail(
         html="<p>html body</p>",
     ),
 )
-Reply = httpx.Response | Exception
 OK_BODY = {
     "To": "ada@example.com",
     "SubmittedAt": "2025-03-01T12:00:00Z",
@@ -40,15 +40,7 @@ OK_BODY = {
 async def postmark(
     reply: Reply, config: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[PostmarkProvider, list[httpx.Request]]]:
-    requests: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        requests.append(request)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with replying(reply) as (http, requests):
         yield PostmarkProvider({"api_key": KEY}, config or {}, http), requests
 
 

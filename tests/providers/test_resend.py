@@ -14,6 +14,7 @@ from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
 from homing.providers.email.resend import ResendProvider
+from tests.providers.replying import Reply, replying
 
 KEY = "re_test_secret_key"
 EMAIL = OutgoingEmail(
@@ -27,22 +28,13 @@ EMAIL = OutgoingEmail(
     ),
     idempotency_key="job-0195a0c0",
 )
-Reply = httpx.Response | Exception
 
 
 @asynccontextmanager
 async def resend(
     reply: Reply, config: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[ResendProvider, list[httpx.Request]]]:
-    requests: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        requests.append(request)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with replying(reply) as (http, requests):
         yield ResendProvider({"api_key": KEY}, config or {}, http), requests
 
 

@@ -15,6 +15,7 @@ from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
 from homing.providers.email.sendgrid import SendGridProvider
+from tests.providers.replying import Reply, replying
 
 KEY = "SG.test-secret-key"
 EMAIL = OutgoingEmail(
@@ -28,22 +29,13 @@ EMAIL = OutgoingEmail(
     ),
     idempotency_key="idem-1",
 )
-Reply = httpx.Response | Exception
 
 
 @asynccontextmanager
 async def sendgrid(
     reply: Reply, config: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[SendGridProvider, list[httpx.Request]]]:
-    requests: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        requests.append(request)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with replying(reply) as (http, requests):
         yield SendGridProvider({"api_key": KEY}, config or {}, http), requests
 
 

@@ -15,6 +15,7 @@ from homing.errors import InvalidCredentials
 from homing.models import FailureClass, SmsContent
 from homing.providers.base import OutgoingSms, ProviderFailure
 from homing.providers.sms.twilio import TwilioProvider
+from tests.providers.replying import Reply, replying
 
 SID = "AC" + "a" * 32
 TOKEN = "tw-auth-token-secret"
@@ -23,23 +24,14 @@ SMS = OutgoingSms(
     content=SmsContent(to="+14155552671", from_=None, body="Your code is 1234"),
 )
 CREATED = {"sid": "SM" + "b" * 32, "status": "queued"}
-Reply = httpx.Response | Exception
 
 
 @asynccontextmanager
 async def twilio(
     reply: Reply, config: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[TwilioProvider, list[httpx.Request]]]:
-    requests: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        requests.append(request)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
     config = {"from": "+14155550100"} if config is None else config
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with replying(reply) as (http, requests):
         yield TwilioProvider({"account_sid": SID, "auth_token": TOKEN}, config, http), requests
 
 

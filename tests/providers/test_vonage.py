@@ -15,6 +15,7 @@ from homing.errors import InvalidCredentials
 from homing.models import FailureClass, SmsContent
 from homing.providers.base import OutgoingSms, ProviderFailure
 from homing.providers.sms.vonage import VonageProvider
+from tests.providers.replying import Reply, replying
 
 KEY = "vn-key"
 SECRET = "vn-api-secret-value"
@@ -23,23 +24,14 @@ SMS = OutgoingSms(
     content=SmsContent(to="+447911123456", from_=None, body="Your code is 1234"),
 )
 ACCEPTED = {"message_uuid": "aaaaaaaa-bbbb-cccc-dddd-0123456789ab"}
-Reply = httpx.Response | Exception
 
 
 @asynccontextmanager
 async def vonage(
     reply: Reply, config: dict[str, Any] | None = None
 ) -> AsyncIterator[tuple[VonageProvider, list[httpx.Request]]]:
-    requests: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        requests.append(request)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
     config = {"from": "Acme"} if config is None else config
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
+    async with replying(reply) as (http, requests):
         yield VonageProvider({"api_key": KEY, "api_secret": SECRET}, config, http), requests
 
 
