@@ -7,7 +7,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from homing.api.base_schemas import Strict
+from homing.api.schemas import NotificationCreate
 from homing.errors import InvalidRequest
 
 # Telegram's limit for one message, the bound of every chat text (README, "Chat").
@@ -26,7 +26,7 @@ CHAT_ID_HELP: Final = {
 }
 
 
-class ChatCreate(Strict):
+class ChatCreate(NotificationCreate):
     to: Annotated[str, StringConstraints(min_length=1, max_length=100)]
     text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
     format: Literal["plain", "markdown", "html"] = "plain"

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from homing.addresses import MAX_PHONE, phone_key, sms_sender
 from homing.api.admission_schemas import MAX_BATCH
 from homing.api.base_schemas import Strict
-from homing.api.schemas import PriorityName
+from homing.api.schemas import NotificationCreate, PriorityName
 from homing.models import SmsSegments
 
 # Twilio takes at most 1,600 characters; ten segments is what carriers reliably join.
@@ -22,7 +22,7 @@ MAX_SMS_CHARACTERS: Final = 1600
 MAX_SMS_SEGMENTS: Final = 10
 
 
-class SmsCreate(Strict):
+class SmsCreate(NotificationCreate):
     to: Annotated[str, StringConstraints(min_length=2, max_length=MAX_PHONE)]
     from_: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PHONE)] | None = Field(
         default=None, alias="from"

@@ -55,6 +55,12 @@ async def test_a_hostile_ttl_is_422_on_every_body_and_stores_nothing(
     )
     assert batch.status_code == 202, batch.text
     assert batch.json()["results"][0]["error"]["code"] == "validation_error"
+    sms = {"to": "+14155552671", "body": "code 1234", "ttl_seconds": ttl}
+    assert (await tenant.post("/v1/notifications/sms", json=sms)).status_code == 422
+    sms_batch = await tenant.post("/v1/notifications/sms/batch", json={"messages": [sms]})
+    assert sms_batch.json()["results"][0]["error"]["code"] == "validation_error"
+    chat = {"to": "4242", "text": "hi", "ttl_seconds": ttl}
+    assert (await tenant.post("/v1/notifications/chat", json=chat)).status_code == 422
     assert await _job_count(services) == 0
 
 

@@ -12,8 +12,10 @@ from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.schema import dead_letters, queue_entries
+from tests.chat_helpers import register_telegram, send_chat
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
+from tests.e2e.test_sms import register_sms, send_sms
 
 
 async def _letters(services: Services) -> list[tuple[str, str]]:
@@ -154,3 +156,41 @@ async def test_a_suspended_tenants_held_job_is_put_back_no_later_than_its_expiry
     await deliver(services)
     body = await job(tenant, job_id)
     assert (body["status"], body["error_class"]) == ("FAILED", "expired")
+
+
+async def test_an_sms_and_a_chat_message_take_ttl_seconds_like_an_email(
+    services: Services,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+    clock: ManualClock,
+) -> None:
+    await register_sms(tenant, sandbox, "twilio", 1)
+    await register_telegram(tenant, sandbox)
+    await sb.fault("twilio", status=503, count=1)
+    sms = await send_sms(tenant, ttl_seconds=60)
+    chat = await send_chat(tenant, ttl_seconds=3600)
+    assert await deliver(services) == 2
+    assert (await job(tenant, chat))["status"] == "COMPLETED"
+    accepted = datetime.fromisoformat((await job(tenant, chat))["created_at"])
+    expires = datetime.fromisoformat((await job(tenant, chat))["expires_at"])
+    assert expires - accepted == timedelta(seconds=3600)
+    clock.advance(61)
+    assert await deliver(services) == 1
+    body = await job(tenant, sms)
+    assert (body["status"], body["error_class"]) == ("FAILED", "expired")
+    assert await sb.messages("twilio") == []
+
+
+async def test_the_tenant_default_ttl_for_sms_applies_and_a_body_overrides_it(
+    tenant: TenantClient,
+) -> None:
+    changed = await tenant.patch("/v1/settings", json={"default_ttl_seconds": {"sms": 300}})
+    assert changed.status_code == 200, changed.text
+
+    async def ttl(**overrides: int) -> float:
+        body = await job(tenant, await send_sms(tenant, **overrides))
+        made = datetime.fromisoformat(body["created_at"])
+        return (datetime.fromisoformat(body["expires_at"]) - made).total_seconds()
+
+    assert (await ttl(), await ttl(ttl_seconds=30)) == (300, 30)

@@ -14,6 +14,7 @@ from homing.api.chat_schemas import ChatCreate, check_chat_id
 from homing.api.deps import SENDING_OPENAPI, sending
 from homing.api.routes.notifications import (
     IdempotencyKey,
+    hashed_fields,
     queued,
     request_hash,
     requested_priority,
@@ -23,6 +24,8 @@ from homing.errors import UnknownProvider
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ProviderAccount, resolve_pin
 from homing.services import Services
 from homing.store.accepting import NewJob
+
+_CHAT_FIELDS = set(ChatCreate.model_fields)
 
 router = APIRouter(tags=["notifications"])
 
@@ -45,7 +48,7 @@ def chat_job(
     idempotency_key: str | None,
 ) -> NewJob:
     """The job for one validated chat message; the plan may still change its priority."""
-    fields = body.model_dump()
+    fields = body.model_dump(include=hashed_fields(body, _CHAT_FIELDS))
     fingerprint = request_hash(
         services.sealer, orjson.dumps({"chat": fields}, option=orjson.OPT_SORT_KEYS)
     )
@@ -58,6 +61,7 @@ def chat_job(
         payload={"to": to, "text": body.text, "format": body.format, "kind": kind},
         provider_pin=body.provider,
         ordering_key=body.ordering_key,
+        ttl_seconds=body.ttl_seconds,
         idempotency_key=idempotency_key,
         request_hash=fingerprint.stored,
         request_aliases=fingerprint.accepted,

@@ -13,7 +13,7 @@ import orjson
 from fastapi import APIRouter, Header, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, sending
-from homing.api.schemas import EmailCreate, Queued
+from homing.api.schemas import EmailCreate, NotificationCreate, Queued
 from homing.crypto import RequestHash, Sealer
 from homing.errors import UnknownProvider
 from homing.models import (
@@ -65,14 +65,18 @@ def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
             raise UnknownProvider(f"no enabled email provider matches {pin!r}", {"provider": pin})
 
 
+def hashed_fields(body: NotificationCreate, names: set[str]) -> set[str]:
+    """The fields of ``body`` its request fingerprint covers: a field added later
+    (``ttl_seconds``) is left out while unset, so the hashes stored before it still match
+    their repeats."""
+    return names if body.ttl_seconds is not None else names - {"ttl_seconds"}
+
+
 def email_job(
     sealer: Sealer, tenant_id: str, body: EmailCreate, idempotency_key: str | None
 ) -> NewJob:
     """The job for one validated email; the plan may still change its priority."""
-    # A field added later (``ttl_seconds``) is left out while unset, so the hashes
-    # stored before it still match their repeats.
-    included = _EMAIL_FIELDS if body.ttl_seconds is not None else _EMAIL_FIELDS - {"ttl_seconds"}
-    fields = body.model_dump(by_alias=True, include=included)
+    fields = body.model_dump(by_alias=True, include=hashed_fields(body, _EMAIL_FIELDS))
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
     payload = {
         "to": body.to,

@@ -18,6 +18,7 @@ from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.routes.batch import batch_answer, invalid_item, refused_item
 from homing.api.routes.notifications import (
     IdempotencyKey,
+    hashed_fields,
     queued,
     request_hash,
     requested_priority,
@@ -50,7 +51,7 @@ def check_sms_pins(body: SmsCreate, accounts: Sequence[ProviderAccount]) -> None
 
 def sms_job(sealer: Sealer, tenant_id: str, body: SmsCreate, idempotency_key: str | None) -> NewJob:
     """The job for one validated SMS; the plan may still change its priority."""
-    fields = body.model_dump(by_alias=True, include=_SMS_FIELDS)
+    fields = body.model_dump(by_alias=True, include=hashed_fields(body, _SMS_FIELDS))
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
     cost = SmsSegments.of(body.body)
     payload = {
@@ -72,6 +73,7 @@ def sms_job(sealer: Sealer, tenant_id: str, body: SmsCreate, idempotency_key: st
         provider_pin=body.provider,
         fallback_pin=body.fallback,
         ordering_key=body.ordering_key,
+        ttl_seconds=body.ttl_seconds,
         idempotency_key=idempotency_key,
         request_hash=fingerprint.stored,
         request_aliases=fingerprint.accepted,
