@@ -12,7 +12,8 @@ import shlex
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from typing import Any
 
 import uvicorn
 
@@ -151,59 +152,49 @@ async def run_api(
 
 
 @contextlib.asynccontextmanager
-async def retention_running(
-    services: Services, stop: asyncio.Event, *, enabled: bool = True
+async def _beside(
+    periodic: Callable[[], Coroutine[Any, Any, None]], stop: asyncio.Event, enabled: bool
 ) -> AsyncIterator[None]:
+    """``periodic()`` as a task for as long as the block runs (not at all unless
+    ``enabled``); the block's end sets ``stop`` and waits for the task."""
+    if not enabled:
+        yield
+        return
+    task = asyncio.create_task(periodic())
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def retention_running(
+    services: Services, stop: asyncio.Event, *, enabled: bool = True
+) -> contextlib.AbstractAsyncContextManager[None]:
     """The periodic retention purge, beside the worker loop, for as long as the block
     runs (README "Retention"). Every worker process runs one; the store's lock lets
     one purge at a time."""
-    if not enabled:
-        yield
-        return
     interval = services.settings.retention_interval_seconds
-    task = asyncio.create_task(services.retention().run_periodically(stop, interval))
-    try:
-        yield
-    finally:
-        stop.set()
-        await asyncio.gather(task, return_exceptions=True)
+    return _beside(lambda: services.retention().run_periodically(stop, interval), stop, enabled)
 
 
-@contextlib.asynccontextmanager
-async def watch_running(
+def watch_running(
     services: Services, stop: asyncio.Event, *, enabled: bool = True
-) -> AsyncIterator[None]:
+) -> contextlib.AbstractAsyncContextManager[None]:
     """The alert and notice checks (README "Alerts"), beside the worker loop, for as
     long as the block runs. Every worker process runs them; a lease lets one evaluate
     per interval."""
-    if not enabled:
-        yield
-        return
-    task = asyncio.create_task(services.watchkeeper().run_periodically(stop))
-    try:
-        yield
-    finally:
-        stop.set()
-        await asyncio.gather(task, return_exceptions=True)
+    return _beside(lambda: services.watchkeeper().run_periodically(stop), stop, enabled)
 
 
-@contextlib.asynccontextmanager
-async def reconciler_running(
+def reconciler_running(
     services: Services, stop: asyncio.Event, *, enabled: bool = True
-) -> AsyncIterator[None]:
+) -> contextlib.AbstractAsyncContextManager[None]:
     """The periodic reconciler pass, beside the worker loop, for as long as the block
     runs (README "The ledger invariant"). Every worker process runs one; the store's
     lock lets one pass run at a time."""
-    if not enabled:
-        yield
-        return
     interval = services.settings.reconcile_interval_seconds
-    task = asyncio.create_task(services.reconciler().run_periodically(stop, interval))
-    try:
-        yield
-    finally:
-        stop.set()
-        await asyncio.gather(task, return_exceptions=True)
+    return _beside(lambda: services.reconciler().run_periodically(stop, interval), stop, enabled)
 
 
 async def run_worker(services: Services, *, once: bool = False, supervised: bool = False) -> int:
