@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from homing.alerts import Alerter
 from homing.clock import Clock
-from homing.errors import StoreError
+from homing.managers.periodic import repeat
 from homing.metrics import UNACCOUNTED_JOBS
 from homing.models import JobStatus
 from homing.store.ledger import LedgerStore
@@ -142,17 +142,7 @@ class Reconciler:
     async def run_periodically(self, stop: asyncio.Event, interval_seconds: float) -> None:
         """A pass every ``interval_seconds`` until ``stop`` is set; a failed pass is
         logged and the next one tries again."""
-        while not stop.is_set():
-            try:
-                await self.run()
-            except StoreError as exc:
-                log.warning("reconciler pass failed", extra={"error": str(exc)})
-            except Exception:  # the loop must outlive any one failed pass
-                log.exception("reconciler pass failed unexpectedly")
-            try:
-                await asyncio.wait_for(stop.wait(), interval_seconds)
-            except TimeoutError:
-                pass
+        await repeat(self.run, stop, interval_seconds, log, "reconciler pass")
 
 
 def _counts(report: ReconcileReport) -> dict[str, int]:

@@ -24,7 +24,7 @@ from typing import Any
 from prometheus_client import Counter
 
 from homing.clock import Clock, as_datetime
-from homing.errors import StoreError
+from homing.managers.periodic import repeat
 from homing.store.audit import AuditStore
 from homing.store.retention import RetentionStore
 
@@ -198,24 +198,17 @@ class Retention:
         """Purge every ``interval_seconds`` until ``stop`` is set; a failed run is
         logged and the next one tries again."""
         self._stopping = stop
-        while not stop.is_set():
-            try:
-                report = await self.run()
-                if report.jobs or report.payloads or report.audit_events or report.invitations:
-                    log.info(
-                        "retention purged",
-                        extra={
-                            "jobs": report.jobs,
-                            "payloads": report.payloads,
-                            "audit_events": report.audit_events,
-                            "invitations": report.invitations,
-                        },
-                    )
-            except StoreError as exc:
-                log.warning("retention purge failed", extra={"error": str(exc)})
-            except Exception:  # the loop must outlive any one failed run
-                log.exception("retention purge failed unexpectedly")
-            try:
-                await asyncio.wait_for(stop.wait(), interval_seconds)
-            except TimeoutError:
-                pass
+        await repeat(self._purge_and_say, stop, interval_seconds, log, "retention purge")
+
+    async def _purge_and_say(self) -> None:
+        report = await self.run()
+        if report.jobs or report.payloads or report.audit_events or report.invitations:
+            log.info(
+                "retention purged",
+                extra={
+                    "jobs": report.jobs,
+                    "payloads": report.payloads,
+                    "audit_events": report.audit_events,
+                    "invitations": report.invitations,
+                },
+            )

@@ -11,9 +11,9 @@ import asyncio
 import logging
 
 from homing.clock import Clock, as_datetime
-from homing.errors import StoreError
 from homing.managers.alert_checks import AlertChecks
 from homing.managers.notice_checks import NoticeChecks
+from homing.managers.periodic import repeat
 from homing.store.signals import SignalStore
 
 __all__ = ["Watchkeeper"]
@@ -52,14 +52,4 @@ class Watchkeeper:
     async def run_periodically(self, stop: asyncio.Event) -> None:
         """Evaluate every interval until ``stop`` is set; a failed run is logged and
         the next one tries again."""
-        while not stop.is_set():
-            try:
-                await self.run()
-            except StoreError as exc:
-                log.warning("alert evaluation failed", extra={"error": str(exc)})
-            except Exception:  # the loop must outlive any one failed run
-                log.exception("alert evaluation failed unexpectedly")
-            try:
-                await asyncio.wait_for(stop.wait(), self._interval)
-            except TimeoutError:
-                pass
+        await repeat(self.run, stop, self._interval, log, "alert evaluation")
