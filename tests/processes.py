@@ -15,7 +15,36 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from homing.settings import Settings
+
 T = TypeVar("T")
+
+
+def process_env(settings: Settings, secret_key: str, **extra: str) -> dict[str, str]:
+    """The environment of a Homing process on the database of ``settings``, polling
+    fast and allowed to call the sandbox on loopback; ``extra`` on top."""
+    return {
+        "HOMING_DATABASE_URL": settings.resolved_database_url,
+        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
+        "HOMING_DATA_DIR": str(settings.data_dir),
+        "HOMING_SECRET_KEY": secret_key,
+        "HOMING_POLL_INTERVAL_SECONDS": "0.05",
+        **extra,
+    }
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat_line = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat_line.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
 
 
 def free_port() -> int:

@@ -17,21 +17,9 @@ from homing.settings import Settings
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, job, register, send
 from tests.metrics_helpers import value
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, child_pids, eventually, free_port, process_env
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
-
-
-def _env(settings: Settings, secret_key: str, **extra: str) -> dict[str, str]:
-    return {
-        "HOMING_DATABASE_URL": settings.resolved_database_url,
-        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
-        "HOMING_DATA_DIR": str(settings.data_dir),
-        "HOMING_SECRET_KEY": secret_key,
-        "HOMING_POLL_INTERVAL_SECONDS": "0.05",
-        "HOMING_RETRY_BASE_SECONDS": "0.05",
-        **extra,
-    }
 
 
 async def _text(client: httpx.AsyncClient) -> str | None:
@@ -42,23 +30,10 @@ async def _text(client: httpx.AsyncClient) -> str | None:
     return response.text if response.status_code == 200 else None
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat_line = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat_line.rpartition(")")[2].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
 def _multiproc_dir(parent: int) -> Path:
     """The directory ``homing run`` handed its worker child (a process's own later
     changes to its environment are not in /proc, its child's inherited one is)."""
-    [child] = _children(parent)
+    [child] = child_pids(parent)
     environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
     [entry] = [e for e in environ if e.startswith(b"PROMETHEUS_MULTIPROC_DIR=")]
     return Path(entry.partition(b"=")[2].decode())
@@ -89,7 +64,9 @@ async def test_homing_run_scrapes_its_worker_childrens_counters(
     tmp_path: Path,
 ) -> None:
     port = free_port()
-    env = _env(settings, secret_key, HOMING_RUN_WORKER_PROCESSES="1")
+    env = process_env(
+        settings, secret_key, HOMING_RETRY_BASE_SECONDS="0.05", HOMING_RUN_WORKER_PROCESSES="1"
+    )
     run = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
     assert run.proc is not None
     try:
@@ -139,7 +116,9 @@ async def test_a_worker_alone_serves_metrics_and_readyz_on_its_port(
     tmp_path: Path,
 ) -> None:
     port = free_port()
-    env = _env(settings, secret_key, HOMING_METRICS_PORT=str(port))
+    env = process_env(
+        settings, secret_key, HOMING_RETRY_BASE_SECONDS="0.05", HOMING_METRICS_PORT=str(port)
+    )
     worker = HomingProcess(["worker"], env, tmp_path / "worker.log").start()
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:

@@ -19,18 +19,14 @@ from homing.settings import Settings
 from tests.admission_helpers import EMAIL, unique_prefix
 from tests.conftest import REDIS_URL, TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
-from tests.processes import HomingProcess, eventually, free_port, homing_workers
-
-
-def _env(settings: Settings, secret_key: str, **extra: str) -> dict[str, str]:
-    return {
-        "HOMING_DATABASE_URL": settings.resolved_database_url,
-        "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
-        "HOMING_DATA_DIR": str(settings.data_dir),
-        "HOMING_SECRET_KEY": secret_key,
-        "HOMING_POLL_INTERVAL_SECONDS": "0.05",
-        **extra,
-    }
+from tests.processes import (
+    HomingProcess,
+    child_pids,
+    eventually,
+    free_port,
+    homing_workers,
+    process_env,
+)
 
 
 async def test_a_worker_killed_mid_send_is_replaced_after_its_lease(
@@ -46,7 +42,7 @@ async def test_a_worker_killed_mid_send_is_replaced_after_its_lease(
     await register(tenant, sandbox, "resend", 1)
     await sb.fault("resend", mode="accept_then_hang", count=1)
     job_id = await send(tenant)
-    env = _env(
+    env = process_env(
         settings, secret_key, HOMING_LEASE_SECONDS="30", HOMING_PROVIDER_TIMEOUT_SECONDS="120"
     )
     worker = HomingProcess(["worker"], env, tmp_path / "worker.log").start()
@@ -162,7 +158,7 @@ async def test_a_job_accepted_elsewhere_wakes_an_idle_worker_at_once(
 ) -> None:
     await register(tenant, sandbox, "resend", 1)
     # The worker polls only every 60 s: only LISTEN/NOTIFY can wake it in time.
-    env = _env(settings, secret_key, HOMING_POLL_INTERVAL_SECONDS="60")
+    env = process_env(settings, secret_key, HOMING_POLL_INTERVAL_SECONDS="60")
     with homing_workers(1, env, tmp_path):
         await eventually(lambda: _listening(services), what="the worker to LISTEN")
         started = time.monotonic()
@@ -200,7 +196,7 @@ async def test_several_worker_processes_keep_each_key_in_order(
             await send(tenant, subject=f"{key} {step}", ordering_key=key)
     for i in range(5):
         await send(tenant, subject=f"free {i}")
-    env = _env(settings, secret_key, HOMING_RETRY_BASE_SECONDS="0.05")
+    env = process_env(settings, secret_key, HOMING_RETRY_BASE_SECONDS="0.05")
     with homing_workers(3, env, tmp_path):
         await eventually(
             lambda: _received(sb, 3 * 12 + 5), timeout=60, what="every job to be delivered"
@@ -232,26 +228,15 @@ async def test_several_worker_processes_serve_a_quiet_tenant_before_a_flood(
         await send(tenant, subject=f"flood {i}")
     for i in range(6):
         await send(quiet, subject=f"quiet {i}")
-    env = _env(settings, secret_key, HOMING_WORKER_CONCURRENCY="4", HOMING_TENANT_INFLIGHT="2")
+    env = process_env(
+        settings, secret_key, HOMING_WORKER_CONCURRENCY="4", HOMING_TENANT_INFLIGHT="2"
+    )
     with homing_workers(2, env, tmp_path):
         await eventually(lambda: _received(sb, 66), timeout=60, what="every job")
     subjects = [m["subject"] for m in await sb.messages("resend")]
     last_quiet = max(i for i, s in enumerate(subjects) if s.startswith("quiet"))
     # FIFO would put the quiet tenant's jobs after all 60; fairness interleaves them.
     assert last_quiet < 24, subjects[: last_quiet + 1]
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rpartition(")")[2].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
 
 
 def _listening_pids(port: int, pids: list[int]) -> set[int]:
@@ -279,7 +264,7 @@ async def test_homing_api_serves_one_port_from_several_processes(
     tenant: TenantClient, settings: Settings, secret_key: str, tmp_path: Path
 ) -> None:
     port = free_port()
-    env = _env(
+    env = process_env(
         settings,
         secret_key,
         HOMING_API_PROCESSES="3",
@@ -293,7 +278,7 @@ async def test_homing_api_serves_one_port_from_several_processes(
         base = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(base_url=base, timeout=10) as client:
             await eventually(lambda: _healthy(client), what="homing api to listen")
-        serving = [server.proc.pid, *_children(server.proc.pid)]
+        serving = [server.proc.pid, *child_pids(server.proc.pid)]
         assert len(serving) == 3, serving
         # The parent serves only once its children do: all listen when it answers.
         assert _listening_pids(port, serving) == set(serving)
@@ -318,13 +303,13 @@ async def test_homing_run_on_postgres_delivers_from_worker_processes(
 ) -> None:
     await register(tenant, sandbox, "resend", 1)
     port = free_port()
-    env = _env(settings, secret_key, HOMING_RUN_WORKER_PROCESSES="2")
+    env = process_env(settings, secret_key, HOMING_RUN_WORKER_PROCESSES="2")
     server = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
     assert server.proc is not None
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
             await eventually(lambda: _healthy(client), what="homing run to listen")
-        children = _children(server.proc.pid)
+        children = child_pids(server.proc.pid)
         assert len(children) == 2, children
         job_id = await send(tenant)
         await eventually(lambda: sb.messages("resend"), what="a worker process to deliver")
