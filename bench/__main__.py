@@ -1,6 +1,7 @@
 """Every figure in one go: Homing beside a BullMQ peer, on loopback, pair by pair.
 
     python -m bench all [--quick] [--only CASE[,CASE…]] [--no-peer] [--record]
+                        [--check [--retries N]] [--baseline BAND]
 
 Cases: ingest (single and batch), deliver (no latency), mixed (delivering while
 ingesting 500 req/s), slow (sandbox latency 200 ms), memory (worker RSS with a large
@@ -8,6 +9,9 @@ backlog), sqlite (the same figures on SQLite). Each case runs Homing, then the p
 (``bench/peer``, Node.js + bullmq; ``npm ci`` on first use), on the same machine in
 the same run; the table gives Homing's figure over the peer's. Progress goes to
 stderr, the table to stdout; ``--record`` appends it to docs/benchmarks.md.
+``--check`` compares every ratio with ``bench/baseline.json`` and exits 1 on a drop
+beyond its band (``bench/regression.py``); ``--baseline BAND`` writes that file from
+this run.
 Needs PostgreSQL and Redis on 127.0.0.1 (HOMING_BENCH_POSTGRES_URL,
 HOMING_BENCH_REDIS_URL, HOMING_BENCH_PEER_REDIS_URL).
 """
@@ -23,11 +27,12 @@ import asyncpg
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from bench import peers
+from bench import peers, regression
 from bench.cases import CASES, FULL, QUICK, Runner
-from bench.common import POSTGRES_URL, append_section, machine, say
+from bench.common import POSTGRES_URL, append_section, machine, say, today
 from bench.peers import REDIS_URL as PEER_REDIS_URL
-from bench.report import notes, rows, table
+from bench.regression import BASELINE
+from bench.report import Row, notes, rows, table
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,6 +42,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--only", default="", help=f"comma-separated cases: {', '.join(CASES)}")
     parser.add_argument("--no-peer", action="store_true", help="Homing's figures only")
     parser.add_argument("--record", action="store_true", help="append to docs/benchmarks.md")
+    parser.add_argument(
+        "--check", action="store_true", help=f"fail on a ratio below {BASELINE.name}'s band"
+    )
+    parser.add_argument(
+        "--retries", type=int, default=2, help="with --check: re-measure a failing case"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=float,
+        metavar="BAND",
+        help=f"write {BASELINE.name} from this run, allowing drops of BAND (0.3 = 30 %%)",
+    )
     return parser
 
 
@@ -72,6 +89,35 @@ async def versions() -> str:
     return ", ".join(found)
 
 
+async def check(args: argparse.Namespace, runner: Runner, built: list[Row]) -> int:
+    """0 when every ratio this run measured is within the baseline's band, after
+    measuring a failing row's cases again (up to ``--retries`` times, the best counts)."""
+    baseline = regression.load()
+    scale = "quick" if args.quick else "full"
+    if baseline["scale"] != scale:
+        say(f"check: {BASELINE.name} was recorded at {baseline['scale']} scale, not {scale}")
+        return 1
+    runs = [regression.ratios(built)]
+    verdicts = regression.judge(regression.best(runs), baseline)
+    for _ in range(max(args.retries, 0)):
+        failing = [verdict.key for verdict in verdicts if not verdict.ok]
+        if not failing:
+            break
+        again = regression.cases_of(failing)
+        say(f"check: {len(failing)} ratio(s) outside the band; measuring {', '.join(again)} again")
+        rerun = Runner(runner.scale, peer=runner.peer)
+        for case in again:
+            await rerun.run(case)
+        runs.append(regression.ratios(rows({figure.key: figure for figure in rerun.figures})))
+        verdicts = regression.judge(regression.best(runs), baseline)
+    print(
+        f"\nRegression check against {BASELINE.name} (recorded {baseline['recorded']} at "
+        f"{baseline['commit']}, band {float(baseline['band']):.0%}):"  # type: ignore[arg-type]
+    )
+    print("\n".join(verdict.line() for verdict in verdicts), flush=True)
+    return 0 if all(verdict.ok for verdict in verdicts) else 1
+
+
 async def main(args: argparse.Namespace) -> int:
     cases = _cases(args.only)
     runner = Runner(QUICK if args.quick else FULL, peer=not args.no_peer)
@@ -84,7 +130,8 @@ async def main(args: argparse.Namespace) -> int:
             runner.failures.append(f"peer: {exc}")
     for case in cases:
         await runner.run(case)
-    lines = table(rows({figure.key: figure for figure in runner.figures}))
+    built = rows({figure.key: figure for figure in runner.figures})
+    lines = table(built)
     lines += ["", *notes(runner.figures)]
     lines += [f"FAILED {failure}" for failure in runner.failures]
     found = await versions()
@@ -94,7 +141,14 @@ async def main(args: argparse.Namespace) -> int:
         title = "all: Homing beside the BullMQ peer" + (" (quick)" if args.quick else "")
         append_section(title, command, lines, versions=found)
         say("appended to docs/benchmarks.md")
-    return 1 if runner.failures else 0
+    if args.baseline is not None:
+        scale = "quick" if args.quick else "full"
+        regression.record(regression.ratios(built), args.baseline, scale, machine(), today())
+        say(f"wrote {BASELINE}")
+    status = 1 if runner.failures else 0
+    if args.check:
+        status = max(status, await check(args, runner, built))
+    return status
 
 
 if __name__ == "__main__":
