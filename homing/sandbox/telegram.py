@@ -132,13 +132,18 @@ async def send_message(state: SandboxState, request: Request) -> Response:
     refusal = state.chat_rules.take(PROVIDER, _rules(bot, chat))
     if refusal is not None:
         return too_many(refusal.retry_after)
+    return _sent(state, bot, chat, text, payload.get("parse_mode"))
+
+
+def _sent(state: SandboxState, bot: str, chat: str, text: str, mode: Any) -> JSONResponse:
+    """Record the message and answer it as the ``Message`` Telegram sent."""
     message_id = state.next_message_number()
     state.recorder.record(
         RecordedMessage(
             provider=PROVIDER,
             to=(chat,),
             sender=bot,
-            subject=payload.get("parse_mode"),
+            subject=mode,
             text=text,
             html=None,
             message_id=str(message_id),
