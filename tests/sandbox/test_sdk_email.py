@@ -78,9 +78,14 @@ async def test_resend_sdk_sends_lists_and_verifies_domains(
         "text": "Hello",
         "tags": [{"name": "hjid", "value": "job-1"}],
     }
-    sent = await asyncio.to_thread(resend.Emails.send, params)
+    # Homing sends an Idempotency-Key with each job: a retry replays the answer.
+    options: resend.Emails.SendOptions = {"idempotency_key": "job-1"}
+    sent = await asyncio.to_thread(resend.Emails.send, params, options)
+    again = await asyncio.to_thread(resend.Emails.send, params, options)
+    assert again["id"] == sent["id"]
     [recorded] = guarded_sandbox.state.recorder.messages("resend")
     assert (recorded.message_id, recorded.job_id) == (sent["id"], "job-1")
+    assert recorded.idempotency_key == "job-1"
     listed = await asyncio.to_thread(resend.Domains.list)
     assert listed["data"] == []
     created = await asyncio.to_thread(resend.Domains.create, {"name": "acme.test"})
