@@ -10,7 +10,7 @@ Mailgun domains API).
   new DKIM under ``DKIMPending*``; ``PUT /domains/{id}/verifyDkim`` and
   ``…/verifyReturnPath``, matched case-insensitively.
 - Mailgun: ``POST /v4/domains`` (a form), ``PUT /v4/domains/{name}/verify``,
-  ``GET /v4/domains/{name}``.
+  ``GET /v4/domains/{name}``; the same under ``/v3``, where Mailgun's SDK sends them.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from homing.sandbox.domain_state import (
     resend_body,
     sendgrid_body,
 )
+from homing.sandbox.form_bodies import read_form
 from homing.sandbox.state import SandboxState
 
 
@@ -199,12 +200,13 @@ def postmark_routes(state: SandboxState) -> list[BaseRoute]:
 
 
 def mailgun_routes(state: SandboxState) -> list[BaseRoute]:
-    """Domain routes (``/v4``), to add under ``/mailgun``."""
+    """Domain routes (``/v4``, and ``/v3`` as Mailgun's SDK calls them), to add under
+    ``/mailgun``."""
 
     async def create(request: Request) -> Response:
         if not _mailgun_ok(request):
             return mailgun_api.forbidden()
-        name = next((v for k, v in await mailgun_api.read_form(request) if k == "name"), "")
+        name = next((v for k, v in await read_form(request) if k == "name"), "")
         if "." not in name:
             return mailgun_api.message_response(400, "Missing parameter 'name'")
         domain = state.domains.add("mailgun", name, uuid.uuid4().hex)
@@ -223,8 +225,14 @@ def mailgun_routes(state: SandboxState) -> list[BaseRoute]:
             return JSONResponse(mailgun_body(domain, "Domain DNS records have been updated"))
         return JSONResponse(mailgun_body(domain, "Domain DNS records"))
 
+    # Homing calls /v4; Mailgun's own SDK (mailgun-python, mailgun/routes.py) still
+    # routes domains to /v3, which Mailgun serves with the same bodies.
     return [
-        Route("/v4/domains", create, methods=["POST"]),
-        Route("/v4/domains/{name}", read, methods=["GET"]),
-        Route("/v4/domains/{name}/verify", read, methods=["PUT"]),
+        route
+        for version in ("/v4", "/v3")
+        for route in (
+            Route(f"{version}/domains", create, methods=["POST"]),
+            Route(f"{version}/domains/{{name}}", read, methods=["GET"]),
+            Route(f"{version}/domains/{{name}}/verify", read, methods=["PUT"]),
+        )
     ]

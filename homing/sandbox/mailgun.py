@@ -11,22 +11,19 @@ import base64
 import json
 import secrets
 from datetime import UTC, datetime, timedelta
-from email import policy
-from email.parser import BytesParser
 from email.utils import format_datetime, getaddresses, parseaddr
-from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, Router
 
 from homing.sandbox.faults import guarded, retry_after_seconds, status_phrase
+from homing.sandbox.form_bodies import Form, read_form
 from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 
 PROVIDER = "mailgun"
 SANDBOX_DOMAIN = "sandbox.homing.test"
 _NO_BODY = "Need at least one of 'text', 'html' or 'template' parameters specified"
-Form = list[tuple[str, str]]
 
 
 def forbidden() -> PlainTextResponse:
@@ -62,31 +59,6 @@ def _authorized(request: Request) -> bool:
     except ValueError:
         return False
     return user == "api" and bool(key) and "invalid" not in key
-
-
-async def read_form(request: Request) -> Form:
-    """The request's form fields in order, from an urlencoded or multipart body."""
-    content_type = request.headers.get("content-type", "")
-    body = await request.body()
-    if content_type.startswith("application/x-www-form-urlencoded"):
-        return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-    if content_type.startswith("multipart/form-data"):
-        return _multipart(body, content_type)
-    return []
-
-
-def _multipart(body: bytes, content_type: str) -> Form:
-    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
-    message = BytesParser(policy=policy.default).parsebytes(head + body)
-    fields: Form = []
-    for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        if not isinstance(name, str) or part.get_filename():
-            continue
-        payload = part.get_payload(decode=True)
-        if isinstance(payload, bytes):
-            fields.append((name, payload.decode(part.get_content_charset() or "utf-8", "replace")))
-    return fields
 
 
 def _values(form: Form, name: str) -> list[str]:

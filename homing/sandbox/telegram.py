@@ -1,12 +1,17 @@
 """Telegram's Bot API as the sandbox speaks it: ``/bot<token>/sendMessage`` and ``getMe``.
 
-Answers are ``{"ok": true, "result": …}`` or ``{"ok": false, "error_code",
-"description", "parameters"?}``. A token not of the form ``<digits>:<secret>`` is 404
-``Not Found``; one containing ``invalid`` is 401 ``Unauthorized``. Chat ids steer the
-failure classes: one starting ``403`` has blocked the bot (403), ``400`` was never
-found (400 ``chat not found``), ``-555…`` is a group that became the supergroup
-``-100555…`` (400 with ``parameters.migrate_to_chat_id``). Telegram's rules are
-enforced (``homing.sandbox.chat_rules``): over one, 429 with ``parameters.retry_after``.
+Like the Bot API (core.telegram.org/bots/api#making-requests) both take GET or POST
+and their parameters in any of four ways: the URL's query string,
+``application/x-www-form-urlencoded``, ``application/json`` or ``multipart/form-data``.
+Answers are ``{"ok": true, "result": …}`` (for ``sendMessage`` the sent ``Message``:
+``message_id``, ``from``, ``date``, ``chat`` with its ``type``, ``text``) or ``{"ok":
+false, "error_code", "description", "parameters"?}``. A token not of the form
+``<digits>:<secret>`` is 404 ``Not Found``; one containing ``invalid`` is 401
+``Unauthorized``. Chat ids steer the failure classes: one starting ``403`` has
+blocked the bot (403), ``400`` was never found (400 ``chat not found``), ``-555…`` is
+a group that became the supergroup ``-100555…`` (400 with
+``parameters.migrate_to_chat_id``). Telegram's rules are enforced
+(``homing.sandbox.chat_rules``): over one, 429 with ``parameters.retry_after``.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
+import zlib
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -22,6 +29,7 @@ from starlette.routing import Route, Router
 
 from homing.sandbox.chat_rules import TELEGRAM_BOT, TELEGRAM_CHAT, TELEGRAM_GROUP
 from homing.sandbox.faults import guarded, status_phrase
+from homing.sandbox.form_bodies import is_form, read_form
 from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 
 PROVIDER: Final = "telegram"
@@ -71,11 +79,20 @@ def _bot(request: Request) -> str | Response:
 
 
 async def _payload(request: Request) -> dict[str, Any] | None:
+    """The method's parameters: the query string's, then the body's (a form, or JSON
+    whatever its content type, as Homing's own client sends); None for a body that is
+    neither a form nor a JSON object."""
+    parameters: dict[str, Any] = dict(request.query_params)
+    if is_form(request):
+        return {**parameters, **dict(await read_form(request))}
+    body = await request.body()
+    if not body.strip():
+        return parameters
     try:
-        payload = json.loads(await request.body())
+        payload = json.loads(body)
     except ValueError:
         return None
-    return payload if isinstance(payload, dict) else None
+    return {**parameters, **payload} if isinstance(payload, dict) else None
 
 
 def _steered(chat: str) -> Response | None:
@@ -115,21 +132,51 @@ async def send_message(state: SandboxState, request: Request) -> Response:
     refusal = state.chat_rules.take(PROVIDER, _rules(bot, chat))
     if refusal is not None:
         return too_many(refusal.retry_after)
+    return _sent(state, bot, chat, text, payload.get("parse_mode"))
+
+
+def _sent(state: SandboxState, bot: str, chat: str, text: str, mode: Any) -> JSONResponse:
+    """Record the message and answer it as the ``Message`` Telegram sent."""
     message_id = state.next_message_number()
     state.recorder.record(
         RecordedMessage(
             provider=PROVIDER,
             to=(chat,),
             sender=bot,
-            subject=payload.get("parse_mode"),
+            subject=mode,
             text=text,
             html=None,
             message_id=str(message_id),
         )
     )
-    chat_value: int | str = int(chat) if chat.lstrip("-").isdigit() else chat
-    result = {"message_id": message_id, "chat": {"id": chat_value}, "text": text}
+    result = {
+        "message_id": message_id,
+        "from": bot_user(bot),
+        "date": int(time.time()),
+        "chat": _chat(chat),
+        "text": text,
+    }
     return JSONResponse({"ok": True, "result": result})
+
+
+def _chat(chat: str) -> dict[str, Any]:
+    """The ``Chat`` a message went to: its integer id and its ``type``, which the Bot
+    API always sends (``private`` for a person, ``group``, ``supergroup`` for
+    ``-100…``, ``channel`` for an ``@username``)."""
+    if chat.startswith("@"):
+        # A channel answers with its numeric id; the sandbox makes a stable one.
+        number = zlib.crc32(chat.lower().encode())
+        name = chat[1:]
+        return {
+            "id": -1_000_000_000_000 - number,
+            "type": "channel",
+            "title": name,
+            "username": name,
+        }
+    if not chat.startswith("-"):
+        return {"id": int(chat), "type": "private", "first_name": "Sandbox"}
+    kind = "supergroup" if chat.startswith("-100") else "group"
+    return {"id": int(chat), "type": kind, "title": f"Sandbox {kind}"}
 
 
 async def get_me(request: Request) -> Response:
@@ -137,13 +184,17 @@ async def get_me(request: Request) -> Response:
     bot = _bot(request)
     if isinstance(bot, Response):
         return bot
-    user = {
+    return JSONResponse({"ok": True, "result": bot_user(bot)})
+
+
+def bot_user(bot: str) -> dict[str, Any]:
+    """The bot as a ``User``."""
+    return {
         "id": int(bot),
         "is_bot": True,
         "first_name": "Sandbox",
         "username": f"sandbox{bot}_bot",
     }
-    return JSONResponse({"ok": True, "result": user})
 
 
 def router(state: SandboxState) -> Router:
@@ -157,7 +208,7 @@ def router(state: SandboxState) -> Router:
             Route(
                 "/bot{token}/sendMessage",
                 guarded(state, PROVIDER, FaultScope.SEND, fault_response, send_endpoint),
-                methods=["POST"],
+                methods=["GET", "POST"],
             ),
             Route(
                 "/bot{token}/getMe",

@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import binascii
 import uuid
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -75,6 +77,10 @@ def _authorised(request: Request) -> str | JSONResponse:
 
 
 def _message(sid: str, form: dict[str, str], message_sid: str) -> dict[str, Any]:
+    """The Message resource as twilio-python's ``MessageInstance`` reads it
+    (twilio/rest/api/v2010/account/message/__init__.py): dates in RFC 2822."""
+    now = format_datetime(datetime.now(UTC), usegmt=True)
+    uri = f"/2010-04-01/Accounts/{sid}/Messages/{message_sid}"
     return {
         "sid": message_sid,
         "account_sid": sid,
@@ -84,10 +90,18 @@ def _message(sid: str, form: dict[str, str], message_sid: str) -> dict[str, Any]
         "body": form["Body"],
         "status": "queued",
         "num_segments": "1",
+        "num_media": "0",
         "direction": "outbound-api",
         "api_version": "2010-04-01",
+        "price": None,
+        "price_unit": "USD",
         "error_code": None,
         "error_message": None,
+        "date_created": now,
+        "date_updated": now,
+        "date_sent": None,
+        "uri": uri + ".json",
+        "subresource_uris": {"media": uri + "/Media.json"},
     }
 
 
@@ -142,8 +156,18 @@ async def account(request: Request) -> Response:
     sid = _authorised(request)
     if isinstance(sid, JSONResponse):
         return sid
+    created = format_datetime(datetime(2024, 1, 1, tzinfo=UTC), usegmt=True)
     return JSONResponse(
-        {"sid": sid, "friendly_name": "Homing sandbox", "status": "active", "type": "Full"}
+        {
+            "sid": sid,
+            "owner_account_sid": sid,
+            "friendly_name": "Homing sandbox",
+            "status": "active",
+            "type": "Full",
+            "date_created": created,
+            "date_updated": created,
+            "uri": f"/2010-04-01/Accounts/{sid}.json",
+        }
     )
 
 

@@ -120,12 +120,28 @@ async def send(state: SandboxState, request: Request) -> Response:
 
 
 async def applications(request: Request) -> Response:
-    """``GET /v2/applications``: an empty page for good credentials."""
+    """``GET /v2/applications``: one page, empty, for good credentials, with the HAL
+    ``_links`` Vonage sends and its SDK requires (vonage-python-sdk
+    ``application/tests/data/list_applications_basic.json``). ``total_pages`` is 1, so
+    a client that pages until ``page == total_pages`` stops here."""
     key = _authorised(request)
     if isinstance(key, JSONResponse):
         return key
+    size = request.query_params.get("page_size", "")
+    page_size = int(size) if size.isdigit() and len(size) <= 3 and 1 <= int(size) <= 100 else 100
     return JSONResponse(
-        {"page_size": 1, "page": 1, "total_items": 0, "total_pages": 0, "_embedded": {}}
+        {
+            "page_size": page_size,
+            "page": 1,
+            "total_items": 0,
+            "total_pages": 1,
+            "_embedded": {"applications": []},
+            "_links": {
+                "self": {"href": f"/v2/applications?page_size={page_size}&page=1"},
+                "first": {"href": f"/v2/applications?page_size={page_size}"},
+                "last": {"href": f"/v2/applications?page_size={page_size}&page=1"},
+            },
+        }
     )
 
 

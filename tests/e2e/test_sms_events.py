@@ -149,6 +149,41 @@ async def test_an_undelivered_callback_names_the_carrier_error(
     assert body["events"][0]["detail"]["ErrorCode"] == "30007"
 
 
+async def _signed_post(sandbox: SandboxServer, url: str, fields: dict[str, str]) -> Any:
+    token = sandbox.state.keys.twilio_auth_token
+    async with httpx.AsyncClient() as http:
+        response = await http.post(
+            url,
+            content=urlencode(fields),
+            headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "X-Twilio-Signature": sign(token, url, fields),
+            },
+        )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_every_message_status_twilio_lists_lands_in_history_not_quarantine(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
+) -> None:
+    # twilio-python's MessageInstance.Status lists partially_delivered and receiving.
+    _, url = await _connect(tenant, sandbox, sb, homing_url)
+    job_id = await send_sms(tenant)
+    await deliver(services)
+    [message] = await sb.messages("twilio")
+    status = {"MessageSid": message["message_id"], "MessageStatus": "partially_delivered"}
+    partly = await _signed_post(sandbox, url, {**status, "To": TO})
+    assert (partly["applied"], partly["quarantined"]) == (1, 0)
+    events = (await job(tenant, job_id))["events"]
+    assert [(e["type"], e["detail"]["MessageStatus"]) for e in events] == [
+        ("info", "partially_delivered")
+    ]
+    inbound = {"MessageSid": "SM" + "1" * 32, "SmsStatus": "receiving", "From": TO}
+    receiving = await _signed_post(sandbox, url, {**inbound, "Body": "hello"})
+    assert (receiving["ignored"], receiving["quarantined"]) == (1, 0)
+
+
 async def test_stop_suppresses_the_number_and_start_lifts_it(
     services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox, homing_url: str
 ) -> None:

@@ -356,6 +356,36 @@ async def test_sendgrid_batch_is_verified_and_each_event_applied_once(
     ).status_code == 401
 
 
+@pytest.mark.parametrize(
+    ("sent_as", "sg_message_id"),
+    [
+        # SendGrid's own example event: a legacy X-Message-Id holds dots
+        # (twilio.com/docs/sendgrid/for-developers/tracking-events/event).
+        ("14c5d75ce93.dfd.64b469", "14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0"),
+        ("W7pX2kYTQ3a8", "W7pX2kYTQ3a8.recvd-7b9c4d8f6-x2k9p-1-6650A1B2-3.0"),
+        ("W7pX2kYTQ3a8", "W7pX2kYTQ3a8.filterdrecv-5645d9c87f-6r2ch-1-62E1.0"),
+    ],
+)
+async def test_sendgrid_event_maps_by_message_id_when_hjid_is_missing(
+    api: httpx.AsyncClient,
+    services: Services,
+    tenant: TenantClient,
+    sent_as: str,
+    sg_message_id: str,
+) -> None:
+    vendor = await connect(services, tenant, "sendgrid")
+    job_id = await _new_job(tenant)
+    async with services.db.transaction() as conn:
+        await conn.execute(
+            update(jobs).where(jobs.c.id == job_id).values(provider_message_id=sent_as)
+        )
+    event = {"event": "delivered", "sg_event_id": "d1", "sg_message_id": sg_message_id}
+    body = json.dumps([{**event, "email": "ada@example.com", "timestamp": 1}]).encode()
+    response = await api.post(vendor.path, content=body, headers=vendor.sign(body))
+    assert (response.json()["applied"], response.json()["quarantined"]) == (1, 0)
+    assert (await _job(tenant, job_id))["delivery_status"] == "delivered"
+
+
 async def test_quarantined_events_are_reprocessed_once_they_map(
     api: httpx.AsyncClient, services: Services, tenant: TenantClient
 ) -> None:

@@ -112,6 +112,10 @@ async def test_send_honours_base_url_and_message_stream() -> None:
         (error(422, 411, "Forbidden attachment type"), FailureClass.MESSAGE_PERMANENT),
         (error(422, 412, "Account is pending"), FailureClass.PROVIDER_PERMANENT),
         (error(422, 413, "Account may not send"), FailureClass.PROVIDER_PERMANENT),
+        # HTTP 413 is the message over 10 MB (developer/api/overview#http-response-codes),
+        # not the API's ErrorCode 413, whatever the body says.
+        (httpx.Response(413, text="Payload Too Large"), FailureClass.MESSAGE_PERMANENT),
+        (error(413, 413, "Request Entity Too Large"), FailureClass.MESSAGE_PERMANENT),
         (error(422, 429, "Rate limit exceeded"), FailureClass.THROTTLED),
         (error(422, 999, "Something new"), FailureClass.MESSAGE_PERMANENT),
         (httpx.Response(429), FailureClass.THROTTLED),

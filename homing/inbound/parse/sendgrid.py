@@ -28,6 +28,7 @@ _TYPES: Final = {
 }
 # `dropped` because the address bounced before or is invalid is a hard bounce (§6).
 _HARD_DROP_REASONS: Final = ("bounced address", "invalid")
+_SUFFIXES: Final = (".filter", ".recvd-")
 
 
 def split(body: bytes, headers: Mapping[str, str], max_events: int | None = None) -> list[RawEvent]:
@@ -49,6 +50,22 @@ def split(body: bytes, headers: Mapping[str, str], max_events: int | None = None
         event_id = text(item.get("sg_event_id")) if isinstance(item, dict) else None
         entries.append(RawEvent.of(event_id or f"hash:{payload_hash(item)}", item))
     return entries
+
+
+def sent_ids(sg_message_id: str) -> tuple[str, ...]:
+    """The ``X-Message-Id`` that an event's ``sg_message_id`` may have been sent under.
+
+    ``sg_message_id`` is the send's ``X-Message-Id`` with a server suffix: ``.filter…``
+    or ``.recvd-…``. Today's ids hold no dot, but legacy ones do: SendGrid's own
+    example is ``14c5d75ce93.dfd.64b469.filter0001.16648.5515E0B88.0``, sent as
+    ``14c5d75ce93.dfd.64b469`` (twilio.com/docs/sendgrid/for-developers/tracking-events/event).
+    So the id before the first suffix is the match, and the part before the first dot
+    a fallback for a suffix not named here.
+    """
+    head = sg_message_id
+    for marker in _SUFFIXES:
+        head = head.split(marker, 1)[0]
+    return tuple(dict.fromkeys((head, sg_message_id.split(".", 1)[0])))
 
 
 def _type(event: str, item: dict[str, Any]) -> EventType:
@@ -74,7 +91,6 @@ def interpret(payload: Any) -> DeliveryEvent:
         occurred_at=epoch(item.get("timestamp")),
         recipient=text(item.get("email")),
         job_hint=text(item.get("hjid")),
-        # sg_message_id is X-Message-Id plus a ".filter…" suffix.
-        message_ids=(message_id.split(".", 1)[0],) if message_id else (),
+        message_ids=sent_ids(message_id) if message_id else (),
         detail=brief(item, "event", "reason", "status", "type", "response", "attempt", "url"),
     )

@@ -24,7 +24,15 @@ STATUSES: Final = {
     "failed": EventType.FAILED,
     "read": EventType.OPENED,
 }
-INFO: Final = frozenset({"accepted", "scheduled", "queued", "sending", "sent", "canceled"})
+# Every status twilio-python's MessageInstance.Status lists
+# (twilio/rest/api/v2010/account/message/__init__.py) is one Homing reads: the outbound
+# ones above and here, and the inbound ones below. `partially_delivered` reached some
+# of a message's recipients, not all: worth a line in the job's history, no verdict.
+INFO: Final = frozenset(
+    {"accepted", "scheduled", "queued", "sending", "sent", "canceled", "partially_delivered"}
+)
+# A message from the recipient: `receiving` while Twilio takes it in, then `received`.
+INBOUND: Final = frozenset({"receiving", "received"})
 # Failures of the route, not of the number: another provider may get through.
 ROUTE_ERRORS: Final = {"30007": "30007 carrier filtering", "30008": "30008 unknown error"}
 
@@ -36,7 +44,7 @@ def split(body: bytes, headers: Mapping[str, str]) -> list[RawEvent]:
     if sid is None:
         return [unreadable(body, "the form has no MessageSid")]
     status = text(fields.get("MessageStatus")) or text(fields.get("SmsStatus"))
-    kind = "inbound" if status is None or status == "received" else status
+    kind = "inbound" if status is None or status in INBOUND else status
     return [RawEvent.of(f"{sid[:64]}:{kind[:30]}", fields)]
 
 
@@ -54,7 +62,7 @@ def interpret(payload: Any) -> DeliveryEvent:
     """One Twilio post in Homing's terms."""
     fields = mapping(payload, "the event")
     status = text(fields.get("MessageStatus")) or text(fields.get("SmsStatus"))
-    if status is None or status == "received":
+    if status is None or status in INBOUND:
         return inbound_sms(fields.get("Body") or "", _number(fields.get("From")))
     if status not in STATUSES and status not in INFO:
         raise EventError("the callback's MessageStatus is not one Twilio sends")

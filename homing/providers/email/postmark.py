@@ -33,7 +33,9 @@ PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
 MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
 
 # https://postmarkapp.com/developer/api/overview#error-codes. The body's ErrorCode is
-# more precise than the status, so it decides whenever it is present and known.
+# more precise than the status, so it decides whenever it is present and known; but
+# ErrorCodes are numbers of their own, and some (413 "account may not send") share a
+# number with an HTTP status that means something else.
 ERROR_CODE_CLASSES: Final[Mapping[int, FailureClass]] = {
     10: PROVIDER_PERMANENT,  # bad or missing server token
     100: TRANSIENT,  # maintenance
@@ -53,12 +55,17 @@ ERROR_CODE_CLASSES: Final[Mapping[int, FailureClass]] = {
 }
 STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
     401: PROVIDER_PERMANENT,
+    # HTTP 413 "Payload Too Large": the request is over Postmark's 10 MB limit for the
+    # Email API (developer/api/overview#http-response-codes). This message is too big
+    # for any provider; the status decides, whatever code a body carries.
+    413: MESSAGE_PERMANENT,
     422: MESSAGE_PERMANENT,
     429: THROTTLED,
     500: TRANSIENT,
     503: TRANSIENT,
 }
 BAD_TOKEN: Final = 10
+PAYLOAD_TOO_LARGE: Final = 413
 DEFAULT_BASE_URL: Final = "https://api.postmarkapp.com"
 DEFAULT_STREAM: Final = "outbound"
 
@@ -71,6 +78,8 @@ def _error_code(response: httpx.Response) -> int | None:
 
 def classify(response: httpx.Response) -> FailureClass:
     """The failure class of a Postmark response: by ErrorCode when known, else by status."""
+    if response.status_code == PAYLOAD_TOO_LARGE:
+        return MESSAGE_PERMANENT
     code = _error_code(response)
     if code is not None and code in ERROR_CODE_CLASSES:
         return ERROR_CODE_CLASSES[code]
