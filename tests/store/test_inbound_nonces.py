@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, select
 
+from homing.clock import ManualClock, as_datetime
 from homing.services import Services
 from homing.store.inbound_nonces import PURGE_BATCH, OneTime, TokenReused, claim
 from homing.store.inbound_schema import inbound_nonces
@@ -68,3 +69,21 @@ async def test_expired_nonces_are_purged_in_bounded_batches(services: Services) 
     assert await _rows(services) == 5 + 1
     assert await _claim(services, "acct", "new-2", BODY, later + timedelta(hours=9), later)
     assert await _rows(services) == 2
+
+
+async def test_the_retention_purge_deletes_expired_nonces_and_keeps_live_ones(
+    services: Services, clock: ManualClock
+) -> None:
+    now = as_datetime(clock.now())
+    for i in range(3):
+        assert await _claim(services, "acct", f"old-{i}", BODY, now, now - timedelta(hours=9))
+    live = now + timedelta(hours=1)
+    async with services.db.transaction() as conn:  # no claim: nothing purged on the way
+        await conn.execute(
+            inbound_nonces.insert().values(
+                provider_account_id="acct", nonce="f" * 64, expires_at=live, body_hash=BODY
+            )
+        )
+    report = await services.retention().run()
+    assert report.nonces == 3
+    assert await _rows(services) == 1
