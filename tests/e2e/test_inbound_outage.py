@@ -16,19 +16,12 @@ from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
-from tests.processes import HomingProcess, eventually, free_port, process_env
+from tests.processes import HomingProcess, eventually, free_port, healthy, process_env
 
 # The outage began this long ago on the sandbox's clock, which then catches up with now.
 OUTAGE_SECONDS = 2 * 3600
 # The sandbox's clock moves in these steps while Homing is down: 30 minutes in all.
 DOWN_STEPS = [300] * 6
-
-
-async def _healthy(client: httpx.AsyncClient) -> bool:
-    try:
-        return (await client.get("/healthz")).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 async def _retry(sb: Sandbox, advance: float) -> dict[str, Any]:
@@ -83,7 +76,7 @@ async def test_a_bounce_posted_through_an_outage_is_applied_once_when_homing_ret
     ).start()
     try:
         async with httpx.AsyncClient(base_url=base, timeout=10) as client:
-            await eventually(lambda: _healthy(client), what="homing api to listen")
+            await eventually(lambda: healthy(client), timeout=60, what="homing api to listen")
         # The sandbox's clock catches up with now: the retry due meanwhile is posted.
         assert (await sb.http.post("/_sandbox/clock", json={"offset_seconds": 0})).is_success
         posted = (await _retry(sb, 0))["posted"]
