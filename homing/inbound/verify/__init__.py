@@ -33,6 +33,7 @@ from typing import Final
 
 __all__ = [
     "MAX_AGE",
+    "RETRY_MARGIN",
     "RETRY_WINDOWS",
     "TOLERANCE_SECONDS",
     "Nonce",
