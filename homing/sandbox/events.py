@@ -89,9 +89,8 @@ class EventPoster:
         self.state = state
 
     def _signed(
-        self, message: RecordedMessage, kind: str, url: str, auth: tuple[str, str] | None
+        self, message: RecordedMessage, kind: str, url: str, auth: tuple[str, str] | None, at: float
     ) -> tuple[bytes, dict[str, str], Resigner | None]:
-        at = self.state.clock.now()
         keys = self.state.keys
         if message.provider == "twilio":
             body, headers = twilio_events.callback(message, kind, keys.twilio_auth_token, url)
@@ -117,10 +116,11 @@ class EventPoster:
         the vendor will try again (``retry_at``, None when it will not). httpx.HTTPError
         when nothing answered (the retry is scheduled all the same)."""
         url, auth = _auth(url, basic_auth)
-        body, headers, resign = self._signed(message, kind, url, auth)
         now = self.state.clock.now()
-        pending = Pending(message.provider, kind, url, body, headers, message.job_id, now, now)
-        pending.resign = resign
+        body, headers, resign = self._signed(message, kind, url, auth, now)
+        pending = Pending(
+            message.provider, kind, url, body, headers, message.job_id, now, now, resign=resign
+        )
         try:
             response = await self._send(pending, headers)
         except httpx.HTTPError:
