@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Final
+from datetime import timedelta
 
 import httpx
 
@@ -17,7 +16,7 @@ from homing.dispatch.webhook_delivery import WebhookDelivery
 from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
-from homing.inbound.verify import VerificationFailed
+from homing.inbound.verify import Nonce
 from homing.managers.notices import Notices
 from homing.managers.sending_domains import Domains
 from homing.managers.webhook_secrets import WebhookSecrets
@@ -36,15 +35,10 @@ from homing.store.database import Database
 from homing.store.delivery import DeliveryStore
 from homing.store.domain_rows import DomainStore
 from homing.store.inbound import Entry, InboundStore
-from homing.store.inbound_nonces import NonceStore
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import ProviderStore
 from homing.store.suppressions import SuppressionStore
 from homing.store.webhooks import WebhookStore
-
-# A nonce is kept this much past its signature's tolerance: the processes that check it
-# may not share one clock to the second.
-NONCE_MARGIN: Final = timedelta(seconds=60)
 
 
 @dataclass
@@ -59,24 +53,15 @@ class Inbound:
     domains: Domains
     alerts: Alerter
     clock: Clock
-    nonces: NonceStore
 
-    async def verify(
+    def verify(
         self, target: InboundTarget, body: bytes, headers: Mapping[str, str], url: str = ""
-    ) -> None:
-        """Raise VerificationFailed unless the request is the account's provider's, and
-        its signature's one-time value (Mailgun's token) was not accepted before.
-        ``url``: the public URL the request was posted to (Twilio signs it)."""
-        now = self.clock.now()
-        nonce = target.verify(body, headers, now, url)
-        if nonce is None:
-            return
-        expires_at = datetime.fromtimestamp(nonce.until, UTC) + NONCE_MARGIN
-        claimed = await self.nonces.claim(
-            target.provider_account_id, nonce.value, expires_at, as_datetime(now)
-        )
-        if not claimed:
-            raise VerificationFailed()
+    ) -> Nonce | None:
+        """Raise VerificationFailed unless the request is the account's provider's; the
+        signature's one-time value (Mailgun's token), which ``receiver.receive`` claims
+        with the body's journal. ``url``: the public URL the request was posted to
+        (Twilio signs it)."""
+        return target.verify(body, headers, self.clock.now(), url)
 
     async def history(self, tenant_id: str, job_id: str) -> list[Entry]:
         """The provider events applied to one of the tenant's jobs, oldest first."""
@@ -135,7 +120,6 @@ def build_inbound(
         ),
         alerts=alerts,
         clock=clock,
-        nonces=NonceStore(db),
     )
 
 

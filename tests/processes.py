@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
+
 from homing.settings import Settings
 
 T = TypeVar("T")
@@ -129,6 +131,15 @@ def homing_workers(count: int, env: dict[str, str], log_dir: Path) -> Iterator[l
     finally:
         for worker in workers:
             assert worker.stop() == 0, worker.output()
+
+
+async def healthy(client: httpx.AsyncClient) -> bool:
+    """Whether the Homing at ``client``'s base URL answers ``/healthz`` with 200 (False
+    while nothing listens yet)."""
+    try:
+        return (await client.get("/healthz")).status_code == 200
+    except httpx.TransportError:
+        return False
 
 
 async def eventually(

@@ -8,6 +8,11 @@ repeat (same source, account and event id, same body) is answered and not applie
 again; the same id with another body is a security conflict, kept and alerted, never
 applied. An event that cannot be read, or names no job of the tenant that owns the
 account, is quarantined with its error; ``reprocess`` tries quarantined entries again.
+
+A signature's one-time value (Mailgun's token) is claimed in the transaction that
+journals the body, never before: a 429 or a 5xx of Homing's, or a crash, before the
+journal commits leaves it unclaimed, and the vendor's retry with the same signature is
+taken. The same token with another body is refused as unverified, with nothing stored.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from homing.alerts import Alerter
+from homing.clock import as_datetime
 from homing.errors import RateLimited, StoreError
 from homing.inbound import billing
 from homing.inbound.billing import BillingEvent, Prices, check_price
@@ -34,10 +40,12 @@ from homing.inbound.parse import (
     twilio,
     vonage,
 )
+from homing.inbound.verify import Nonce, VerificationFailed
 from homing.metrics import INBOUND_EVENTS, bounded
 from homing.ratelimit import RateLimiter
 from homing.store.delivery import DeliveryStore
 from homing.store.inbound import Entry, InboundStore, Journaled, event_values
+from homing.store.inbound_nonces import OneTime, TokenReused
 
 log = logging.getLogger("homing.inbound")
 
@@ -91,6 +99,9 @@ NO_JOB: Final = "no job of this tenant matches the event"
 # An entry stored but not settled this long ago is taken as abandoned by reprocess.
 STALE_AFTER: Final = timedelta(seconds=60)
 RATE_WINDOW_SECONDS: Final = 60
+# A nonce is kept this much past its signature's window: the processes that check it
+# may not share one clock to the second.
+NONCE_MARGIN: Final = timedelta(seconds=60)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +160,13 @@ class Receiver:
         self._limiter = limiter
         self._limits = limits
 
-    async def receive(self, scope: Scope, body: bytes, headers: Mapping[str, str]) -> Summary:
+    async def receive(
+        self, scope: Scope, body: bytes, headers: Mapping[str, str], nonce: Nonce | None = None
+    ) -> Summary:
         """Journal and apply every event of a verified body; PayloadTooLarge or
-        RateLimited (nothing journaled) when the body brings too many events."""
+        RateLimited (nothing journaled) when the body brings too many events.
+        ``nonce``: the signature's one-time value, claimed with the journal
+        (VerificationFailed, nothing journaled, when it came before with another body)."""
         limit = self._limits.max_events_per_body
         raws = SPLITTERS[scope.source](body, headers, limit)
         if len(raws) > limit:
@@ -161,9 +176,16 @@ class Receiver:
         except RateLimited:
             INBOUND_EVENTS.labels(bounded(scope.source, SPLITTERS), REFUSED).inc(len(raws))
             raise
-        journaled = await self._journal.journal_many(
-            scope.source, scope.account_id, scope.tenant_id, raws
-        )
+        once = None
+        if nonce is not None:
+            expires_at = as_datetime(nonce.until) + NONCE_MARGIN
+            once = OneTime(nonce.value, nonce.body_hash, expires_at)
+        try:
+            journaled = await self._journal.journal_many(
+                scope.source, scope.account_id, scope.tenant_id, raws, once
+            )
+        except TokenReused:
+            raise VerificationFailed() from None
         summary = Summary()
         for raw, entry in zip(raws, journaled, strict=True):
             outcome = await self._one(scope, raw, entry)

@@ -7,7 +7,8 @@ payloads lose what the tenant's recipients wrote or will read — subject, text,
 a webhook's body — and their sealed headers; the rest (recipient, sender, URL, event
 type, status, attempts, idempotency key and request hash) stays, so an idempotent
 replay still answers the original job. Invitations that ended (accepted, revoked or
-expired) go ``invitation_days`` after they ended; pending ones stay. A purge runs in
+expired) go ``invitation_days`` after they ended; pending ones stay. Inbound signature
+nonces (Mailgun's tokens) go once their signature's window has passed. A purge runs in
 small batches, one short transaction each, yielding between them, so it never stalls
 claiming.
 """
@@ -33,7 +34,8 @@ log = logging.getLogger("homing.retention")
 PURGED = Counter(
     "homing_retention_purged_total",
     "Rows retention removed: finished jobs deleted (jobs), payloads scrubbed (payloads),"
-    " audit events deleted (audit_events), ended invitations deleted (invitations).",
+    " audit events deleted (audit_events), ended invitations deleted (invitations),"
+    " expired signature nonces deleted (nonces).",
     ["kind"],
 )
 
@@ -82,6 +84,7 @@ class PurgeReport:
     locked: bool = False
     audit_events: int = 0
     invitations: int = 0
+    nonces: int = 0
 
 
 class Retention:
@@ -127,6 +130,9 @@ class Retention:
             invited, locked = await self._batches(
                 "invitations", self._invitation_batch(invitations_before)
             )
+        nonces = 0
+        if not locked:
+            nonces, locked = await self._batches("nonces", self._nonce_batch())
         audited = 0
         audit_before = self._cutoff(self._policy.audit_days)
         if self._audit is not None and audit_before is not None and not locked:
@@ -137,6 +143,7 @@ class Retention:
             locked=locked,
             audit_events=audited,
             invitations=invited,
+            nonces=nonces,
         )
 
     async def _count(
@@ -164,6 +171,13 @@ class Retention:
 
     def _invitation_batch(self, before: datetime) -> _Batch:
         return lambda: self._store.purge_invitations(before, self._policy.batch_size)
+
+    def _nonce_batch(self) -> _Batch:
+        def batch() -> Awaitable[int | None]:
+            now = as_datetime(self._clock.now())
+            return self._store.purge_nonces(now, self._policy.batch_size)
+
+        return batch
 
     def _audit_batch(self, before: datetime) -> _Batch:
         audit = self._audit

@@ -208,9 +208,11 @@ def build(
     kind: str,
     keys: SandboxKeys,
     auth: tuple[str, str] | None = None,
+    at: float | None = None,
 ) -> Signed:
-    """The body and headers ``provider`` would post for ``kind`` about ``message``."""
-    now = datetime.now(UTC)
+    """The body and headers ``provider`` would post for ``kind`` about ``message``,
+    signed at ``at`` (epoch seconds; default now)."""
+    now = datetime.now(UTC) if at is None else datetime.fromtimestamp(at, UTC)
     if provider == "postmark":
         return postmark(
             message, kind, auth or (keys.postmark_username, keys.postmark_password), now

@@ -8,7 +8,13 @@
 - ``POST /_sandbox/webhooks {"provider", "url", "events": [...]}``: after every
   accepted send of that provider, post those events to ``url`` (in the background,
   like the vendors); ``GET`` lists, ``DELETE`` forgets. ``GET /_sandbox/events`` lists
-  what was posted.
+  what was posted, retries included (``attempt``).
+- A refused post (a status the vendor retries, or no answer) is posted again, the same
+  signed body, on the vendor's schedule (``homing.sandbox.retries``), on the sandbox's
+  clock: ``GET|POST /_sandbox/clock {"offset_seconds"}`` reads or sets its offset from
+  the wall clock (start an outage in the past); ``POST /_sandbox/events/retry
+  {"advance_seconds"}`` moves it forward and posts every retry then due, answering what
+  each came to; ``GET /_sandbox/events/retry`` lists those still pending.
 
 Telegram posts updates about the chat the latest message went to (``blocked``,
 ``unblocked``, ``stop``, ``start``) with its secret-token header.
@@ -33,6 +39,8 @@ from starlette.routing import BaseRoute, Route
 
 from homing.sandbox import telegram_events, twilio_events, vonage_events
 from homing.sandbox.event_bodies import KINDS, build
+from homing.sandbox.retries import MAX_CLOCK_SECONDS, SCHEDULES, Pending, Resigner
+from homing.sandbox.signing import svix_headers
 from homing.sandbox.state import RecordedMessage, SandboxState
 
 log = logging.getLogger("homing.sandbox")
@@ -74,52 +82,107 @@ def _auth(url: str, given: Any) -> tuple[str, tuple[str, str] | None]:
 
 class EventPoster:
     """Posts provider events back to Homing, signed exactly as the emulated vendor signs
-    them."""
+    them, and posts a refused one again on the vendor's schedule
+    (``homing.sandbox.retries``)."""
 
     def __init__(self, state: SandboxState) -> None:
         self.state = state
 
+    def _signed(
+        self, message: RecordedMessage, kind: str, url: str, auth: tuple[str, str] | None, at: float
+    ) -> tuple[bytes, dict[str, str], Resigner | None]:
+        keys = self.state.keys
+        if message.provider == "twilio":
+            body, headers = twilio_events.callback(message, kind, keys.twilio_auth_token, url)
+        elif message.provider == "vonage":
+            body, headers = vonage_events.callback(message, kind, keys.vonage_signature_secret, at)
+        elif message.provider == "telegram":
+            body, headers = telegram_events.callback(message, kind, keys.telegram_secret_token)
+        else:
+            body, headers = build(message.provider, message, kind, keys, auth, at)
+        if not SCHEDULES[message.provider].resigns:
+            return body, headers, None
+        msg_id = headers["svix-id"]  # Svix keeps the id and signs each attempt anew
+        return (
+            body,
+            headers,
+            lambda raw, moment: svix_headers(keys.resend_secret, raw, msg_id, int(moment)),
+        )
+
     async def post(
         self, message: RecordedMessage, kind: str, url: str, basic_auth: Any = None
     ) -> dict[str, Any]:
-        """Build, sign and post one event; what was sent and what came back."""
+        """Build, sign and post one event; what was sent and what came back, and when
+        the vendor will try again (``retry_at``, None when it will not). httpx.HTTPError
+        when nothing answered (the retry is scheduled all the same)."""
         url, auth = _auth(url, basic_auth)
-        if message.provider == "twilio":
-            token = self.state.keys.twilio_auth_token
-            body, headers = twilio_events.callback(message, kind, token, url)
-        elif message.provider == "vonage":
-            secret = self.state.keys.vonage_signature_secret
-            body, headers = vonage_events.callback(message, kind, secret)
-        elif message.provider == "telegram":
-            token = self.state.keys.telegram_secret_token
-            body, headers = telegram_events.callback(message, kind, token)
-        else:
-            body, headers = build(message.provider, message, kind, self.state.keys, auth)
-        sent = {"Content-Type": "application/json", "User-Agent": "homing-sandbox", **headers}
-        async with httpx.AsyncClient(
-            timeout=POST_TIMEOUT_SECONDS, follow_redirects=False, trust_env=False
-        ) as client:
-            response = await client.post(url, content=body, headers=sent)
+        now = self.state.clock.now()
+        body, headers, resign = self._signed(message, kind, url, auth, now)
+        pending = Pending(
+            message.provider, kind, url, body, headers, message.job_id, now, now, resign=resign
+        )
+        try:
+            response = await self._send(pending, headers)
+        except httpx.HTTPError:
+            self.state.retries.after_failure(pending, None, now)
+            raise
+        retried = self.state.retries.after_failure(pending, response.status_code, now)
         try:
             reply: Any = response.json()
         except ValueError:
             reply = response.text
-        self.state.events_posted.append(
-            {
-                "provider": message.provider,
-                "type": kind,
-                "url": url,
-                "job_id": message.job_id,
-                "status": response.status_code,
-                "posted_at": datetime.now(UTC).isoformat(),
-            }
-        )
         event = dict(parse_qsl(body.decode())) if message.provider == "twilio" else json.loads(body)
         return {
             "status": response.status_code,
             "response": reply,
             "event": event,
             "headers": headers,
+            "retry_at": pending.due_at if retried else None,
+        }
+
+    async def _send(self, pending: Pending, headers: dict[str, str]) -> httpx.Response:
+        sent = {"Content-Type": "application/json", "User-Agent": "homing-sandbox", **headers}
+        status: int | None = None
+        try:
+            async with httpx.AsyncClient(
+                timeout=POST_TIMEOUT_SECONDS, follow_redirects=False, trust_env=False
+            ) as client:
+                response = await client.post(pending.url, content=pending.body, headers=sent)
+            status = response.status_code
+            return response
+        finally:
+            self.state.events_posted.append(
+                {
+                    "provider": pending.provider,
+                    "type": pending.kind,
+                    "url": pending.url,
+                    "job_id": pending.job_id,
+                    "status": status,
+                    "attempt": pending.attempts,
+                    "posted_at": datetime.now(UTC).isoformat(),
+                }
+            )
+
+    async def pump(self) -> list[dict[str, Any]]:
+        """Post every retry due on the sandbox's clock, once each, earliest first; what
+        each came to. One pump at a time."""
+        async with self.state.retries.lock:
+            now = self.state.clock.now()
+            return [await self._retry(pending, now) for pending in self.state.retries.take_due(now)]
+
+    async def _retry(self, pending: Pending, now: float) -> dict[str, Any]:
+        pending.attempts += 1
+        headers = pending.headers if pending.resign is None else pending.resign(pending.body, now)
+        status: int | None = None
+        try:
+            status = (await self._send(pending, headers)).status_code
+        except httpx.HTTPError as exc:
+            log.info("sandbox event retry failed", extra={"error": type(exc).__name__})
+        retried = self.state.retries.after_failure(pending, status, now)
+        return {
+            **pending.as_dict(),
+            "status": status,
+            "retry_at": pending.due_at if retried else None,
         }
 
     def after_send(self, message: RecordedMessage) -> None:
@@ -170,6 +233,18 @@ def _target(payload: Any) -> dict[str, Any]:
     return {"url": url, "events": events, "basic_auth": payload.get("basic_auth")}
 
 
+def _seconds(payload: Any, name: str, low: float) -> float:
+    """``payload[name]``: a number of seconds from ``low`` to MAX_CLOCK_SECONDS."""
+    value = payload.get(name, 0) if isinstance(payload, dict) else None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not low <= value <= MAX_CLOCK_SECONDS
+    ):
+        raise BadEventRequest(f"{name} must be a number from {low:g} to {MAX_CLOCK_SECONDS:g}")
+    return float(value)
+
+
 async def _json(request: Request) -> Any:
     try:
         return json.loads(await request.body())
@@ -213,6 +288,34 @@ class _EventRoutes:
             return _error(502, "post_failed", f"posting the event failed: {type(exc).__name__}")
         return JSONResponse(result)
 
+    def _clock(self) -> JSONResponse:
+        clock = self.state.clock
+        return JSONResponse({"now": clock.now(), "offset_seconds": clock.offset})
+
+    async def read_clock(self, request: Request) -> Response:
+        return self._clock()
+
+    async def set_clock(self, request: Request) -> Response:
+        try:
+            offset = _seconds(await _json(request), "offset_seconds", -MAX_CLOCK_SECONDS)
+        except BadEventRequest as exc:
+            return _error(400, "invalid_clock", str(exc))
+        self.state.clock.set_offset(offset)
+        return self._clock()
+
+    async def retry(self, request: Request) -> Response:
+        try:
+            advance = _seconds(await _json(request), "advance_seconds", 0.0)
+        except BadEventRequest as exc:
+            return _error(400, "invalid_clock", str(exc))
+        self.state.clock.advance(advance)
+        posted = await self.poster.pump()
+        pending = self.state.retries.listing()
+        return JSONResponse({"now": self.state.clock.now(), "posted": posted, "pending": pending})
+
+    async def pending(self, request: Request) -> Response:
+        return JSONResponse(self.state.retries.listing())
+
     async def posted(self, request: Request) -> Response:
         return JSONResponse(list(self.state.events_posted))
 
@@ -242,6 +345,10 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         Route("/keys", handlers.keys, methods=["GET"]),
         Route("/events", handlers.post_event, methods=["POST"]),
         Route("/events", handlers.posted, methods=["GET"]),
+        Route("/events/retry", handlers.retry, methods=["POST"]),
+        Route("/events/retry", handlers.pending, methods=["GET"]),
+        Route("/clock", handlers.read_clock, methods=["GET"]),
+        Route("/clock", handlers.set_clock, methods=["POST"]),
         Route("/webhooks", handlers.set_webhook, methods=["POST"]),
         Route("/webhooks", handlers.list_webhooks, methods=["GET"]),
         Route("/webhooks", handlers.clear_webhooks, methods=["DELETE"]),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import socket
 from collections.abc import Callable, Generator
@@ -16,12 +17,17 @@ from types import TracebackType
 import uvicorn
 
 from homing.sandbox.app import VENDOR_PREFIXES, build_app
+from homing.sandbox.events import EventPoster
 from homing.sandbox.smtp import SmtpSink
 from homing.sandbox.state import SandboxState
+
+log = logging.getLogger("homing.sandbox")
 
 DEFAULT_PORT = 8787
 DEFAULT_SMTP_PORT = 2525
 STARTUP_TIMEOUT_SECONDS = 10.0
+# How often ``homing sandbox`` posts the vendors' retries that have come due.
+RETRY_TICK_SECONDS = 1.0
 
 
 class _EmbeddedServer(uvicorn.Server):
@@ -55,6 +61,9 @@ class SandboxServer:
 
     ``port`` 0 (and ``smtp_port`` 0) bind free ports; ``smtp_port=None`` runs no SMTP
     sink. ``stop`` is prompt even while requests hang: it releases every hang first.
+    ``retry_in_background``: post the vendors' retries as they come due on the wall
+    clock (``homing sandbox``); otherwise only ``POST /_sandbox/events/retry`` does,
+    so a test decides when time passes.
     """
 
     def __init__(
@@ -65,6 +74,7 @@ class SandboxServer:
         *,
         state: SandboxState | None = None,
         graceful_shutdown_seconds: int = 5,
+        retry_in_background: bool = False,
     ) -> None:
         self.host = host
         self.state = state if state is not None else SandboxState()
@@ -76,6 +86,8 @@ class SandboxServer:
         self._server: _EmbeddedServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._smtp: SmtpSink | None = None
+        self._retry_in_background = retry_in_background
+        self._retrying: asyncio.Task[None] | None = None
 
     @property
     def base_url(self) -> str:
@@ -123,10 +135,25 @@ class SandboxServer:
         except BaseException:
             await self.stop()
             raise
+        if self._retry_in_background:
+            self._retrying = asyncio.create_task(self._retry_loop())
+
+    async def _retry_loop(self) -> None:
+        poster = EventPoster(self.state)
+        while True:
+            await self.state.hang(RETRY_TICK_SECONDS)
+            try:
+                await poster.pump()
+            except Exception:  # one bad retry must not end the vendors' retries
+                log.exception("sandbox event retries failed")
 
     async def stop(self) -> None:
         """Release hangs, drop SMTP sessions, and shut uvicorn down gracefully."""
         self.state.release()
+        if self._retrying is not None:
+            self._retrying.cancel()
+            await asyncio.gather(self._retrying, return_exceptions=True)
+            self._retrying = None
         if self._smtp is not None:
             await self._smtp.stop()
             self._smtp = None
@@ -193,7 +220,7 @@ async def serve_forever(
     stopping = asyncio.Event()
     remove_handlers = _on_stop_signals(stopping.set)
     try:
-        async with SandboxServer(host, port, smtp_port) as server:
+        async with SandboxServer(host, port, smtp_port, retry_in_background=True) as server:
             print(_banner(server), flush=True)
             await stopping.wait()
     finally:

@@ -18,6 +18,7 @@ from typing import Any
 
 from homing.sandbox.chat_rules import RuleBook
 from homing.sandbox.domain_state import DomainBook
+from homing.sandbox.retries import RetryBook, SandboxClock
 from homing.sandbox.signing import SandboxKeys
 
 PROVIDERS = (
@@ -279,6 +280,9 @@ class SandboxState:
         self.webhooks: dict[str, dict[str, Any]] = {}
         self.events_posted: deque[dict[str, Any]] = deque(maxlen=10_000)
         self.posts: set[asyncio.Task[Any]] = set()
+        # The vendors' retries of refused event posts, on the sandbox's own clock.
+        self.clock = SandboxClock()
+        self.retries = RetryBook()
         # Telegram's and Slack's rate rules, and Telegram's message ids.
         self.chat_rules = RuleBook()
         self._message_numbers = 0
@@ -292,8 +296,9 @@ class SandboxState:
         return self.faults.add(rule)
 
     def reset(self) -> None:
-        """Forget messages, counters, faults, idempotent replies, Slack posts, domains
-        and event webhooks (the signing keys stay)."""
+        """Forget messages, counters, faults, idempotent replies, Slack posts, domains,
+        event webhooks and pending retries, and put the clock back (the signing keys
+        stay)."""
         self.recorder.clear()
         self.faults.clear()
         self.idempotency.clear()
@@ -301,6 +306,8 @@ class SandboxState:
         self.domains.clear()
         self.webhooks.clear()
         self.events_posted.clear()
+        self.retries.clear()
+        self.clock.set_offset(0.0)
         self.chat_rules.clear()
 
     def next_message_number(self) -> int:

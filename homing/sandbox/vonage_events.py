@@ -76,11 +76,13 @@ def status_body(message: RecordedMessage, kind: str) -> dict[str, Any]:
     return document
 
 
-def callback(message: RecordedMessage, kind: str, secret: str) -> tuple[bytes, dict[str, str]]:
-    """The JSON body and signed headers Vonage posts."""
+def callback(
+    message: RecordedMessage, kind: str, secret: str, at: float | None = None
+) -> tuple[bytes, dict[str, str]]:
+    """The JSON body and signed headers Vonage posts, signed at ``at`` (default now)."""
     body = json.dumps(status_body(message, kind)).encode()
     claims = {
-        "iat": int(time.time()),
+        "iat": int(time.time() if at is None else at),
         "jti": str(uuid.uuid4()),
         "iss": "Vonage",
         "payload_hash": hashlib.sha256(body).hexdigest(),

@@ -1,9 +1,10 @@
 """The inbound event journal: store first, then apply, settle or quarantine.
 
 ``journal_many`` stores a body's events (in a few transactions of their own) before
-anything acts on any of them, so every verified event is on disk first. Applying an
-event (its job's history, a suppression, a plan change) and settling its entry commit
-together.
+anything acts on any of them, so every verified event is on disk first; a signature's
+one-time value (Mailgun's token) is claimed in the first of them, so it counts as used
+only once its body is on disk. Applying an event (its job's history, a suppression, a
+plan change) and settling its entry commit together.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from homing.clock import Clock, as_datetime
 from homing.errors import StoreError
 from homing.models import DeliveryEvent, EntryStatus, EventType, RawEvent, new_id
 from homing.store.database import Database
+from homing.store.inbound_nonces import OneTime, claim
 from homing.store.inbound_schema import inbound_conflicts, inbound_events
 
 MAX_EVENT_ID = 255
@@ -127,7 +129,12 @@ class InboundStore:
         return (await self.journal_many(source, account_id, tenant_id, [raw]))[0]
 
     async def journal_many(
-        self, source: str, account_id: str, tenant_id: str | None, raws: Sequence[RawEvent]
+        self,
+        source: str,
+        account_id: str,
+        tenant_id: str | None,
+        raws: Sequence[RawEvent],
+        once: OneTime | None = None,
     ) -> list[Journaled]:
         """Store a body's events, each once per (source, account, event id), up to
         JOURNAL_BATCH to a transaction and a statement; one answer per event, in order.
@@ -135,16 +142,21 @@ class InboundStore:
         A repeat with the same body hash is a duplicate; with another hash it is kept
         in ``inbound_conflicts`` and never applied. A repeat of an event stored by this
         same call is a plain duplicate: it is applied once, by its first occurrence.
+        ``once``: the body's one-time value, claimed in the first transaction
+        (TokenReused, nothing stored, when it came before with another body).
         """
         created: set[str] = set()
         answers: list[Journaled] = []
-        for start in range(0, len(raws), JOURNAL_BATCH):
+        for start in range(0, max(len(raws), 1), JOURNAL_BATCH):
             rows = [
                 self._row(source, account_id, tenant_id, raw)
                 for raw in raws[start : start + JOURNAL_BATCH]
             ]
             async with self._db.transaction() as conn:
-                answers += await self._journal(conn, rows, created)
+                if once is not None and start == 0:
+                    await claim(conn, account_id, once, self.now())
+                if rows:
+                    answers += await self._journal(conn, rows, created)
         return answers
 
     def _row(

@@ -1,25 +1,46 @@
-"""Signature nonces: each one-time value accepted once per provider account.
+"""Signature nonces: each one-time value accepted with one body per provider account.
 
-A value is remembered until its signature would be stale anyway; each claim also
-deletes a bounded number of expired rows, so the table stays the size of the
-tolerance window's traffic without a sweeper.
+Mailgun signs a token, not the body, and retries a refused post with the same token
+for hours. So a token is remembered with the hash of the body it came with, for as long
+as its signature verifies: the same body again is the vendor's retry (the journal then
+answers it as a repeat), another body is a captured token grafted onto a forged event.
+The claim runs inside the transaction that journals the body (``InboundStore``), so a
+refusal or a crash of Homing's before that commit leaves the token unclaimed and the
+vendor's retry is taken. Each claim also deletes a bounded number of expired rows, and
+the retention purge deletes the rest, so the table stays the size of the window's
+traffic (bounded by each account's event rate).
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.store.database import Database
 from homing.store.inbound_schema import inbound_nonces
 
 # Expired rows deleted per claim: more than one claim adds, so the table drains.
 PURGE_BATCH: Final = 100
+
+
+@dataclass(frozen=True, slots=True)
+class OneTime:
+    """A signature's one-time value, the SHA-256 hex of the body it came with, and when
+    it may be forgotten (its signature is stale by then)."""
+
+    value: str
+    body_hash: str
+    expires_at: datetime
+
+
+class TokenReused(Exception):
+    """The one-time value was accepted before with another body."""
 
 
 def nonce_key(value: str) -> str:
@@ -27,36 +48,46 @@ def nonce_key(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class NonceStore:
-    """One-time values of inbound signatures (Mailgun's token), claimed once until they
-    expire."""
+async def purge_expired(conn: AsyncConnection, now: datetime, limit: int) -> int:
+    """Delete up to ``limit`` nonces expired by ``now``; how many went."""
+    c = inbound_nonces.c
+    expired = (
+        select(c.provider_account_id, c.nonce)
+        .where(c.expires_at <= now)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    result = await conn.execute(
+        delete(inbound_nonces).where(tuple_(c.provider_account_id, c.nonce).in_(expired))
+    )
+    return int(result.rowcount)
 
-    def __init__(self, db: Database) -> None:
-        self._db = db
 
-    async def claim(self, account_id: str, value: str, expires_at: datetime, now: datetime) -> bool:
-        """Remember ``value`` for the account until ``expires_at``; False when it is
-        remembered already (a replay). An expired entry is taken over, not refused."""
-        c = inbound_nonces.c
-        insert = pg_insert if self._db.dialect == "postgresql" else sqlite_insert
-        statement = (
-            insert(inbound_nonces)
-            .values(provider_account_id=account_id, nonce=nonce_key(value), expires_at=expires_at)
-            .on_conflict_do_update(
-                index_elements=[c.provider_account_id, c.nonce],
-                set_={"expires_at": expires_at},
-                where=c.expires_at <= now,
-            )
-            .returning(c.nonce)
+async def claim(conn: AsyncConnection, account_id: str, once: OneTime, now: datetime) -> None:
+    """Remember ``once`` for the account, inside the caller's transaction; TokenReused
+    when it is remembered with another body. The same body again is taken (a retry);
+    an expired entry is taken over."""
+    c = inbound_nonces.c
+    key = nonce_key(once.value)
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    statement = (
+        insert(inbound_nonces)
+        .values(
+            provider_account_id=account_id,
+            nonce=key,
+            expires_at=once.expires_at,
+            body_hash=once.body_hash,
         )
-        expired = (
-            select(c.provider_account_id, c.nonce)
-            .where(c.expires_at <= now)
-            .limit(PURGE_BATCH)
-            .with_for_update(skip_locked=True)
+        .on_conflict_do_update(
+            index_elements=[c.provider_account_id, c.nonce],
+            set_={"expires_at": once.expires_at, "body_hash": once.body_hash},
+            where=c.expires_at <= now,
         )
-        async with self._db.transaction() as conn:
-            await conn.execute(
-                delete(inbound_nonces).where(tuple_(c.provider_account_id, c.nonce).in_(expired))
-            )
-            return (await conn.execute(statement)).first() is not None
+        .returning(c.nonce)
+    )
+    await purge_expired(conn, now, PURGE_BATCH)
+    if (await conn.execute(statement)).first() is not None:
+        return
+    query = select(c.body_hash).where(c.provider_account_id == account_id, c.nonce == key)
+    if await conn.scalar(query) != once.body_hash:
+        raise TokenReused()

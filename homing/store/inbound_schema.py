@@ -110,13 +110,15 @@ sending_domains = Table(
 )
 
 # One-time values of signatures that do not cover the body (Mailgun's token), per
-# provider account, kept until the signature would be stale anyway (migration 0008).
-# ``nonce`` is the SHA-256 hex of the value, so its size is bounded whatever was sent.
+# provider account, kept until the signature would be stale anyway (migration 0008),
+# with the SHA-256 hex of the body they came with (0023_replay). ``nonce`` is the
+# SHA-256 hex of the value, so its size is bounded whatever was sent.
 inbound_nonces = Table(
     "inbound_nonces",
     metadata,
     Column("provider_account_id", ID, primary_key=True),
     Column("nonce", String(64), primary_key=True),
     Column("expires_at", UTCDateTime, nullable=False),
+    Column("body_hash", String(64)),
     Index("ix_inbound_nonces_expires_at", "expires_at"),
 )

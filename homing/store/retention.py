@@ -1,5 +1,5 @@
 """The SQL of retention: delete finished jobs past their age, scrub old payloads,
-delete invitations that ended long enough ago.
+delete invitations that ended long enough ago, and signature nonces past their window.
 
 Each batch is one short transaction. On PostgreSQL it first takes a transaction-level
 advisory lock (``pg_try_advisory_xact_lock``): when another worker holds it, the batch
@@ -25,6 +25,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from homing.models import TERMINAL_STATUSES
 from homing.store.console_schema import invitations
 from homing.store.database import Database
+from homing.store.inbound_nonces import purge_expired
 from homing.store.inbound_schema import inbound_events
 from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 from homing.store.sql import one_of
@@ -161,6 +162,14 @@ class RetentionStore:
                 delete(invitations).where(one_of(conn, c.id, ids) & _ended(before))
             )
             return int(result.rowcount)
+
+    async def purge_nonces(self, now: datetime, limit: int) -> int | None:
+        """Delete up to ``limit`` signature nonces expired by ``now`` (their signatures
+        no longer verify, so nothing needs them). None: another worker is purging."""
+        async with self._db.transaction() as conn:
+            if await self._locked_out(conn):
+                return None
+            return await purge_expired(conn, now, limit)
 
     async def count_invitations(self, before: datetime) -> int:
         """How many invitations ended before ``before`` (the dry run)."""

@@ -11,13 +11,14 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from homing.clock import ManualClock
 from homing.services import Services
 from homing.settings import Settings
 from homing.store import inbound as inbound_store
 from homing.store.inbound_schema import inbound_events
 from tests.admission_helpers import unique_prefix
 from tests.conftest import REDIS_URL, TenantClient, make_tenant
-from tests.inbound.conftest import connect, send_email
+from tests.inbound.conftest import connect, mailgun_body, send_email
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -70,6 +71,33 @@ async def test_an_account_over_its_events_per_minute_is_429_whole_and_alone(
     assert (
         await api.post(other.path, content=second, headers=other.sign(second))
     ).status_code == 200
+
+
+async def test_a_mailgun_post_refused_with_429_is_taken_when_mailgun_retries_it(
+    api: httpx.AsyncClient,
+    services: Services,
+    tenant: TenantClient,
+    settings: Settings,
+    clock: ManualClock,
+) -> None:
+    """The token is claimed with the journal, not before: Homing's 429 leaves it unused,
+    and Mailgun's retry (the same signed body) is taken once the window has room."""
+    if settings.redis_url:
+        pytest.skip("the Redis window runs on Redis's clock, which the test cannot move")
+    vendor = await connect(services, tenant, "mailgun")
+    for n in range(6):
+        body = mailgun_body({"event": "opened", "id": f"ev-{n}", "recipient": "a@example.com"})
+        assert (await api.post(vendor.path, content=body)).status_code == 200
+    late = mailgun_body({"event": "opened", "id": "ev-late", "recipient": "a@example.com"})
+    assert (await api.post(vendor.path, content=late)).status_code == 429
+    assert await _journaled(services) == 6
+    clock.advance(61)
+    retried = await api.post(vendor.path, content=late)
+    assert retried.status_code == 200, retried.text
+    assert retried.json()["received"] == 1 and retried.json()["duplicates"] == 0
+    assert await _journaled(services) == 7
+    again = await api.post(vendor.path, content=late)
+    assert again.json()["duplicates"] == 1, "a second retry is a repeat, not a second event"
 
 
 async def test_an_event_repeated_within_one_body_is_applied_once(

@@ -81,10 +81,16 @@ def test_sendgrid_vector_fails_after_any_one_byte_change_of_the_signature() -> N
         )
 
 
-def test_sendgrid_refuses_a_stale_timestamp_and_missing_headers() -> None:
+def test_sendgrid_takes_its_retries_for_a_day_and_refuses_older_or_missing_headers() -> None:
     body = SG["payload"].encode()
     headers = _sg_headers(SG["signature"], SG["timestamp"])
-    assert _fails(lambda: sendgrid_verify.verify(SG["public_key"], body, headers, now=SG_NOW + 301))
+    window = sendgrid_verify.MAX_AGE_SECONDS
+    assert window >= 24 * 3600, "SendGrid retries for up to 24 hours with the first signature"
+    sendgrid_verify.verify(SG["public_key"], body, headers, now=SG_NOW + 24 * 3600)
+    assert _fails(
+        lambda: sendgrid_verify.verify(SG["public_key"], body, headers, now=SG_NOW + window + 1)
+    )
+    assert _fails(lambda: sendgrid_verify.verify(SG["public_key"], body, headers, now=SG_NOW - 301))
     assert _fails(lambda: sendgrid_verify.verify(SG["public_key"], body, {}, now=SG_NOW))
 
 
@@ -204,10 +210,15 @@ def test_mailgun_good_and_bad_pairs() -> None:
     mailgun.verify("mg-signing-key", good, now=now)
     document: dict[str, Any] = json.loads(good)
     document["signature"]["token"] = "u" * 50
+    # Mailgun retries for 8 hours with the first attempt's signature block.
+    retried = _mailgun_body("mg-signing-key", int(now) - 8 * 3600)
+    nonce = mailgun.verify("mg-signing-key", retried, now=now)
+    assert nonce.body_hash == hashlib.sha256(retried).hexdigest()
     bad_bodies = [
         _mailgun_body("another-key", int(now)),
         json.dumps(document).encode(),
-        _mailgun_body("mg-signing-key", int(now) - 3600),
+        _mailgun_body("mg-signing-key", int(now) - mailgun.MAX_AGE_SECONDS - 1),
+        _mailgun_body("mg-signing-key", int(now) + 301),
         b'{"event-data": {}}',
         b"not json",
     ]

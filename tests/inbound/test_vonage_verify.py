@@ -40,7 +40,8 @@ def test_a_token_signed_with_the_secret_over_this_body_verifies() -> None:
         {"Authorization": "Basic abc"},
         _bearer(sign("another-secret", _claims())),
         _bearer(sign(SECRET, _claims(payload_hash="0" * 64))),
-        _bearer(sign(SECRET, _claims(iat=NOW - 3600))),
+        _bearer(sign(SECRET, _claims(iat=NOW - 25 * 3600 - 1))),
+        _bearer(sign(SECRET, _claims(iat=NOW + 301))),
         _bearer(sign(SECRET, _claims(iat="1760000000"))),
         _bearer(sign(SECRET, {"payload_hash": hashlib.sha256(BODY).hexdigest()})),
         _bearer("a.b"),
@@ -50,6 +51,10 @@ def test_a_token_signed_with_the_secret_over_this_body_verifies() -> None:
 def test_forged_stale_or_malformed_tokens_fail(headers: dict[str, str]) -> None:
     with pytest.raises(VerificationFailed):
         verify(SECRET, BODY, headers, now=NOW)
+
+
+def test_a_retry_signed_within_vonages_day_of_retries_verifies() -> None:
+    verify(SECRET, BODY, _bearer(sign(SECRET, _claims(iat=NOW - 24 * 3600))), now=NOW)
 
 
 def test_the_body_must_be_the_one_signed() -> None:

@@ -2,9 +2,9 @@
 
 An unknown provider account (or one without an inbound secret) is 404, a body over
 HOMING_INBOUND_MAX_BODY_BYTES is 413 before it is read whole, and a request that does
-not verify is 401 with the same words whatever was wrong with it (a replayed Mailgun
-signature included). A verified body is answered 200 with what became of its events,
-repeats included.
+not verify is 401 with the same words whatever was wrong with it (a Mailgun token
+grafted onto another body included). A verified body is answered 200 with what became
+of its events, repeats included: a vendor's retry of a body already taken is a repeat.
 """
 
 from __future__ import annotations
@@ -102,12 +102,13 @@ async def provider_events(
         return _not_found()
     body = await _body(request, services.settings, provider)
     headers = dict(request.headers)
+    scope = Scope(provider, target.provider_account_id, target.tenant_id)
     try:
-        await services.inbound.verify(target, body, headers, public_url(request, services.settings))
+        url = public_url(request, services.settings)
+        nonce = services.inbound.verify(target, body, headers, url)
+        summary = await services.inbound.receiver.receive(scope, body, headers, nonce)
     except VerificationFailed:
         # One per body: an unverified body's events are not read.
         INBOUND_EVENTS.labels(provider, UNVERIFIED).inc()
         return _unverified()
-    scope = Scope(provider, target.provider_account_id, target.tenant_id)
-    summary = await services.inbound.receiver.receive(scope, body, headers)
     return JSONResponse(summary.as_dict())

@@ -12,6 +12,15 @@ failure is answered with the same 401.
     mailgun    hex HMAC-SHA256 of timestamp + token, inside the JSON body
     paystack   hex HMAC-SHA512 of the raw body, ``x-paystack-signature``
     polar      Standard Webhooks (``standardwebhooks``, as Polar's SDK does)
+
+How old a signed timestamp may be is the vendor's own retry window plus a margin
+(``MAX_AGE``; sources in docs/security.md, "Replay windows"): a vendor retries with the
+signature of its first attempt, so a shorter limit turns every retry after an outage of
+Homing's into a refusal, and the bounces and complaints of that outage are lost. A
+replay inside the window is harmless instead: the journal applies an event id once, and
+Mailgun's token (the one scheme that does not sign the body) is remembered for the
+whole window together with the body it came with. A timestamp ahead of the clock is
+still refused past ``TOLERANCE_SECONDS``: no vendor signs in the future.
 """
 
 from __future__ import annotations
@@ -23,6 +32,9 @@ from dataclasses import dataclass
 from typing import Final
 
 __all__ = [
+    "MAX_AGE",
+    "RETRY_MARGIN",
+    "RETRY_WINDOWS",
     "TOLERANCE_SECONDS",
     "Nonce",
     "VerificationFailed",
@@ -31,21 +43,38 @@ __all__ = [
     "strict_b64decode",
 ]
 
-# Where a scheme signs a timestamp, a request older or newer than this is refused. The
-# Svix and Standard Webhooks libraries apply the same five minutes themselves.
+# The clock skew allowed between a vendor and Homing: a timestamp further ahead than
+# this is refused, and so is one older where the vendor signs each attempt anew (Svix
+# for Resend, Standard Webhooks for Polar: their libraries apply the same five minutes).
 TOLERANCE_SECONDS: Final = 300
+HOUR: Final = 3600
+# How long each vendor that reuses its first signature keeps retrying an event
+# (docs/security.md, "Replay windows", has the sources).
+RETRY_WINDOWS: Final[dict[str, int]] = {
+    "mailgun": 8 * HOUR,  # 5, 10, 15 min, 1, 2, 4 h: "during 8 hours"
+    "sendgrid": 24 * HOUR,  # "retried at increasing intervals for up to 24 hours"
+    "vonage": 24 * HOUR,  # 5 s doubling to 15 min, then every 15 min; 24 h
+}
+# Past the window, for a vendor's queue that runs late and for clocks that differ.
+RETRY_MARGIN: Final = HOUR
+MAX_AGE: Final[dict[str, int]] = {
+    vendor: window + RETRY_MARGIN for vendor, window in RETRY_WINDOWS.items()
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Nonce:
-    """A one-time value a signature covers (Mailgun's token), to be accepted only once.
+    """A one-time value a signature covers (Mailgun's token), to be accepted with one
+    body only: the vendor's retry of that body again, never another body.
 
     ``until`` (epoch seconds): after it the signature no longer verifies anyway (its
-    timestamp is stale), so the value need not be remembered longer.
+    timestamp is stale), so the value need not be remembered longer. ``body_hash``: the
+    SHA-256 hex of the body it came with.
     """
 
     value: str
     until: float
+    body_hash: str
 
 
 class VerificationFailed(Exception):
@@ -60,12 +89,13 @@ def lowered(headers: Mapping[str, str]) -> dict[str, str]:
     return {name.lower(): value for name, value in headers.items()}
 
 
-def fresh(timestamp: str, now: float, tolerance: float = TOLERANCE_SECONDS) -> int:
-    """The timestamp as an int, if it is plain decimal seconds within ``tolerance`` of now."""
+def fresh(timestamp: str, now: float, max_age: float = TOLERANCE_SECONDS) -> int:
+    """The timestamp as an int, if it is plain decimal seconds at most ``max_age`` before
+    now and at most ``TOLERANCE_SECONDS`` after it."""
     if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
         raise VerificationFailed()
     value = int(timestamp)
-    if abs(now - value) > tolerance:
+    if now - value > max_age or value - now > TOLERANCE_SECONDS:
         raise VerificationFailed()
     return value
 

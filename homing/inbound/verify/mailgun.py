@@ -3,7 +3,9 @@
 The signature is hex HMAC-SHA256 of ``timestamp + token`` keyed with the account's
 webhook signing key. The body must be parsed to find it; nothing else in it is read.
 The body itself is not signed, so a captured signature block would verify any body:
-``verify`` returns the token as a ``Nonce`` that the caller accepts only once.
+``verify`` returns the token as a ``Nonce`` bound to this body's hash, which the caller
+accepts with this body only. Mailgun retries a refused post with the same signature
+block for 8 hours, so a timestamp is accepted for that long (``MAX_AGE``).
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from typing import Any
+from typing import Any, Final
 
-from homing.inbound.verify import TOLERANCE_SECONDS, Nonce, VerificationFailed, fresh
+from homing.inbound.verify import MAX_AGE, Nonce, VerificationFailed, fresh
+
+MAX_AGE_SECONDS: Final = MAX_AGE["mailgun"]
 
 
 def _signature_block(body: bytes) -> tuple[str, str, str]:
@@ -32,10 +36,10 @@ def _signature_block(body: bytes) -> tuple[str, str, str]:
 
 def verify(signing_key: str, body: bytes, *, now: float) -> Nonce:
     """The signature's token, unless the body's signature block is invalid or stale
-    (VerificationFailed). The caller must refuse a token it has seen before."""
+    (VerificationFailed). The caller must refuse a token it has seen with another body."""
     timestamp, token, signature = _signature_block(body)
-    signed_at = fresh(timestamp, now)
+    signed_at = fresh(timestamp, now, MAX_AGE_SECONDS)
     expected = hmac.new(signing_key.encode(), (timestamp + token).encode(), hashlib.sha256)
     if not hmac.compare_digest(expected.hexdigest().encode(), signature.encode()):
         raise VerificationFailed()
-    return Nonce(token, signed_at + TOLERANCE_SECONDS)
+    return Nonce(token, signed_at + MAX_AGE_SECONDS, hashlib.sha256(body).hexdigest())

@@ -3,7 +3,9 @@
 The verification key is the base64 DER SubjectPublicKeyInfo that SendGrid shows (PEM is
 accepted too). The signature header is base64 DER. SendGrid's own helper lives in the
 full SendGrid SDK on top of a pure-Python ECDSA package; ``cryptography`` (OpenSSL) is
-already a dependency of Homing and does the same check.
+already a dependency of Homing and does the same check. SendGrid retries a refused post
+for up to 24 hours, so a timestamp is accepted for that long (``MAX_AGE``); a replayed
+body is its events again, which the journal answers by ``sg_event_id``.
 """
 
 from __future__ import annotations
@@ -17,10 +19,17 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from homing.inbound.verify import VerificationFailed, fresh, lowered, strict_b64decode
+from homing.inbound.verify import (
+    MAX_AGE,
+    VerificationFailed,
+    fresh,
+    lowered,
+    strict_b64decode,
+)
 
 SIGNATURE_HEADER: Final = "X-Twilio-Email-Event-Webhook-Signature"
 TIMESTAMP_HEADER: Final = "X-Twilio-Email-Event-Webhook-Timestamp"
+MAX_AGE_SECONDS: Final = MAX_AGE["sendgrid"]
 
 
 def load_verification_key(text: str) -> ec.EllipticCurvePublicKey:
@@ -42,7 +51,7 @@ def verify(verification_key: str, body: bytes, headers: Mapping[str, str], *, no
     """Raise VerificationFailed unless the headers sign ``body`` with this key, recently."""
     found = lowered(headers)
     timestamp = found.get(TIMESTAMP_HEADER.lower(), "")
-    fresh(timestamp, now)
+    fresh(timestamp, now, MAX_AGE_SECONDS)
     signature = strict_b64decode(found.get(SIGNATURE_HEADER.lower(), ""))
     try:
         key = load_verification_key(verification_key)

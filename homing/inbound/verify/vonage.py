@@ -1,11 +1,12 @@
 """Vonage signs its Messages API webhooks with a JWT: ``Authorization: Bearer <token>``.
 
 The token is HS256 with the account's signature secret; its ``payload_hash`` claim is
-the hex SHA-256 of the raw body and ``iat`` when it was signed (refused when more than
-5 minutes off). Only HS256 is accepted, whatever the header says otherwise ("none", an
-RSA algorithm): the algorithm is ours to choose, not the sender's. The signature is
+the hex SHA-256 of the raw body and ``iat`` when it was signed (refused when older than
+Vonage's 24 hours of retries, ``MAX_AGE``, or more than 5 minutes ahead). Only HS256 is
+accepted, whatever the header says otherwise ("none", an RSA algorithm): the algorithm
+is ours to choose, not the sender's. The signature is
 compared as the canonical base64url text of the HMAC, so no other spelling verifies.
-A replay inside the tolerance is the same event again, which the journal answers as a
+A replay inside that window is the same event again, which the journal answers as a
 duplicate without applying it twice.
 """
 
@@ -19,10 +20,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from homing.inbound.verify import VerificationFailed, fresh, lowered
+from homing.inbound.verify import MAX_AGE, VerificationFailed, fresh, lowered
 
 MAX_TOKEN: Final = 4096
 _HEADER: Final = {"alg": "HS256", "typ": "JWT"}
+MAX_AGE_SECONDS: Final = MAX_AGE["vonage"]
 
 
 def b64url(raw: bytes) -> str:
@@ -72,4 +74,4 @@ def verify(secret: str, body: bytes, headers: Mapping[str, str], *, now: float) 
     iat = claims.get("iat")
     if isinstance(iat, bool) or not isinstance(iat, int):
         raise VerificationFailed()
-    fresh(str(iat), now)
+    fresh(str(iat), now, MAX_AGE_SECONDS)
