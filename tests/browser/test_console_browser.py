@@ -200,7 +200,7 @@ async def test_rotate_the_signing_secret_with_the_overlap_shown(
     await page.get_by_role("navigation").get_by_role("link", name="Audit log").click()
     await expect(page.get_by_role("heading", name="Audit log")).to_be_visible()
     rows = page.locator("tr.audit-event")
-    await expect(rows).to_have_count(2)
+    await expect(rows).to_have_count(3)  # and, oldest, the owner's own user.added
     await expect(rows.first).to_contain_text("webhook_secret.rotated")
     await expect(rows.first).to_contain_text("owner@acme.example")
     await expect(rows.first).to_contain_text('"secret":"changed"')
