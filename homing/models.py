@@ -503,6 +503,7 @@ class AuditAction(enum.StrEnum):
     INVITATION_ACCEPTED = "invitation.accepted"
     MEMBER_ROLE_CHANGED = "member.role_changed"
     MEMBER_REMOVED = "member.removed"
+    USER_ADDED = "user.added"
 
 
 class ActorKind(enum.StrEnum):

@@ -17,6 +17,13 @@ decides ("open" admits, "closed" refuses), every such decision is counted
 (``homing_rate_limit_storage_errors_total``), and the outage is logged once when it
 starts and once when it ends. After a failure Redis is left alone for ``cooldown``
 seconds, so an outage costs no request a timeout.
+
+``reserve`` takes one request that ``forgive`` may give back: a caller counts an
+attempt before its outcome is known (a sign-in counts the password check before it
+runs, and a right password gives its request back), so however many attempts arrive
+at once, at most ``limit`` are let through a window. In memory a request is named by
+its time (requests at one time are alike to the window); in Redis by a unique member
+of the sorted set, added by the same script as a hit and removed with one ZREM.
 """
 
 from __future__ import annotations
@@ -27,9 +34,9 @@ import math
 import os
 import time
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 import redis.asyncio as aioredis
 from prometheus_client import Counter
@@ -40,11 +47,19 @@ from redis.exceptions import RedisError
 from homing.clock import Clock, SystemClock
 from homing.errors import RateLimited, RateLimitUnavailable
 
-__all__ = ["OnError", "RateDecision", "RateLimiter", "memory_limiter", "redis_limiter"]
+__all__ = [
+    "OnError",
+    "RateDecision",
+    "RateLimiter",
+    "Reservation",
+    "memory_limiter",
+    "redis_limiter",
+]
 
 log = logging.getLogger("homing.ratelimit")
 
 OnError = Literal["open", "closed"]
+T = TypeVar("T")
 
 # prometheus-client metrics are process-wide by design; this one is only ever incremented.
 STORAGE_ERRORS = Counter(
@@ -91,6 +106,19 @@ class RateDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class Reservation:
+    """One request taken by ``RateLimiter.reserve``; ``name`` is empty when none was
+    taken (refused, or decided without the store), so there is nothing to forgive."""
+
+    decision: RateDecision
+    key: str
+    name: str
+
+    def __repr__(self) -> str:
+        return f"Reservation(allowed={self.decision.allowed}, taken={bool(self.name)})"
+
+
+@dataclass(frozen=True, slots=True)
 class _Window:
     """A window after one hit (or look): admitted?, requests in it, its oldest one's time."""
 
@@ -105,6 +133,14 @@ class _Windows(Protocol):
         self, key: str, limit: int, per_seconds: float, costs: Sequence[int]
     ) -> list[_Window]:
         """Each of ``costs`` in turn: add that many requests when they fit (0: look)."""
+        ...
+
+    async def reserve(self, key: str, limit: int, per_seconds: float) -> tuple[_Window, str]:
+        """Add one request when it fits, and its name ("" when it did not fit)."""
+        ...
+
+    async def forgive(self, key: str, name: str) -> None:
+        """Remove the request ``name`` from ``key``'s window, if it is still there."""
         ...
 
     async def ping(self) -> bool:
@@ -167,6 +203,23 @@ class RateLimiter:
         """What ``hit`` would see now, without taking anything."""
         return (await self._take((key, limit, per_seconds), [0]))[0]
 
+    async def reserve(self, key: str, limit: int, per_seconds: float) -> Reservation:
+        """Take one request from ``key``'s window, as ``hit`` does, in a way ``forgive``
+        can undo: an attempt counted before its outcome is known."""
+        taken = await self._guarded(lambda: self._windows.reserve(key, limit, per_seconds))
+        if taken is None:
+            return Reservation(self._degraded(limit, per_seconds), key, "")
+        window, name = taken
+        decision = _decision(window, 1, limit, per_seconds, self._clock.now())
+        return Reservation(decision, key, name)
+
+    async def forgive(self, reservation: Reservation) -> None:
+        """Give back the request ``reservation`` took (nothing when it took none); the
+        window then counts as if it had never been asked."""
+        if reservation.name:
+            name = reservation.name
+            await self._guarded(lambda: self._windows.forgive(reservation.key, name))
+
     async def ping(self) -> bool:
         """Whether the shared store answers a PING within its timeout (``/readyz``);
         asked of the store itself, whatever the cooldown after a failure says."""
@@ -199,19 +252,27 @@ class RateLimiter:
 
     async def _take(self, group: _Group, costs: list[int]) -> list[RateDecision]:
         key, limit, per_seconds = group
-        if self._resting():
+        windows = await self._guarded(lambda: self._windows.take(key, limit, per_seconds, costs))
+        if windows is None:
             return [self._degraded(limit, per_seconds) for _ in costs]
-        try:
-            windows = await self._windows.take(key, limit, per_seconds, costs)
-        except _STORE_FAILURES as exc:
-            self._failed(exc)
-            return [self._degraded(limit, per_seconds) for _ in costs]
-        self._recovered()
         now = self._clock.now()
         return [
             _decision(w, cost, limit, per_seconds, now)
             for w, cost in zip(windows, costs, strict=True)
         ]
+
+    async def _guarded(self, call: Callable[[], Awaitable[T]]) -> T | None:
+        """What the store answers to ``call``; None when it is resting after a failure
+        or fails now (noted, so the caller decides by the on-error policy)."""
+        if self._resting():
+            return None
+        try:
+            answer = await call()
+        except _STORE_FAILURES as exc:
+            self._failed(exc)
+            return None
+        self._recovered()
+        return answer
 
     def _resting(self) -> bool:
         return self._down and time.monotonic() < self._down_until
@@ -278,20 +339,43 @@ class _MemoryWindows:
         self, key: str, limit: int, per_seconds: float, costs: Sequence[int]
     ) -> list[_Window]:
         now = self._clock.now()
-        held = self._held(key, per_seconds)
-        hits = held.hits
-        while hits and hits[0] <= now - per_seconds:
-            hits.popleft()
+        hits = self._current(key, per_seconds, now)
         windows = []
         for cost in costs:
             allowed = cost > 0 and len(hits) + cost <= limit
             if allowed:
                 hits.extend([now] * cost)
             windows.append(_Window(allowed, len(hits), hits[0] if hits else None, now))
+        self._counted(now)
+        return windows
+
+    async def reserve(self, key: str, limit: int, per_seconds: float) -> tuple[_Window, str]:
+        now = self._clock.now()
+        hits = self._current(key, per_seconds, now)
+        allowed = len(hits) < limit
+        if allowed:
+            hits.append(now)
+        self._counted(now)
+        name = repr(now) if allowed else ""
+        return _Window(allowed, len(hits), hits[0] if hits else None, now), name
+
+    async def forgive(self, key: str, name: str) -> None:
+        held = self._windows.get(key)
+        at = float(name)
+        if held is not None and at in held.hits:
+            held.hits.remove(at)
+
+    def _current(self, key: str, per_seconds: float, now: float) -> deque[float]:
+        """``key``'s requests still inside a window of ``per_seconds`` ending now."""
+        hits = self._held(key, per_seconds).hits
+        while hits and hits[0] <= now - per_seconds:
+            hits.popleft()
+        return hits
+
+    def _counted(self, now: float) -> None:
         self._takes += 1
         if self._takes % SWEEP_EVERY == 0:
             self._forget_idle(now)
-        return windows
 
     def _held(self, key: str, per_seconds: float) -> _Held:
         held = self._windows.get(key)
@@ -318,7 +402,8 @@ class _MemoryWindows:
 
 
 # KEYS[1]: the window. ARGV: per_seconds, limit, a unique token, then one cost per hit
-# (0: look only). Returns the oldest request's time (or ""), now, then for each hit
+# (0: look only); the requests of the hit whose cost is ARGV[j] are the members
+# <token>:<j>:<1..cost>. Returns the oldest request's time (or ""), now, then for each hit
 # allowed (0/1) and the requests in the window after it. Times as strings: a Lua number
 # returned to Redis is cut to an integer.
 _TAKE = """
@@ -364,8 +449,25 @@ class _RedisWindows:
     async def take(
         self, key: str, limit: int, per_seconds: float, costs: Sequence[int]
     ) -> list[_Window]:
+        return await self._run(key, limit, per_seconds, self._next_token(), costs)
+
+    async def reserve(self, key: str, limit: int, per_seconds: float) -> tuple[_Window, str]:
+        token = self._next_token()
+        (window,) = await self._run(key, limit, per_seconds, token, [1])
+        # The one hit's cost is ARGV[4], so its one request is the member <token>:4:1.
+        return window, f"{token}:4:1" if window.allowed else ""
+
+    async def forgive(self, key: str, name: str) -> None:
+        await self._client.zrem(self._prefix + key, name)
+
+    def _next_token(self) -> str:
         self._calls += 1
-        args: list[str | int | float] = [per_seconds, limit, f"{self._token}:{self._calls}", *costs]
+        return f"{self._token}:{self._calls}"
+
+    async def _run(
+        self, key: str, limit: int, per_seconds: float, token: str, costs: Sequence[int]
+    ) -> list[_Window]:
+        args: list[str | int | float] = [per_seconds, limit, token, *costs]
         oldest_text, now_text, *pairs = await self._script(keys=[self._prefix + key], args=args)
         oldest = float(oldest_text) if oldest_text else None
         now = float(now_text)

@@ -207,7 +207,7 @@ class Services:
             lockout_seconds=s.console_lockout_minutes * 60,
             per_minute=s.console_logins_per_minute,
         )
-        return People(PeopleStore(self.db), self.limiter, self.clock, rules)
+        return People(PeopleStore(self.db), self.audit, self.limiter, self.clock, rules)
 
     @cached_property
     def flashes(self) -> Flashes:

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 import httpx
 
 from homing.api.app import create_app
+from homing.managers.audit import CLI_ACTOR
 from homing.services import Services
 from homing.store.people import Role, User
 
@@ -27,7 +28,7 @@ async def add_user(
 ) -> User:
     """A console user with ``PASSWORD``: a member of ``tenant_id`` or an operator."""
     return await services.people.add_user(
-        email, PASSWORD, tenant_id=tenant_id, role=role, operator=operator
+        email, PASSWORD, actor=CLI_ACTOR, tenant_id=tenant_id, role=role, operator=operator
     )
 
 

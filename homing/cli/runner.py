@@ -22,6 +22,7 @@ from homing.cli.metrics_server import metrics_serving
 from homing.cli.supervisor import ChildProcesses, default_worker_processes
 from homing.errors import Conflict
 from homing.managers.accounts import NewProvider
+from homing.managers.audit import CLI_ACTOR
 from homing.models import Channel, Plan
 from homing.services import Services
 from homing.store.people import Role
@@ -318,7 +319,12 @@ async def _demo_login(services: Services, tenant_id: str) -> tuple[str, str]:
     for email in ("demo@example.com", f"demo-{tenant_id[-8:]}@example.com"):
         try:
             await services.people.add_user(
-                email, password, tenant_id=tenant_id, role=Role.OWNER, operator=True
+                email,
+                password,
+                actor=CLI_ACTOR,
+                tenant_id=tenant_id,
+                role=Role.OWNER,
+                operator=True,
             )
         except Conflict:
             continue

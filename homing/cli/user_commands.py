@@ -58,7 +58,12 @@ async def run(services: Services, args: argparse.Namespace) -> int:
     password = _password(args.password_stdin)
     role = None if args.operator else Role(args.role)
     user = await services.people.add_user(
-        args.email, password, tenant_id=args.tenant, role=role, operator=args.operator
+        args.email,
+        password,
+        actor=CLI_ACTOR,
+        tenant_id=args.tenant,
+        role=role,
+        operator=args.operator,
     )
     print(
         json.dumps(

@@ -7,10 +7,14 @@ comes first, or when its user signs out (there, or everywhere). A session that e
 unseen is deleted, with its flashes, at the next sign-in of anyone.
 
 Guessing is throttled on two windows of the rate limiter (``homing.ratelimit``): the
-failed sign-ins of one email (HOMING_CONSOLE_LOGIN_FAILURES in
-HOMING_CONSOLE_LOCKOUT_MINUTES lock it until the oldest failure leaves the window, and
-while locked even the right password is refused) and every sign-in of one client
-address (HOMING_CONSOLE_LOGINS_PER_MINUTE). Password checks run off the event loop.
+password checks of one email (HOMING_CONSOLE_LOGIN_FAILURES in
+HOMING_CONSOLE_LOCKOUT_MINUTES lock it until the oldest leaves the window, and while
+locked even the right password is refused) and every sign-in of one client address
+(HOMING_CONSOLE_LOGINS_PER_MINUTE). A check is counted before it runs and given back
+when the password was right, so guesses sent at once, to one process or to several
+sharing Redis, get no more checks than the lockout allows. An unknown email is checked
+against a fixed hash, so it takes as long as a wrong password and answers the same.
+Password checks run off the event loop.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from datetime import timedelta
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import hash_password, hash_token, verify_password
-from homing.errors import InvalidRequest, RateLimited, Unauthenticated
+from homing.errors import InvalidRequest, RateLimited, RateLimitUnavailable, Unauthenticated
+from homing.managers.audit import AuditLog
+from homing.models import Actor, AuditAction
 from homing.ratelimit import RateLimiter
 from homing.store.people import Membership, PeopleStore, Role, Session, User
 
@@ -69,9 +75,15 @@ class People:
     """Users, memberships and sessions of the console."""
 
     def __init__(
-        self, store: PeopleStore, limiter: RateLimiter, clock: Clock, rules: SessionRules
+        self,
+        store: PeopleStore,
+        audit: AuditLog,
+        limiter: RateLimiter,
+        clock: Clock,
+        rules: SessionRules,
     ) -> None:
         self._store = store
+        self._audit = audit
         self._limiter = limiter
         self._clock = clock
         self._rules = rules
@@ -84,43 +96,68 @@ class People:
         email: str,
         password: str,
         *,
+        actor: Actor,
         tenant_id: str | None = None,
         role: Role | None = None,
         operator: bool = False,
     ) -> User:
-        """A new user, an operator or a member of ``tenant_id`` with ``role``."""
+        """A new user, an operator and/or a member of ``tenant_id`` with ``role``: one
+        ``user.added`` event (the tenant's, for a member) in the transaction that adds
+        the user, which the tenant is checked in first (an unknown one adds nothing)."""
         email = normal_email(email)
         check_new_password(password)
         digest = await asyncio.to_thread(hash_password, password)
         now = as_datetime(self._clock.now())
-        user = await self._store.add_user(email, digest, operator=operator, now=now)
-        if tenant_id is not None:
-            await self._store.set_role(user.id, tenant_id, role or Role.VIEWER, now)
-        return user
+        membership = None if tenant_id is None else (tenant_id, role or Role.VIEWER)
+        event = self._audit.event(
+            actor,
+            AuditAction.USER_ADDED,
+            tenant_id=tenant_id,
+            target_type="user",
+            changes={
+                "email": email,
+                "operator": operator,
+                "role": None if membership is None else membership[1].value,
+            },
+        )
+        return await self._store.add_user(
+            email, digest, operator=operator, now=now, audit=event, membership=membership
+        )
 
     async def sign_in(self, email: str, password: str, client: str) -> str:
         """A new session's token for the right email and password; Unauthenticated
-        otherwise (the same answer whichever was wrong), RateLimited while the email is
-        locked or the client tries too often."""
+        otherwise (the same answer, after the same work, whichever was wrong),
+        RateLimited while the email is locked or the client tries too often."""
         rules = self._rules
         address = await self._limiter.hit(f"console-login:client:{client}", rules.per_minute, 60)
         address.enforce(60, "sign-ins", " from this address")
         key = "console-login:email:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()
-        window = rules.lockout_seconds
-        if not (await self._limiter.peek(key, rules.failures, window)).remaining:
+        # Counted before the check and given back on success: a burst of guesses sent
+        # at once gets no more checks than the lockout allows (docs/security.md).
+        attempt = await self._limiter.reserve(key, rules.failures, rules.lockout_seconds)
+        if not attempt.decision.allowed:
+            if attempt.decision.degraded:
+                raise RateLimitUnavailable()
             raise RateLimited(
                 "too many failed sign-ins for this email; try again later",
-                {"window_seconds": window},
-                retry_after=window,
+                {"window_seconds": rules.lockout_seconds},
+                retry_after=rules.lockout_seconds,
             )
-        found = None
-        if len(email) <= MAX_EMAIL and len(password) <= MAX_PASSWORD:
-            found = await self._store.credentials(email.strip().lower())
-        stored = found[1] if found else None
-        if found is None or not await asyncio.to_thread(verify_password, stored, password):
-            await self._limiter.hit(key, rules.failures, window)
+        user = await self._checked(email, password)
+        if user is None:
             raise Unauthenticated("that email and password do not match")
-        return await self.open_session(found[0])
+        await self._limiter.forgive(attempt)
+        return await self.open_session(user)
+
+    async def _checked(self, email: str, password: str) -> User | None:
+        """The user whose email and password these are, or None. An unknown email or an
+        oversized input costs what a wrong password does: one lookup (of "", which no
+        user has, for an oversized email) and one Argon2 check (against a fixed hash)."""
+        fits = len(email) <= MAX_EMAIL and len(password) <= MAX_PASSWORD
+        found = await self._store.credentials(email.strip().lower() if fits else "")
+        stored = found[1] if found and fits else None
+        right = await asyncio.to_thread(verify_password, stored, password[:MAX_PASSWORD])
+        return found[0] if found and right else None
 
     async def open_session(self, user: User) -> str:
         """A new session of ``user``: its token, for the browser's cookie only."""
@@ -161,8 +198,26 @@ class People:
     async def membership(self, user: User, tenant_id: str) -> Membership | None:
         return await self._store.membership(user.id, tenant_id)
 
-    async def set_role(self, user: User, tenant_id: str, role: Role) -> None:
-        await self._store.set_role(user.id, tenant_id, role, as_datetime(self._clock.now()))
+    async def set_role(self, user: User, tenant_id: str, role: Role, actor: Actor) -> None:
+        """Make ``user`` a member of ``tenant_id`` with ``role``: one
+        ``member.role_changed`` event (``from`` None for a new member) in the same
+        transaction; nothing when they hold that role already."""
+        held = await self._store.membership(user.id, tenant_id)
+        if held is not None and held.role is role:
+            return
+        event = self._audit.event(
+            actor,
+            AuditAction.MEMBER_ROLE_CHANGED,
+            tenant_id=tenant_id,
+            target_type="member",
+            target_id=user.id,
+            changes={
+                "email": user.email,
+                "role": {"from": None if held is None else held.role.value, "to": role.value},
+            },
+        )
+        now = as_datetime(self._clock.now())
+        await self._store.set_role(user.id, tenant_id, role, now, event)
 
     async def user(self, email: str) -> User | None:
         found = await self._store.credentials(normal_email(email))

@@ -4,6 +4,8 @@ A user signs in with an email and a password (stored as Argon2id only); a member
 gives them one role in one tenant; the ``operator`` flag gives them the platform.
 Sessions are stored by the SHA-256 of their token (``homing.crypto.hash_token``) with
 their idle and absolute ends; the manager (``homing.managers.people``) decides.
+Every write that gives a user a role (operator, or a tenant's owner or viewer) writes
+its audit event in the same transaction (``write_event``).
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
 from homing.models import Tenant, new_id
+from homing.store.audit import AuditEvent, write_event
 from homing.store.console_schema import console_sessions, memberships, users
 from homing.store.database import Database
 from homing.store.schema import tenants
@@ -67,6 +71,23 @@ def _user(row: Any) -> User:
     return User(id=row.id, email=row.email, operator=row.operator, created_at=row.created_at)
 
 
+async def _tenant_exists(conn: AsyncConnection, tenant_id: str) -> None:
+    """NotFound unless the tenant exists (checked before anything is written)."""
+    query = select(tenants.c.id).where(tenants.c.id == tenant_id)
+    if (await conn.execute(query)).first() is None:
+        raise NotFound("tenant not found")
+
+
+async def _join(
+    conn: AsyncConnection, user_id: str, tenant_id: str, role: Role, now: datetime
+) -> None:
+    """The user's one membership of the tenant, with ``role`` (a former one replaced)."""
+    c = memberships.c
+    await conn.execute(delete(memberships).where(c.user_id == user_id, c.tenant_id == tenant_id))
+    row = {"user_id": user_id, "tenant_id": tenant_id, "role": role.value, "created_at": now}
+    await conn.execute(memberships.insert().values(**row))
+
+
 class PeopleStore:
     """The SQL of users, memberships and console sessions."""
 
@@ -74,11 +95,21 @@ class PeopleStore:
         self._db = db
 
     async def add_user(
-        self, email: str, password_hash: str, *, operator: bool, now: datetime
+        self,
+        email: str,
+        password_hash: str,
+        *,
+        operator: bool,
+        now: datetime,
+        audit: AuditEvent,
+        membership: tuple[str, Role] | None = None,
     ) -> User:
-        """A new user; Conflict when the email is taken."""
+        """A new user (an operator, and/or a member of ``membership``'s tenant with its
+        role) and its audit event, in one transaction, after the tenant is checked:
+        NotFound when the tenant does not exist, Conflict when the email is taken."""
+        user_id = new_id()
         row = {
-            "id": new_id(),
+            "id": user_id,
             "email": email,
             "password_hash": password_hash,
             "operator": operator,
@@ -86,7 +117,12 @@ class PeopleStore:
         }
         try:
             async with self._db.transaction() as conn:
+                if membership is not None:
+                    await _tenant_exists(conn, membership[0])
                 await conn.execute(users.insert().values(**row))
+                if membership is not None:
+                    await _join(conn, user_id, *membership, now)
+                await write_event(conn, audit.about(target_id=user_id))
         except IntegrityError:
             raise Conflict("a user with this email exists already") from None
         return _user(SimpleNamespace(**row))
@@ -97,24 +133,16 @@ class PeopleStore:
             row = (await conn.execute(select(users).where(users.c.email == email))).first()
         return (_user(row), row.password_hash) if row else None
 
-    async def set_role(self, user_id: str, tenant_id: str, role: Role, now: datetime) -> None:
-        """Make the user a member of the tenant with ``role`` (replacing a former role);
-        NotFound when the tenant does not exist."""
-        c = memberships.c
+    async def set_role(
+        self, user_id: str, tenant_id: str, role: Role, now: datetime, audit: AuditEvent
+    ) -> None:
+        """Make the user a member of the tenant with ``role`` (replacing a former role),
+        with its audit event, in one transaction; NotFound when the tenant does not
+        exist."""
         async with self._db.transaction() as conn:
-            exists = (
-                await conn.execute(select(tenants.c.id).where(tenants.c.id == tenant_id))
-            ).first()
-            if exists is None:
-                raise NotFound("tenant not found")
-            await conn.execute(
-                delete(memberships).where(c.user_id == user_id, c.tenant_id == tenant_id)
-            )
-            await conn.execute(
-                memberships.insert().values(
-                    user_id=user_id, tenant_id=tenant_id, role=role.value, created_at=now
-                )
-            )
+            await _tenant_exists(conn, tenant_id)
+            await _join(conn, user_id, tenant_id, role, now)
+            await write_event(conn, audit)
 
     async def memberships(self, user_id: str) -> list[Membership]:
         """The user's tenants and roles, by tenant name."""

@@ -125,7 +125,7 @@ async def test_a_refused_console_change_records_nothing(
         viewer_csrf = await sign_in(viewer, "vic@example.com")
         refused = await viewer.post(f"{base}/api-keys", data={"csrf": viewer_csrf, "name": "x"})
     assert (last.status_code, gone.status_code, refused.status_code) == (409, 404, 403)
-    assert await _events(services, tenant.tenant_id) == []
+    assert _user_events(await _events(services, tenant.tenant_id)) == []
 
 
 async def test_an_operators_suspend_and_resume_are_recorded_and_shown_to_both(
@@ -147,18 +147,19 @@ async def test_an_operators_suspend_and_resume_are_recorded_and_shown_to_both(
         )
         await sign_in(owner, "ada@example.com")
         theirs = await owner.get(f"/t/{acme.tenant_id}/audit")
-    events = await _events(services, acme.tenant_id)
+    events = _user_events(await _events(services, acme.tenant_id))
     assert [e.action for e in events] == [AuditAction.TENANT_RESUMED, AuditAction.TENANT_SUSPENDED]
     assert {e.actor for e in events} == {Actor(ActorKind.USER, root.id, "root@example.com")}
     assert [e.changes for e in events] == [{"suspended": False}, {"suspended": True}]
     assert everyone.status_code == 200 and 'href="/operator/audit" aria-current="page"' in (
         everyone.text
     )
-    assert _rows(everyone.text) == ["tenant.resumed", "tenant.suspended"]
+    # ... and after the two users the test began with (``homing user add``'s path).
+    assert _rows(everyone.text) == ["tenant.resumed", "tenant.suspended", *["user.added"] * 2]
     assert acme.tenant_id in everyone.text and "root@example.com" in everyone.text
     assert _rows(narrowed.text) == ["tenant.suspended"]
     assert theirs.status_code == 200
-    assert _rows(theirs.text) == ["tenant.resumed", "tenant.suspended"]
+    assert _rows(theirs.text) == ["tenant.resumed", "tenant.suspended", "user.added"]
 
 
 _ROW = re.compile(r'<tr class="audit-event">.*?</td>.*?<td>([a-z_]+\.[a-z_]+)</td>', re.DOTALL)
@@ -198,7 +199,8 @@ async def test_the_owner_sees_the_tenants_audit_log_newest_first_filtered_and_pa
         keys = await client.get(page, params={"action": "api_key.issued"})
     assert f'href="{page}"' in overview.text
     assert first.status_code == 200 and len(_rows(first.text)) == 50
-    assert len(_rows(second.text)) == 10 and "Older events" not in second.text
+    # 61 events: the 60 seeded and ada's own user.added (the newest).
+    assert len(_rows(second.text)) == 11 and "Older events" not in second.text
     assert first.text.index("{&#34;n&#34;:59}") < first.text.index("{&#34;n&#34;:58}")
     assert "{&#34;n&#34;:0}" in second.text
     assert set(_rows(keys.text)) == {"api_key.issued"} and len(_rows(keys.text)) == 30

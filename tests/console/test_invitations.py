@@ -13,6 +13,7 @@ import pytest
 
 from homing.clock import ManualClock, as_datetime
 from homing.console.user_pages import PAGE
+from homing.managers.audit import CLI_ACTOR
 from homing.managers.invitations import INVALID
 from homing.models import AuditAction
 from homing.sandbox.server import SandboxServer
@@ -74,8 +75,9 @@ async def _fetch(services: Services, path: str) -> httpx.Response:
 
 
 async def _events(services: Services, tenant_id: str) -> list[AuditEvent]:
+    """The tenant's events but the ``user.added`` of the users the test starts with."""
     events, _ = await services.audit.page(AuditFilter(tenant_id=tenant_id), limit=50, cursor=None)
-    return events
+    return [event for event in events if event.action is not AuditAction.USER_ADDED]
 
 
 async def test_an_invitee_chooses_a_password_and_is_a_signed_in_viewer(
@@ -249,7 +251,7 @@ async def test_an_owner_who_leaves_lands_where_home_would_send_them_and_is_told(
 ) -> None:
     globex = await make_tenant(services, api, "globex")
     both = await add_user(services, "two@acme.example", tenant.tenant_id, Role.OWNER)
-    await services.people.set_role(both, globex.tenant_id, Role.VIEWER)
+    await services.people.set_role(both, globex.tenant_id, Role.VIEWER, CLI_ACTOR)
     only = await add_user(services, "one@acme.example", tenant.tenant_id, Role.OWNER)
     await add_user(services, "stays@acme.example", tenant.tenant_id, Role.OWNER)
     users = f"/t/{tenant.tenant_id}/users"
@@ -302,8 +304,17 @@ async def test_the_members_list_pages_and_is_for_owners_only(
     people = PeopleStore(services.db)
     now = as_datetime(clock.now())
     for n in range(PAGE):
-        user = await people.add_user(f"m{n:02d}@acme.example", "unusable", operator=False, now=now)
-        await people.set_role(user.id, tenant.tenant_id, Role.VIEWER, now)
+        added = services.audit.event(
+            CLI_ACTOR, AuditAction.USER_ADDED, tenant_id=tenant.tenant_id, target_type="user"
+        )
+        await people.add_user(
+            f"m{n:02d}@acme.example",
+            "unusable",
+            operator=False,
+            now=now,
+            audit=added,
+            membership=(tenant.tenant_id, Role.VIEWER),
+        )
     async with browser(services) as client:
         await sign_in(client, "a-owner@acme.example")
         first = await client.get(f"/t/{tenant.tenant_id}/users")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from homing.clock import ManualClock
+from homing.managers.audit import CLI_ACTOR
 from homing.services import Services
 from homing.store.people import Role
 from tests.conftest import stored_tenant
@@ -19,7 +20,7 @@ async def test_signing_in_sets_a_strict_session_cookie_and_shows_the_users_tenan
     await add_user(services, "ada@example.com", first, Role.OWNER)
     user = await services.people.user("ada@example.com")
     assert user is not None
-    await services.people.set_role(user, second, Role.VIEWER)
+    await services.people.set_role(user, second, Role.VIEWER, CLI_ACTOR)
     async with browser(services) as client:
         answer = await client.post(
             "/sign-in", data={"email": "Ada@Example.com ", "password": PASSWORD}

@@ -1,4 +1,5 @@
-"""``homing user add``: members and operators from the command line."""
+"""``homing user add``: members and operators from the command line, each recorded as
+one ``user.added`` event in the transaction that adds the user (issue #22, item 7)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,17 @@ import io
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from homing.cli import main
+from tests.admission_helpers import ADMIN, ADMIN_TOKEN
+from tests.console_helpers import PASSWORD
+from tests.console_processes import api_processes, user_add
 from tests.fixtures import migrated_cli_env
+from tests.processes import cli_tenant
+
+UNKNOWN_TENANT = "0190c0de-0000-7000-8000-000000000000"
 
 
 @pytest.fixture
@@ -102,3 +110,38 @@ def test_user_add_refuses_a_short_password_and_an_unknown_tenant(
         "--password-stdin",
     )
     assert unknown == 2 and "tenant not found" in err
+
+
+async def test_user_add_records_one_event_and_an_unknown_tenant_leaves_no_user(
+    tmp_path: Path,
+) -> None:
+    env = {
+        "HOMING_DATA_DIR": str(tmp_path / "data"),
+        "HOMING_LOG_LEVEL": "warning",
+        "HOMING_ADMIN_TOKEN": ADMIN_TOKEN,
+    }
+    tenant_id = cli_tenant(env, tmp_path)["tenant_id"]
+    owner = user_add(env, tmp_path, "ada@example.com", "--tenant", tenant_id, "--role", "owner")
+    operator = user_add(env, tmp_path, "ops@example.com", "--operator")
+    unknown = user_add(env, tmp_path, "bob@example.com", "--tenant", UNKNOWN_TENANT)
+    assert (owner.returncode, operator.returncode) == (0, 0), owner.stderr + operator.stderr
+    assert unknown.returncode == 2 and "tenant not found" in unknown.stderr
+    made = {json.loads(p.stdout)["email"]: json.loads(p.stdout) for p in (owner, operator)}
+    async with api_processes(env, tmp_path) as (url,), httpx.AsyncClient(base_url=url) as api:
+        listed = await api.get("/admin/v1/audit-log", headers=ADMIN)
+        ada_in = await api.post("/sign-in", data={"email": "ada@example.com", "password": PASSWORD})
+        bob_in = await api.post("/sign-in", data={"email": "bob@example.com", "password": PASSWORD})
+    # The refused add left no user behind that could sign in.
+    assert (listed.status_code, ada_in.status_code, bob_in.status_code) == (200, 303, 401)
+    *events, created = listed.json()["data"]
+    assert [e["action"] for e in events] == ["user.added"] * 2  # and none for the refused one
+    assert created["action"] == "tenant.created"
+    by_email = {e["changes"]["email"]: e for e in events}
+    assert sorted(by_email) == sorted(made)
+    ada, ops = by_email["ada@example.com"], by_email["ops@example.com"]
+    assert ada["tenant_id"] == tenant_id and ada["target_id"] == made["ada@example.com"]["user_id"]
+    assert ada["changes"] == {"email": "ada@example.com", "operator": False, "role": "owner"}
+    assert ops["tenant_id"] is None and ops["target_id"] == made["ops@example.com"]["user_id"]
+    assert ops["changes"] == {"email": "ops@example.com", "operator": True, "role": None}
+    assert {e["actor"]["kind"] for e in events} == {"cli"}
+    assert PASSWORD not in listed.text

@@ -56,6 +56,47 @@ async def test_hits_at_once_are_admitted_in_arrival_order_up_to_the_limit(
     assert all(59 <= d.reset_in() <= 60 for d in decisions)
 
 
+async def test_reservations_at_once_take_no_more_than_the_limit_and_forgiving_frees_one(
+    limiter: RateLimiter,
+) -> None:
+    taken = await asyncio.gather(*(limiter.reserve("k", 5, 60) for _ in range(20)))
+    allowed = [r for r in taken if r.decision.allowed]
+    assert len(allowed) == 5 and all(r.name for r in allowed)
+    assert not any(r.name for r in taken if not r.decision.allowed)
+    assert (await limiter.peek("k", 5, 60)).remaining == 0
+    await limiter.forgive(allowed[2])
+    await limiter.forgive(allowed[2])  # once only: it is gone, the others stay
+    assert (await limiter.peek("k", 5, 60)).remaining == 1
+    for refused in (r for r in taken if not r.decision.allowed):
+        await limiter.forgive(refused)  # took nothing, gives nothing back
+    assert (await limiter.reserve("k", 5, 60)).decision.allowed
+    assert not (await limiter.reserve("k", 5, 60)).decision.allowed
+    assert not (await limiter.hit("k", 5, 60)).allowed  # one window for hits and reserves
+
+
+async def test_a_forgiven_reservation_of_an_expired_window_leaves_the_new_one_alone() -> None:
+    clock = ManualClock(5_000.0)
+    limiter = memory_limiter(clock=clock)
+    old = await limiter.reserve("k", 2, 60)
+    clock.advance(61)
+    fresh = [await limiter.reserve("k", 2, 60) for _ in range(2)]
+    await limiter.forgive(old)
+    assert all(r.decision.allowed for r in fresh)
+    assert (await limiter.peek("k", 2, 60)).remaining == 0
+
+
+async def test_an_unreachable_redis_reserves_by_the_policy_and_forgives_nothing() -> None:
+    for policy, allowed in (("open", True), ("closed", False)):
+        limiter = redis_limiter(
+            f"redis://127.0.0.1:{free_port()}/0", key_prefix="x", timeout=0.5, on_error=policy
+        )
+        reservation = await limiter.reserve("k", 5, 60)
+        assert reservation.decision.degraded and reservation.decision.allowed is allowed
+        assert reservation.name == ""
+        await limiter.forgive(reservation)
+        await limiter.aclose()
+
+
 @pytest.mark.redis
 async def test_hits_on_one_redis_window_at_once_share_a_round_trip() -> None:
     limiter = redis_limiter(REDIS_URL, key_prefix=unique_prefix(), timeout=1)
