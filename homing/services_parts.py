@@ -40,6 +40,7 @@ from homing.store.inbound_nonces import NonceStore
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import ProviderStore
 from homing.store.suppressions import SuppressionStore
+from homing.store.tenants import TenantStore
 from homing.store.webhooks import WebhookStore
 
 # A nonce is kept this much past its signature's tolerance: the processes that check it
@@ -132,6 +133,7 @@ def build_inbound(
             clock,
             deadline_seconds=settings.provider_deadline_seconds,
             notices=notices,
+            tenants=TenantStore(db),
         ),
         alerts=alerts,
         clock=clock,
