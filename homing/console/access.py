@@ -4,7 +4,7 @@ Dependencies as ``Annotated`` aliases, as in ``homing.api.deps``. A tenant the u
 no member of is 404, exactly like one that does not exist; a viewer asking for a change
 is refused here, on the server, whatever the page showed, and so is an owner's change
 to a suspended tenant (at once, from the seat just read; the store refuses it again in
-the change's transaction, ``homing.store.audit.refuse_suspended``); an operator page is
+the change's transaction, ``homing.store.audit.refuse_suspended_change``); an operator page is
 404 to anyone else. Every POST goes through ``form`` (``homing.console.forms``), which checks
 the session's CSRF token. A page (a GET) takes the session's flashes
 (``homing.console.flash``) as it signs the user in: the page shows them, once.

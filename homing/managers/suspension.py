@@ -1,7 +1,7 @@
 """Suspension before a change that reaches beyond its transaction.
 
 Every change a tenant makes to itself is refused in its transaction when the tenant is
-suspended (``homing.store.audit.refuse_suspended``). A few changes spend something
+suspended (``homing.store.audit.refuse_suspended_change``). A few changes spend something
 before that transaction: a retry or a redrive takes the sending rate, registering or
 checking a domain asks the provider. Their managers ask here first, so a suspended
 tenant spends nothing and reaches no provider (docs/security.md, "The suspended

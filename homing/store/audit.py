@@ -105,9 +105,9 @@ def _event(row: Any) -> AuditEvent:
 async def write_event(conn: AsyncConnection, event: AuditEvent | None) -> None:
     """Insert ``event`` in the caller's transaction (nothing when it is None);
     TenantSuspended, before anything is written, when it is a change of a suspended
-    tenant by one of its own actors (``refuse_suspended``)."""
+    tenant by one of its own actors (``refuse_suspended_change``)."""
     if event is not None:
-        await refuse_suspended(conn, event)
+        await refuse_suspended_change(conn, event)
         await conn.execute(audit_events.insert().values(**_row(event)))
 
 
@@ -121,7 +121,7 @@ def by_tenant(event: AuditEvent) -> bool:
     )
 
 
-async def refuse_suspended(conn: AsyncConnection, event: AuditEvent) -> None:
+async def refuse_suspended_change(conn: AsyncConnection, event: AuditEvent) -> None:
     """TenantSuspended when ``event`` is the tenant's own change (``by_tenant``) and
     the tenant is suspended, read in the caller's transaction: one primary-key read,
     for changes only (an accept writes no event)."""
