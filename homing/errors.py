@@ -148,7 +148,7 @@ class Forbidden(HomingError):
 
 
 class TenantSuspended(Forbidden):
-    """This tenant is suspended."""
+    """This tenant is suspended: it may read, but change nothing, and its jobs are held."""
 
     code = "tenant_suspended"
 

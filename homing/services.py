@@ -431,6 +431,7 @@ async def build(
             http,
             endpoints,
             deadline_seconds=settings.provider_deadline_seconds,
+            tenants=tenants,
         ),
         jobs=jobs,
         queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight),

@@ -38,6 +38,7 @@ from homing.store.inbound import Entry, InboundStore
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import ProviderStore
 from homing.store.suppressions import SuppressionStore
+from homing.store.tenants import TenantStore
 from homing.store.webhooks import WebhookStore
 
 
@@ -117,6 +118,7 @@ def build_inbound(
             clock,
             deadline_seconds=settings.provider_deadline_seconds,
             notices=notices,
+            tenants=TenantStore(db),
         ),
         alerts=alerts,
         clock=clock,

@@ -7,7 +7,12 @@ refuse a suspended tenant, take one request from the tenant's 60-second window. 
 response of a sending endpoint that gets that far (202, 4xx, 429, 503) carries
 ``RateLimit-Limit``, ``RateLimit-Remaining``, ``RateLimit-Reset`` and
 ``RateLimit-Policy``; a 429 also ``Retry-After``. The principal is left in
-``request.state`` so the route does not authenticate again.
+``request.state`` so the route does not authenticate again, and the rate decision so a
+retry does not pay the rate twice (``Admission.retry`` takes it when no edge did).
+
+The suspension of a tenant is refused here for sending, from the principal of the
+admission cache: accepting stays free of a database round trip for it, while every
+other change is refused in its own transaction (docs/architecture.md, "Admission").
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ SENDING_PREFIX = "/v1/notifications/"
 JOBS_PREFIX = "/v1/jobs/"
 RETRY_SUFFIX = "/retry"
 PRINCIPAL_STATE = "principal"
+RATE_STATE = "sending_rate"
 
 
 async def principal_for(admission: Admission, authorization: str | None) -> Principal:
@@ -81,7 +87,9 @@ class SendingAdmission:
             response.headers.update(headers)
             await response(scope, receive, send)
             return
-        scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
+        state = scope.setdefault("state", {})
+        state[PRINCIPAL_STATE] = principal
+        state[RATE_STATE] = decision
         extra = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
 
         async def send_with_headers(message: Message) -> None:

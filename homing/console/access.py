@@ -2,8 +2,10 @@
 
 Dependencies as ``Annotated`` aliases, as in ``homing.api.deps``. A tenant the user is
 no member of is 404, exactly like one that does not exist; a viewer asking for a change
-is refused here, on the server, whatever the page showed; an operator page is 404 to
-anyone else. Every POST goes through ``form`` (``homing.console.forms``), which checks
+is refused here, on the server, whatever the page showed, and so is an owner's change
+to a suspended tenant (at once, from the seat just read; the store refuses it again in
+the change's transaction, ``homing.store.audit.refuse_suspended_change``); an operator page is
+404 to anyone else. Every POST goes through ``form`` (``homing.console.forms``), which checks
 the session's CSRF token. A page (a GET) takes the session's flashes
 (``homing.console.flash``) as it signs the user in: the page shows them, once.
 """
@@ -21,6 +23,7 @@ from homing.console.routing import SignInNeeded
 from homing.crypto import constant_time_equals, csrf_token
 from homing.errors import Forbidden, NotFound
 from homing.managers.flashes import Flash
+from homing.managers.suspension import refuse_suspended
 from homing.models import Actor, ActorKind
 from homing.services import Services
 from homing.store.people import Membership, Role, Session, User
@@ -130,10 +133,13 @@ async def posted(request: Request, view: SignedInDep) -> Form:
 
 
 async def posted_by_owner(request: Request, view: MemberDep) -> Form:
-    """The posted form of a tenant's owner, CSRF checked; a viewer is Forbidden."""
+    """The posted form of a tenant's owner, CSRF checked; a viewer is Forbidden, and
+    anyone TenantSuspended while the tenant is suspended."""
     form = checked(await read_form(request), view)
     if not view.owner:
         raise Forbidden("Viewers can look but not change anything; ask an owner.")
+    assert view.seat is not None
+    refuse_suspended(view.seat.tenant)
     return form
 
 

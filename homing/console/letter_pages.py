@@ -1,9 +1,10 @@
 """A tenant's dead letters: the list, a dry-run count and the bulk redrive.
 
 The same manager as ``POST /v1/dead-letters/redrive``: each matching dead letter not
-yet redriven is re-queued once, one quota unit per job. A dry run counts and changes
-nothing. The filter is the provider (or none), chosen from the list's own values.
-Either answers 303 to the list with a flash saying how many went (or would go).
+yet redriven is re-queued once, one quota unit per job, and the whole redrive takes
+one request of the tenant's sending rate. A dry run counts and changes nothing. The
+filter is the provider (or none), chosen from the list's own values. Either answers
+303 to the list with a flash saying how many went (or would go).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.managers.dead_letters import BulkResult
-from homing.models import AuditAction
+from homing.models import AuditAction, Tenant
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
 
@@ -64,12 +65,14 @@ async def redrive_and_say(
     *,
     dry_run: bool,
     refused_why: str,
+    tenant: Tenant | None = None,
 ) -> None:
     """Redrive (or count, ``dry_run``) the dead letters ``f`` matches, as the API's
     twins do: once done, a bulk change of many transactions is one audit event (with
     ``shown_filter``; a dry run or one that touched nothing records nothing); then a
-    flash saying how many went (or would go), ``refused_why`` naming what refused some."""
-    result = await services.dead_letters.redrive(f, None, dry_run=dry_run)
+    flash saying how many went (or would go), ``refused_why`` naming what refused some.
+    ``tenant``: the tenant redriving its own; None for the operator."""
+    result = await services.dead_letters.redrive(f, None, dry_run=dry_run, tenant=tenant)
     if result.done:
         services.wakeup.notify()
     if not dry_run and result.done:
@@ -106,6 +109,7 @@ async def redrive(view: MemberDep, form: OwnerFormDep, services: ServicesDep) ->
         {"provider": provider} if provider else {},
         dry_run=form.has("dry_run"),
         refused_why="over the month's quota",
+        tenant=view.seat.tenant,
     )
     where = f"/t/{tenant_id}/dead-letters" + (
         f"?{urlencode({'provider': provider})}" if provider else ""

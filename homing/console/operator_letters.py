@@ -185,7 +185,7 @@ async def redrive(view: OperatorDep, form: OperatorFormDep, services: ServicesDe
         f,
         search.fields(),
         dry_run=form.has("dry_run"),
-        refused_why="over their tenant's quota",
+        refused_why="over their tenant's quota or sending rate",
     )
     kept = search.query()
     return RedirectResponse(

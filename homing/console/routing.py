@@ -63,9 +63,11 @@ def status_of(exc: HomingError) -> int:
     return next((status for cls, status in _STATUS if isinstance(exc, cls)), 500)
 
 
-def error_page(request: Request, status: int, message: str) -> Response:
+def error_page(request: Request, status: int, message: str, code: str | None = None) -> Response:
+    """The error page: a title for ``status``, the message, and the error's ``code``
+    (the API's ``error.code``, e.g. ``tenant_suspended``) as a data attribute."""
     title = _TITLES.get(status, "Something went wrong")
-    return render(request, "error.html", status, title=title, message=message)
+    return render(request, "error.html", status, title=title, message=message, code=code)
 
 
 def to_sign_in(request: Request) -> Response:
@@ -88,7 +90,7 @@ class ConsoleRoute(APIRoute):
             except SignInNeeded:
                 return to_sign_in(request)
             except HomingError as exc:
-                return error_page(request, status_of(exc), exc.message)
+                return error_page(request, status_of(exc), exc.message, exc.code)
             except RequestValidationError:
                 return error_page(request, 422, "That address or form was not understood.")
             except HTTPException as exc:

@@ -15,6 +15,7 @@ import httpx
 
 from homing.crypto import Sealer, mask, mask_password
 from homing.errors import InvalidRequest, ProviderTimeout
+from homing.managers.suspension import refuse_suspended_id
 from homing.models import Channel, ProviderAccount, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
@@ -24,8 +25,9 @@ from homing.providers.registry import (
     SECRET_CREDENTIAL_FIELDS,
     checkable_provider,
 )
-from homing.store.audit import AuditEvent
+from homing.store.audit import AuditEvent, by_tenant
 from homing.store.providers import ProviderStore, open_credentials, seal_credentials
+from homing.store.tenants import TenantStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +76,12 @@ class ProviderAccounts:
         endpoints: EndpointGuard | None = None,
         *,
         deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        tenants: TenantStore | None = None,
     ) -> None:
         """``deadline_seconds`` bounds the credential check as a whole, and every
-        timeout the tenant sets in ``config``."""
+        timeout the tenant sets in ``config``; ``tenants`` refuses a suspended tenant's
+        own registration before the vendor is asked."""
+        self._tenants = tenants
         self._store = store
         self._sealer = sealer
         self._http = http
@@ -90,8 +95,11 @@ class ProviderAccounts:
         its endpoint is one Homing may not call, InvalidRequest when required fields are
         missing or the provider cannot be reached. No message quotes what the endpoint
         answered beyond its status: the endpoint is the tenant's choice. ``audit`` is
-        recorded with the account.
+        recorded with the account; TenantSuspended, before the vendor is asked, when it
+        is a suspended tenant's own change.
         """
+        if self._tenants is not None and audit is not None and by_tenant(audit):
+            await refuse_suspended_id(self._tenants, new.tenant_id)
         _require_fields(new.provider, new.credentials)
         check_timeout(new.config, self._deadline)
         await self._check(new.channel, new.provider, new.credentials, new.config)

@@ -10,7 +10,8 @@ now, may they send this.
 - This: ``accept`` applies the plan to a job (forced priority, the test-key flag) and
   hands the store the tenant's quotas for the job's channel, which it counts in the
   transaction that accepts the job (``homing.store.usage``); ``retry`` counts a
-  re-queued job the same way.
+  re-queued job the same way, and takes one request of the sending rate unless the
+  caller took it already (the API's sending gate does, before the body is read).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, replace
 from homing.crypto import hash_api_key
 from homing.errors import HomingError
 from homing.managers.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
+from homing.managers.suspension import refuse_suspended
 from homing.metrics import ACCEPTED, REFUSED, SUPPRESSED, refusal_reason
 from homing.models import Job, JobStatus, Plan, Tenant
 from homing.ratelimit import RateDecision, RateLimiter
@@ -198,17 +200,26 @@ class Admission:
         if not done.cancelled():
             done.exception()  # retrieved: every waiter may have gone
 
-    async def retry(self, principal: Principal, job_id: str) -> Job:
-        """Re-queue a FAILED job under the tenant's plan: it uses one unit of its
-        channel's quota like a new accept (QuotaExceeded when over); a test key may
-        retry only its test jobs (Forbidden for a live one)."""
+    async def retry(
+        self, principal: Principal, job_id: str, *, rate: RateDecision | None = None
+    ) -> Job:
+        """Re-queue a FAILED job under the tenant's plan: it takes one request of the
+        sending rate (RateLimited past it) and uses one unit of its channel's quota like
+        a new accept (QuotaExceeded when over); a test key may retry only its test jobs
+        (Forbidden for a live one); a suspended tenant nothing (TenantSuspended).
+        ``rate``: the request's decision when the caller took the rate already (the
+        API's sending gate), so one request pays once."""
+        refuse_suspended(principal.tenant)
+        if rate is None:
+            rate = await self.hit(principal.tenant)
+        self.enforce(rate)
         limits = self.limits(principal.tenant)
         return await self._jobs.retry(
             principal.tenant.id, job_id, limits.quotas_for, test_only=principal.test_key
         )
 
     async def hit(self, tenant: Tenant) -> RateDecision:
-        """Take one request from the tenant's sending rate."""
+        """Take one request from the tenant's sending rate (nothing when it is full)."""
         limit = self.limits(tenant).rate_per_minute
         return await self._limiter.hit(_rate_key(tenant.id), limit, RATE_WINDOW_SECONDS)
 

@@ -4,6 +4,14 @@ Redrive re-queues each job through ``JobStore.retry`` — the path ``POST
 /v1/jobs/{id}/retry`` takes — so it is conditional (a dead letter redriven twice, or by
 two operators at once, is re-queued once) and each redriven job uses one unit of the
 tenant's quota; a job over quota stays FAILED and is counted as ``refused``.
+
+A redrive sends again, so it takes the tenant's sending rate too, once per request
+(not per job: a bulk action is one request): a tenant's own redrive before it starts,
+refused with RateLimited when the rate is full and with TenantSuspended when the
+tenant is suspended; an operator's (the admin API, the operator's console pages,
+``homing dlq``) once for each tenant it re-queues jobs of, and a tenant whose rate is
+full keeps those jobs FAILED, counted as ``refused``. The operator may redrive a
+suspended tenant's dead letters: they are held with its other jobs until it resumes.
 """
 
 from __future__ import annotations
@@ -13,6 +21,8 @@ from dataclasses import dataclass
 
 from homing.errors import Conflict, Forbidden, NotFound
 from homing.managers.admission import Admission
+from homing.managers.suspension import refuse_suspended
+from homing.models import Tenant
 from homing.store.dead_letters import DeadLetterFilter, DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.tenants import TenantStore
@@ -57,9 +67,18 @@ class DeadLetters:
         ids: Sequence[str] | None,
         *,
         dry_run: bool,
+        tenant: Tenant | None = None,
         progress: Progress = _quiet,
     ) -> BulkResult:
-        """Re-queue the FAILED jobs of the matching dead letters not yet redriven."""
+        """Re-queue the FAILED jobs of the matching dead letters not yet redriven.
+        ``tenant``: the tenant redriving its own (``f`` is narrowed to it), which pays
+        its sending rate once before anything (TenantSuspended, RateLimited); None for
+        the operator, whose redrive pays each tenant's rate once, as it reaches it."""
+        if tenant is not None:
+            refuse_suspended(tenant)
+            if not dry_run:
+                self._admission.enforce(await self._admission.hit(tenant))
+        paid: dict[str, bool] = {} if tenant is None else {tenant.id: True}
         result = BulkResult()
         after: str | None = None
         while batch := await self._store.matching(
@@ -70,13 +89,20 @@ class DeadLetters:
             if dry_run:
                 continue
             for _, tenant_id, job_id in batch:
-                await self._redrive_one(tenant_id, job_id, result)
+                await self._redrive_one(tenant_id, job_id, result, paid)
             progress(result)
         return result
 
-    async def _redrive_one(self, tenant_id: str, job_id: str, result: BulkResult) -> None:
+    async def _redrive_one(
+        self, tenant_id: str, job_id: str, result: BulkResult, paid: dict[str, bool]
+    ) -> None:
         tenant = await self._tenants.get(tenant_id)
         if tenant is None:
+            return
+        if tenant_id not in paid:
+            paid[tenant_id] = (await self._admission.hit(tenant)).allowed
+        if not paid[tenant_id]:
+            result.refused += 1
             return
         quotas = self._admission.limits(tenant).quotas_for
         try:
@@ -94,9 +120,14 @@ class DeadLetters:
         ids: Sequence[str] | None,
         *,
         dry_run: bool,
+        tenant: Tenant | None = None,
         progress: Progress = _quiet,
     ) -> BulkResult:
-        """Delete the matching dead-letter rows; their jobs stay FAILED."""
+        """Delete the matching dead-letter rows; their jobs stay FAILED. ``tenant``:
+        the tenant purging its own (TenantSuspended when suspended); None for the
+        operator."""
+        if tenant is not None:
+            refuse_suspended(tenant)
         result = BulkResult()
         after: str | None = None
         while batch := await self._store.matching(f, ids, after=after, limit=BATCH):

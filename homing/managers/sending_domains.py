@@ -20,6 +20,7 @@ from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.errors import Conflict, InvalidRequest, ProviderTimeout
 from homing.managers.notices import NoticeKind, Notices
+from homing.managers.suspension import refuse_suspended_id
 from homing.models import Channel, DomainInfo, DomainStatus, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
@@ -28,6 +29,7 @@ from homing.store.accepting import AcceptCheck
 from homing.store.audit import AuditEvent
 from homing.store.domain_rows import DomainStore, SendingDomain
 from homing.store.providers import ProviderStore, open_credentials
+from homing.store.tenants import TenantStore
 
 _T = TypeVar("_T")
 _MAX_NAME: Final = 253
@@ -115,9 +117,13 @@ class Domains:
         *,
         deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
         notices: Notices | None = None,
+        tenants: TenantStore | None = None,
     ) -> None:
         """``deadline_seconds`` bounds each call to the provider as a whole; ``notices``
-        tells the tenant when a check finds the domain verified or failed."""
+        tells the tenant when a check finds the domain verified or failed; ``tenants``
+        refuses a suspended tenant's registration or check before the provider is
+        asked (the tenant's own changes only reach this manager)."""
+        self._tenants = tenants
         self._deadline = deadline_seconds
         self._notices = notices
         self._store = store
@@ -132,6 +138,7 @@ class Domains:
         """Register ``name`` with one of the tenant's email providers; its DNS records.
         ``audit`` is recorded with the new domain."""
         name = domain_name(name)
+        await self._refuse_suspended(tenant_id)
         account = await self._providers.get(tenant_id, account_id)
         if account.channel is not Channel.EMAIL:
             raise InvalidRequest("sending domains belong to email providers")
@@ -158,6 +165,7 @@ class Domains:
 
     async def verify(self, tenant_id: str, domain_id: str) -> SendingDomain:
         """Ask the provider to check the domain's records now, and keep what it says."""
+        await self._refuse_suspended(tenant_id)
         domain = await self._store.get(tenant_id, domain_id)
         account = await self._providers.get(tenant_id, domain.provider_account_id)
         credentials = open_credentials(self._sealer, account)
@@ -167,6 +175,10 @@ class Domains:
         checked = await self._store.checked(self._merged(domain, info))
         await self._notice(domain, checked)
         return checked
+
+    async def _refuse_suspended(self, tenant_id: str) -> None:
+        if self._tenants is not None:
+            await refuse_suspended_id(self._tenants, tenant_id)
 
     async def _notice(self, before: SendingDomain, after: SendingDomain) -> None:
         """Tell the tenant the domain became verified or failed: once per change, keyed

@@ -3,6 +3,12 @@
 ``write_event`` takes the connection of the transaction that makes the change, so a
 change and its event commit together or not at all (docs/architecture.md, "The audit
 log"). The values arrive already bounded and free of secrets (``homing.managers.audit``).
+
+It is also where suspension is a rule for every change: an event of a tenant's own
+actor (one of its API keys, a console user) about a suspended tenant raises
+TenantSuspended in that transaction, so the change rolls back whichever edge, manager
+or store method made it (docs/security.md, "The suspended tenant"). The operator's
+actors (the admin token, the ``homing`` command) and Homing itself may still act.
 """
 
 from __future__ import annotations
@@ -14,10 +20,25 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.errors import TenantSuspended
 from homing.models import Actor, ActorKind, AuditAction
 from homing.store.audit_schema import audit_events
 from homing.store.database import Database
+from homing.store.schema import tenants
 from homing.store.sql import one_of
+
+# Who acts for a tenant; the admin token, the command and Homing itself act on one.
+_TENANTS_OWN = frozenset({ActorKind.API_KEY, ActorKind.USER})
+# What only an operator does to a tenant: the console's operator pages name a user.
+_OPERATORS = frozenset(
+    {
+        AuditAction.TENANT_CREATED,
+        AuditAction.TENANT_UPDATED,
+        AuditAction.TENANT_PLAN_CHANGED,
+        AuditAction.TENANT_SUSPENDED,
+        AuditAction.TENANT_RESUMED,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +103,33 @@ def _event(row: Any) -> AuditEvent:
 
 
 async def write_event(conn: AsyncConnection, event: AuditEvent | None) -> None:
-    """Insert ``event`` in the caller's transaction (nothing when it is None)."""
+    """Insert ``event`` in the caller's transaction (nothing when it is None);
+    TenantSuspended, before anything is written, when it is a change of a suspended
+    tenant by one of its own actors (``refuse_suspended_change``)."""
     if event is not None:
+        await refuse_suspended_change(conn, event)
         await conn.execute(audit_events.insert().values(**_row(event)))
+
+
+def by_tenant(event: AuditEvent) -> bool:
+    """Whether ``event`` is a change a tenant makes to itself (through an API key or
+    the console), which its suspension refuses; not the operator's, nor Homing's."""
+    return (
+        event.tenant_id is not None
+        and event.actor.kind in _TENANTS_OWN
+        and event.action not in _OPERATORS
+    )
+
+
+async def refuse_suspended_change(conn: AsyncConnection, event: AuditEvent) -> None:
+    """TenantSuspended when ``event`` is the tenant's own change (``by_tenant``) and
+    the tenant is suspended, read in the caller's transaction: one primary-key read,
+    for changes only (an accept writes no event)."""
+    if not by_tenant(event):
+        return
+    query = select(tenants.c.suspended).where(tenants.c.id == event.tenant_id)
+    if await conn.scalar(query):
+        raise TenantSuspended()
 
 
 class AuditStore:
@@ -94,9 +139,11 @@ class AuditStore:
         self._db = db
 
     async def add(self, event: AuditEvent) -> None:
-        """Record an event in a transaction of its own (a change that has none)."""
+        """Record an event in a transaction of its own, for a change made already in
+        others (the bulk dead-letter actions, whose manager refuses a suspended
+        tenant before it starts): the change is done, so its event is written."""
         async with self._db.transaction() as conn:
-            await write_event(conn, event)
+            await conn.execute(audit_events.insert().values(**_row(event)))
 
     async def page(
         self, f: AuditFilter, *, limit: int, cursor: str | None

@@ -101,11 +101,15 @@ async def show_dead_letter(
 
 @router.post("/v1/dead-letters/redrive", response_model=Redriven)
 async def redrive(body: BulkBody, principal: PrincipalDep, services: ServicesDep) -> Redriven:
-    """Re-queue the matching dead letters' jobs once each, one quota unit per job."""
+    """Re-queue the matching dead letters' jobs once each, one quota unit per job and
+    one request of the sending rate for the whole (429 ``rate_limited`` past it)."""
     if body.filter.tenant_id not in (None, principal.tenant.id):
         return Redriven(matched=0, redriven=0, refused=0)
     r = await services.dead_letters.redrive(
-        body.to_filter(principal.tenant.id), body.ids, dry_run=body.dry_run
+        body.to_filter(principal.tenant.id),
+        body.ids,
+        dry_run=body.dry_run,
+        tenant=principal.tenant,
     )
     if r.done:
         services.wakeup.notify()
@@ -126,7 +130,10 @@ async def purge(body: BulkBody, principal: PrincipalDep, services: ServicesDep) 
     if body.filter.tenant_id not in (None, principal.tenant.id):
         return Purged(matched=0, purged=0)
     r = await services.dead_letters.purge(
-        body.to_filter(principal.tenant.id), body.ids, dry_run=body.dry_run
+        body.to_filter(principal.tenant.id),
+        body.ids,
+        dry_run=body.dry_run,
+        tenant=principal.tenant,
     )
     await _audited(
         services,
@@ -165,7 +172,9 @@ async def admin_show_dead_letter(dead_letter_id: str, services: ServicesDep) -> 
 
 @router.post("/admin/v1/dead-letters/redrive", response_model=Redriven)
 async def admin_redrive(body: BulkBody, services: ServicesDep) -> Redriven:
-    """Redrive across tenants (``filter.tenant_id`` narrows), each under its quota."""
+    """Redrive across tenants (``filter.tenant_id`` narrows), each under its quota and
+    paying its sending rate once (a tenant whose rate is full keeps its jobs FAILED,
+    counted as refused)."""
     r = await services.dead_letters.redrive(body.to_filter(None), body.ids, dry_run=body.dry_run)
     if r.done:
         services.wakeup.notify()

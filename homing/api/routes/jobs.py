@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 
 from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.inbound_schemas import history
 from homing.api.job_filters import CursorQuery, LimitQuery, job_filter, summary
 from homing.api.schemas import JobPublic, JobSummary, Queued
+from homing.api.sending_gate import RATE_STATE
 from homing.metrics import JOBS_FINISHED
 from homing.store.job_search import JobFilter
 
@@ -52,11 +53,15 @@ async def list_jobs(
 
 
 @router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Queued)
-async def retry_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> Queued:
+async def retry_job(
+    job_id: str, request: Request, principal: PrincipalDep, services: ServicesDep
+) -> Queued:
     """Re-queue a FAILED job with fresh attempts; 409 in any other status. Counted like
-    a new accept: in the sending rate (admission middleware) and one unit of the
-    channel's quota (403 ``quota_exceeded`` when over, and the job stays FAILED)."""
-    job = await services.admission.retry(principal, job_id)
+    a new accept: in the sending rate (once: the admission middleware took it) and one
+    unit of the channel's quota (403 ``quota_exceeded`` when over, and the job stays
+    FAILED)."""
+    rate = getattr(request.state, RATE_STATE, None)
+    job = await services.admission.retry(principal, job_id, rate=rate)
     services.wakeup.notify()
     return Queued(id=job.id, status=job.status.value)
 
