@@ -137,8 +137,7 @@ class PayloadTooLarge(InvalidRequest):
 
 
 class HostRefused(HomingError):
-    """This request's Host is not one this Homing answers to: set HOMING_PUBLIC_URL or
-    HOMING_ALLOWED_HOSTS."""
+    """This request's Host is not one this Homing answers to (HOMING_ALLOWED_HOSTS)."""
 
     code = "host_not_allowed"
 
