@@ -32,7 +32,8 @@ LOOPBACK_NETWORKS = "127.0.0.0/8,::1/128"
 TEST_SETTINGS: dict[str, Any] = {
     "provider_allowed_networks": LOOPBACK_NETWORKS,
     # The host in-process clients name (console_helpers.browser, conftest.api).
-    "allowed_hosts": "homing.test",
+    # and the one Starlette's and Schemathesis's ASGI clients send by default.
+    "allowed_hosts": "homing.test,testserver",
     "retry_base_seconds": 10,
     "max_attempts": 3,
     "lease_seconds": 30,

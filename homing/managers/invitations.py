@@ -223,7 +223,15 @@ class Invitations:
         fresh = secrets.token_urlsafe(32)
         digest = hash_token(fresh)
         now = as_datetime(self._clock.now())
-        if not await self._store.remail(invitation.id, hash_token(token), digest, now):
+        event = self._audit.event(
+            Actor(ActorKind.SYSTEM, "invitation link"),
+            AuditAction.INVITATION_MAILED,
+            tenant_id=invitation.tenant.id,
+            target_type="invitation",
+            target_id=invitation.id,
+            changes={"email": invitation.email},
+        )
+        if not await self._store.remail(invitation.id, hash_token(token), digest, now, event):
             raise NotFound(INVALID)
         link = f"{self._public_url}/invitations/{fresh}"
         once = f"{invitation.id}:{digest[:16]}"

@@ -158,7 +158,9 @@ class InvitationStore:
         async with self._db.transaction() as conn:
             await conn.execute(query.values(mailed=True))
 
-    async def remail(self, invitation_id: str, old_hash: str, new_hash: str, now: datetime) -> bool:
+    async def remail(
+        self, invitation_id: str, old_hash: str, new_hash: str, now: datetime, audit: AuditEvent
+    ) -> bool:
         """Replace the token ``old_hash`` of a pending invitation by ``new_hash``, about to
         go by mail (the old link stops working); False when it is no longer pending."""
         mine = (_c.id == invitation_id, _c.token_hash == old_hash, _pending(now))
@@ -166,7 +168,10 @@ class InvitationStore:
             result = await conn.execute(
                 update(invitations).where(*mine).values(token_hash=new_hash, mailed=True)
             )
-        return bool(result.rowcount == 1)
+            if result.rowcount != 1:
+                return False
+            await write_event(conn, audit)
+        return True
 
     async def revoke(
         self, tenant_id: str, invitation_id: str, now: datetime, audit: AuditEvent

@@ -23,8 +23,9 @@ import httpx
 from sqlalchemy import select
 
 from homing.crypto import csrf_token, generate_master_key
-from homing.models import Plan
+from homing.models import AuditAction, Plan
 from homing.services import Services, build
+from homing.store.audit import AuditFilter
 from homing.store.people import Role
 from homing.store.schema import jobs
 from tests.console_helpers import PASSWORD, csrf_of
@@ -247,10 +248,19 @@ async def test_a_shown_link_makes_an_account_once_it_went_by_mail(tmp_path: Path
         victim = await site.services.people.user(VICTIM)
         assert victim is not None
         seat = await site.services.people.membership(victim, site.tenant_id)
+        audit = AuditFilter(tenant_id=site.tenant_id)
+        events, _ = await site.services.audit.page(audit, limit=10, cursor=None)
     assert sent.status_code == 200 and VICTIM in sent.text
     assert old.status_code == 404
     assert accepted.status_code == 303
     assert seat is not None and seat.role is Role.OWNER
+    actions = [event.action for event in events]
+    assert actions == [
+        AuditAction.INVITATION_ACCEPTED,
+        AuditAction.INVITATION_MAILED,
+        AuditAction.USER_INVITED,
+    ]
+    assert all(found.group(2) not in repr(event) for event in events)
 
 
 # Item 8: dotted-numeric hosts and invitation emails -------------------------------------
