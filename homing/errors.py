@@ -18,6 +18,7 @@
     │   │                         vendor's API, nor allowed by the operator)
     │   ├── ProviderTimeout       a provider call did not finish within its deadline
     │   └── PayloadTooLarge       a payload over its configured size limit
+    ├── HostRefused               the request names a host this Homing is not
     ├── Unauthenticated           no usable API key
     ├── Forbidden                 authenticated, but not allowed to do this
     │   ├── TenantSuspended       the tenant is suspended
@@ -133,6 +134,12 @@ class PayloadTooLarge(InvalidRequest):
     """The payload is larger than allowed."""
 
     code = "payload_too_large"
+
+
+class HostRefused(HomingError):
+    """This request's Host is not one this Homing answers to (HOMING_ALLOWED_HOSTS)."""
+
+    code = "host_not_allowed"
 
 
 class Unauthenticated(HomingError):

@@ -501,6 +501,7 @@ class AuditAction(enum.StrEnum):
     USER_INVITED = "user.invited"
     INVITATION_REVOKED = "invitation.revoked"
     INVITATION_ACCEPTED = "invitation.accepted"
+    INVITATION_MAILED = "invitation.mailed"
     MEMBER_ROLE_CHANGED = "member.role_changed"
     MEMBER_REMOVED = "member.removed"
     USER_ADDED = "user.added"

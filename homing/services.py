@@ -227,6 +227,7 @@ class Services:
             self.clock,
             ttl_hours=s.invitation_ttl_hours,
             per_minute=s.console_logins_per_minute,
+            public_url=s.public_url,
         )
 
     @cached_property

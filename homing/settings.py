@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from homing.addresses import canonical
+from homing.hosts import AllowedHosts, parse_allowed_hosts
 from homing.models import Plan
 
 
@@ -213,6 +214,26 @@ class Settings(BaseSettings):
         description="The public base URL Homing is reached at (https://homing.example.com);"
         " the URL Twilio signs is this plus /inbound/twilio/<account id>",
     )
+
+    # The Host names a request may carry besides loopback and HOMING_PUBLIC_URL's host
+    # (homing.hosts); any other is refused before anything else is done.
+    allowed_hosts: str = Field(
+        default="",
+        max_length=4096,
+        description="Comma-separated host names or IP addresses (no port) that requests"
+        " may name in their Host header, besides loopback and HOMING_PUBLIC_URL's host",
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_list(cls, value: str) -> str:
+        parse_allowed_hosts(value)
+        return value
+
+    @property
+    def allowed_host_set(self) -> AllowedHosts:
+        """Every host a request may name: loopback, the public URL's, the list's."""
+        return AllowedHosts.of(self.public_url, parse_allowed_hosts(self.allowed_hosts))
 
     @field_validator("public_url", mode="before")
     @classmethod

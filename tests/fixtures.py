@@ -31,6 +31,9 @@ LOOPBACK_NETWORKS = "127.0.0.0/8,::1/128"
 # Short enough that a test waits little, long enough that a loaded CI box still answers.
 TEST_SETTINGS: dict[str, Any] = {
     "provider_allowed_networks": LOOPBACK_NETWORKS,
+    # The host in-process clients name (console_helpers.browser, conftest.api).
+    # and the one Starlette's and Schemathesis's ASGI clients send by default.
+    "allowed_hosts": "homing.test,testserver",
     "retry_base_seconds": 10,
     "max_attempts": 3,
     "lease_seconds": 30,

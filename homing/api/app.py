@@ -11,6 +11,7 @@ from homing.api.admin_guard import AdminGuard
 from homing.api.bodies import capped, over_declared, too_large
 from homing.api.direct import DirectEmail
 from homing.api.errors import PassedOn, error_response
+from homing.api.host_guard import HostGuard
 from homing.api.readiness import Readiness
 from homing.api.request_id import RequestId
 from homing.api.routes import (
@@ -38,6 +39,7 @@ from homing.api.routes import (
 )
 from homing.api.scrape import Scrape
 from homing.api.sending_gate import SendingAdmission
+from homing.console.routing import refusal_page
 from homing.errors import PayloadTooLarge
 from homing.services import Services
 
@@ -106,6 +108,9 @@ def create_app(services: Services) -> FastAPI:
     app.add_middleware(SendingAdmission, admission=services.admission)
     token = services.settings.admin_token
     app.add_middleware(AdminGuard, token=token.get_secret_value() if token else None)
+    # Before every other gate: a forged Host reads nothing, not even the database.
+    hosts = services.settings.allowed_host_set
+    app.add_middleware(HostGuard, hosts=hosts, page=refusal_page)
     # Outermost: every response, refusals by the guards above included, carries the id.
     app.add_middleware(RequestId)
     return app

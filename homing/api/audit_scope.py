@@ -75,6 +75,7 @@ AUDITED |= {
     ("POST", "/t/{tenant_id}/users/{user_id}/remove"): frozenset({_A.MEMBER_REMOVED}),
     # The invitee is the actor: the user the invitation made or signed in.
     ("POST", "/invitations/{token}"): frozenset({_A.INVITATION_ACCEPTED}),
+    ("POST", "/invitations/{token}/mail"): frozenset({_A.INVITATION_MAILED}),
     ("POST", "/operator/tenants/{tenant_id}/suspend"): frozenset({_A.TENANT_SUSPENDED}),
     ("POST", "/operator/tenants/{tenant_id}/resume"): frozenset({_A.TENANT_RESUMED}),
     ("POST", "/operator/dead-letters/redrive"): frozenset({_A.DEAD_LETTERS_REDRIVEN}),

@@ -15,6 +15,7 @@ from homing.errors import (
     EndpointRefused,
     Forbidden,
     HomingError,
+    HostRefused,
     IdempotencyConflict,
     InvalidRequest,
     NotFound,
@@ -25,6 +26,7 @@ from homing.errors import (
 )
 
 _STATUS: list[tuple[type[HomingError], int]] = [
+    (HostRefused, 400),
     (IdempotencyConflict, 422),
     (NotFound, 404),
     (Conflict, 409),

@@ -19,12 +19,14 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
+from starlette.types import Scope
 
 from homing.console.templating import SECURITY_HEADERS, render
 from homing.errors import (
     Conflict,
     Forbidden,
     HomingError,
+    HostRefused,
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
@@ -34,6 +36,7 @@ from homing.errors import (
 )
 
 _STATUS: list[tuple[type[HomingError], int]] = [
+    (HostRefused, 400),
     (NotFound, 404),
     (Conflict, 409),
     (PayloadTooLarge, 413),
@@ -44,6 +47,7 @@ _STATUS: list[tuple[type[HomingError], int]] = [
     (StoreUnavailable, 503),
 ]
 _TITLES = {
+    400: "Wrong address",
     401: "Not signed in",
     403: "Not allowed",
     404: "Not found",
@@ -68,6 +72,11 @@ def error_page(request: Request, status: int, message: str, code: str | None = N
     (the API's ``error.code``, e.g. ``tenant_suspended``) as a data attribute."""
     title = _TITLES.get(status, "Something went wrong")
     return render(request, "error.html", status, title=title, message=message, code=code)
+
+
+def refusal_page(scope: Scope, exc: HomingError) -> Response:
+    """The error page of a refusal made before any route ran (``api.host_guard``)."""
+    return error_page(Request(scope), status_of(exc), exc.message)
 
 
 def to_sign_in(request: Request) -> Response:

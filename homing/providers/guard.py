@@ -29,7 +29,13 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from homing.errors import EndpointRefused
 from homing.providers.endpoints import EndpointPolicy, refuse
-from homing.providers.webhook.ssrf import AddressPolicy, IPAddress, Refusal, literal_address
+from homing.providers.webhook.ssrf import (
+    AddressPolicy,
+    IPAddress,
+    Refusal,
+    ends_in_number,
+    literal_address,
+)
 
 __all__ = [
     "AddressRefused",
@@ -203,10 +209,11 @@ class WebhookGuard:
         return f"WebhookGuard({self._addresses!r})"
 
     def check_url(self, url: str) -> None:
-        """An IP literal (in any spelling) must pass; names are judged at connect time."""
+        """An IP literal (in any spelling) must pass; names are judged at connect time.
+        A host ending in a number that spells no address is no name either."""
         host = urlsplit(url).hostname or ""
         address = literal_address(host)
-        refusal = Refusal.RESERVED if not host else None
+        refusal = Refusal.RESERVED if not host or ends_in_number(host) else None
         if address is not None:
             refusal = self._addresses.refusal(address)
         if refusal is not None:

@@ -81,5 +81,7 @@ invitations = Table(
     Column("expires_at", UTCDateTime, nullable=False),
     Column("accepted_at", UTCDateTime),
     Column("revoked_at", UTCDateTime),
+    # The current token went by mail to ``email``: the link is the mailbox's proof.
+    Column("mailed", Boolean, nullable=False, server_default=false()),
     Index("ix_invitations_tenant_email", "tenant_id", "email"),
 )

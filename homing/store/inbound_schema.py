@@ -111,7 +111,7 @@ sending_domains = Table(
 
 # One-time values of signatures that do not cover the body (Mailgun's token), per
 # provider account, kept until the signature would be stale anyway (migration 0008),
-# with the SHA-256 hex of the body they came with (0023_replay). ``nonce`` is the
+# with the SHA-256 hex of the body they came with (0023). ``nonce`` is the
 # SHA-256 hex of the value, so its size is bounded whatever was sent.
 inbound_nonces = Table(
     "inbound_nonces",

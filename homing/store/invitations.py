@@ -42,6 +42,7 @@ class Invitation:
     invited_by: str | None
     created_at: datetime
     expires_at: datetime
+    mailed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +66,7 @@ def _invitation(row: Any) -> Invitation:
         invited_by=row.invited_by,
         created_at=row.invitation_created_at,
         expires_at=row.expires_at,
+        mailed=bool(row.mailed),
     )
 
 
@@ -80,6 +82,7 @@ _SELECT = select(
     _c.invited_by,
     _c.created_at.label("invitation_created_at"),
     _c.expires_at,
+    _c.mailed,
 ).join(tenants, tenants.c.id == _c.tenant_id)
 
 
@@ -115,6 +118,7 @@ class InvitationStore:
                 "invited_by": new.invited_by,
                 "created_at": now,
                 "expires_at": new.expires_at,
+                "mailed": False,
             }
             if found is not None:
                 invitation_id = str(found.id)
@@ -147,6 +151,27 @@ class InvitationStore:
         async with self._db.transaction() as conn:
             row = (await conn.execute(query)).first()
         return _invitation(row) if row else None
+
+    async def mailed(self, invitation_id: str, token_hash: str) -> None:
+        """Record that the link of ``token_hash`` went by mail (a newer token is not)."""
+        query = update(invitations).where(_c.id == invitation_id, _c.token_hash == token_hash)
+        async with self._db.transaction() as conn:
+            await conn.execute(query.values(mailed=True))
+
+    async def remail(
+        self, invitation_id: str, old_hash: str, new_hash: str, now: datetime, audit: AuditEvent
+    ) -> bool:
+        """Replace the token ``old_hash`` of a pending invitation by ``new_hash``, about to
+        go by mail (the old link stops working); False when it is no longer pending."""
+        mine = (_c.id == invitation_id, _c.token_hash == old_hash, _pending(now))
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                update(invitations).where(*mine).values(token_hash=new_hash, mailed=True)
+            )
+            if result.rowcount != 1:
+                return False
+            await write_event(conn, audit)
+        return True
 
     async def revoke(
         self, tenant_id: str, invitation_id: str, now: datetime, audit: AuditEvent

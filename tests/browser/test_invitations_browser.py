@@ -1,6 +1,8 @@
 """Invitations in a real browser: an owner invites from the Users page, the invitee
-opens the link in a browser of their own, chooses a password, lands signed in as a
-viewer of the tenant, and the audit log shows both the invitation and its acceptance."""
+(who has an account: a link shown to the owner makes none, tests/adversary/test_links)
+opens the link in a browser of their own, signs in with their password, lands signed in
+as a viewer of the tenant, and the audit log shows both the invitation and its
+acceptance."""
 
 from __future__ import annotations
 
@@ -13,15 +15,14 @@ from homing.store.people import Role
 from tests.browser.conftest import shoot
 from tests.browser.test_console_browser import sign_in
 from tests.conftest import TenantClient
-from tests.console_helpers import add_user
-
-NEW_PASSWORD = "my own new console password"
+from tests.console_helpers import PASSWORD, add_user
 
 
 async def test_an_owner_invites_and_the_invitee_joins_as_a_viewer(
     page: Page, browser: Browser, site: str, services: Services, tenant: TenantClient, shots: Path
 ) -> None:
     await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
+    await services.people.add_user("grace@example.com", PASSWORD)
     await sign_in(page, "owner@acme.example")
     await page.get_by_role("navigation").get_by_role("link", name="Users").click()
     await expect(page.get_by_role("heading", name="Users", exact=True)).to_be_visible()
@@ -41,9 +42,8 @@ async def test_an_owner_invites_and_the_invitee_joins_as_a_viewer(
         await expect(invitee.get_by_role("heading", name="Join acme")).to_be_visible()
         await expect(invitee.get_by_text("as viewer", exact=False)).to_be_visible()
         await shoot(invitee, shots, "invitation")
-        await invitee.get_by_label("New password", exact=True).fill(NEW_PASSWORD)
-        await invitee.get_by_label("New password again").fill(NEW_PASSWORD)
-        await invitee.get_by_role("button", name="Accept and sign in").click()
+        await invitee.get_by_label("Password", exact=True).fill(PASSWORD)
+        await invitee.get_by_role("button", name="Sign in and accept").click()
         await expect(invitee.get_by_role("button", name="Sign out")).to_be_visible()
         await expect(invitee.locator(".who .tenant")).to_contain_text("(viewer)")
         assert invitee.url == f"{site}/t/{tenant.tenant_id}/"

@@ -1,7 +1,8 @@
 """Invitations and the tenant's users: an owner invites, the invitee accepts by the
 link (a new user choosing a password, or an existing one signing in), tokens that no
 longer work, the last owner kept, a removed member locked out at once, and the link
-sent by platform email when the operator configured it."""
+sent by platform email when the operator configured it and a public URL; a link shown
+to the owner makes no new account (tests/adversary/test_links.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from tests.fixtures import Sandbox, settings_for
 LINK = re.compile(r"(?:https?://[^/\"<\s]+)?/invitations/([A-Za-z0-9_-]{43})")
 NEW_PASSWORD = "a brand new long password"
 PLATFORM_FROM = "Homing <ops@homing.example>"
+PUBLIC_URL = "https://homing.example"
 
 
 @pytest.fixture
@@ -68,6 +70,24 @@ async def _accept_new(client: httpx.AsyncClient, link: str) -> httpx.Response:
     return await client.post(link, data=data)
 
 
+async def _mailing(services: Services, api: httpx.AsyncClient, sandbox: SandboxServer) -> None:
+    """Platform email on, over the sandbox's SendGrid, and a public URL: links go by mail."""
+    platform = await make_tenant(services, api, "homing-platform")
+    await register(platform, sandbox, "sendgrid", 1)
+    services.settings.platform_tenant_id = platform.tenant_id
+    services.settings.public_url = PUBLIC_URL
+
+
+async def _mailed_link(services: Services, sb: Sandbox, to: str) -> str:
+    """The path of the invitation link the sandbox's last mail to ``to`` carries."""
+    assert await deliver(services) == 1
+    mail = (await sb.messages("sendgrid"))[-1]
+    assert mail["to"] == [to]
+    found = LINK.search(mail["text"])
+    assert found and found.group(0).startswith(f"{PUBLIC_URL}/invitations/")
+    return f"/invitations/{found.group(1)}"
+
+
 async def _fetch(services: Services, path: str) -> httpx.Response:
     """``path`` fetched by a browser of its own (no session)."""
     async with browser(services) as client:
@@ -80,16 +100,35 @@ async def _events(services: Services, tenant_id: str) -> list[AuditEvent]:
     return [event for event in events if event.action is not AuditAction.USER_ADDED]
 
 
-async def test_an_invitee_chooses_a_password_and_is_a_signed_in_viewer(
+async def test_a_shown_link_is_shown_once_and_says_it_makes_no_account(
     services: Services, tenant: TenantClient
 ) -> None:
-    owner = await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
+    await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
     async with browser(services) as client, browser(services) as invitee:
         csrf = await sign_in(client, "owner@acme.example")
         link = await _invited_link(client, csrf, tenant.tenant_id, " Grace@Example.com ")
         listed = await client.get(f"/t/{tenant.tenant_id}/users")
         assert "grace@example.com" in listed.text and "Pending invitations" in listed.text
         assert link.rpartition("/")[2] not in listed.text  # shown once, on the answer only
+        page = await invitee.get(link)
+    assert page.status_code == 200 and "Join acme" in page.text
+    assert "homing user add" in page.text and "New password" not in page.text
+
+
+async def test_an_invitee_chooses_a_password_and_is_a_signed_in_viewer(
+    services: Services,
+    api: httpx.AsyncClient,
+    tenant: TenantClient,
+    sandbox: SandboxServer,
+    sb: Sandbox,
+) -> None:
+    owner = await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
+    await _mailing(services, api, sandbox)
+    async with browser(services) as client, browser(services) as invitee:
+        csrf = await sign_in(client, "owner@acme.example")
+        answer = await _invite(client, csrf, tenant.tenant_id, " Grace@Example.com ")
+        assert answer.status_code == 303
+        link = await _mailed_link(services, sb, "grace@example.com")
         page = await invitee.get(link)
         assert "Join acme" in page.text and "viewer" in page.text
         assert "grace@example.com" in page.text and "New password again" in page.text
@@ -184,8 +223,7 @@ async def test_inviting_again_replaces_the_link_and_a_member_is_refused(
     assert (await _fetch(services, first)).status_code == 404
     [pending] = await services.invitations.pending(tenant.tenant_id)
     assert pending.role is Role.OWNER
-    async with browser(services) as invitee:
-        assert (await _accept_new(invitee, second)).status_code == 303
+    assert (await _fetch(services, second)).status_code == 200
 
 
 async def test_the_last_owner_can_be_neither_demoted_nor_removed(
@@ -276,9 +314,7 @@ async def test_with_platform_email_the_link_is_mailed_not_shown(
     sandbox: SandboxServer,
     sb: Sandbox,
 ) -> None:
-    platform = await make_tenant(services, api, "homing-platform")
-    await register(platform, sandbox, "sendgrid", 1)
-    services.settings.platform_tenant_id = platform.tenant_id
+    await _mailing(services, api, sandbox)
     await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
     async with browser(services) as client:
         csrf = await sign_in(client, "owner@acme.example")
@@ -286,14 +322,12 @@ async def test_with_platform_email_the_link_is_mailed_not_shown(
         assert answer.status_code == 303
         shown = await client.get(answer.headers["location"])
     assert "Invitation sent by email" in shown.text and LINK.search(shown.text) is None
-    assert await deliver(services) == 1
+    # The mailed link is built on HOMING_PUBLIC_URL, never on the request's Host.
+    link = await _mailed_link(services, sb, "hopper@example.com")
     [mail] = await sb.messages("sendgrid")
-    assert mail["to"] == ["hopper@example.com"]
-    assert "acme" in mail["subject"]
-    found = LINK.search(mail["text"])
-    assert found and found.group(0).startswith("http://homing.test/invitations/")
+    assert "acme" in mail["subject"] and "homing.test" not in mail["text"]
     async with browser(services) as invitee:
-        accepted = await _accept_new(invitee, f"/invitations/{found.group(1)}")
+        accepted = await _accept_new(invitee, link)
     assert accepted.status_code == 303
 
 

@@ -91,6 +91,7 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     # An invitation's token is its own credential (stored as a hash), for no tenant's key.
     ("GET", "/invitations/{token}"): "console, by the invitation's token",
     ("POST", "/invitations/{token}"): "console, by the invitation's token",
+    ("POST", "/invitations/{token}/mail"): "console, by the invitation's token",
 }
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {

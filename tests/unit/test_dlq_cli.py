@@ -32,7 +32,7 @@ async def _dead_letters(count: int, provider: str) -> tuple[str, list[str]]:
     try:
         tenant, key = await services.tenants.create("acme", Plan.STARTUP)
         transport = httpx.ASGITransport(app=create_app(services))
-        async with httpx.AsyncClient(transport=transport, base_url="http://homing.test") as api:
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as api:
             client = TenantClient(api, tenant.id, key)
             ids = [await dead_letter(services, client, provider=provider) for _ in range(count)]
         return tenant.id, ids

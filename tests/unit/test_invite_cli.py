@@ -64,4 +64,4 @@ def test_user_invite_without_a_public_url_uses_the_api_address_and_refuses_bad_i
     )
     assert unknown == 2 and "tenant not found" in err
     bad, _, err = _invite(capsys, "--tenant", tenant_id, "--email", "not an email")
-    assert bad == 2 and "write one address" in err
+    assert bad == 2 and "one email address" in err

@@ -28,6 +28,7 @@ KERNEL = frozenset(
         "crypto",
         "logs",
         "addresses",
+        "hosts",
         "ratelimit",
         "alerts",
         "metrics",

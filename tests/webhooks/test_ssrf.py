@@ -14,8 +14,10 @@ from homing.providers.webhook.ssrf import (
     UrlPolicy,
     check_url,
     classify,
+    ends_in_number,
     literal_address,
     parse_networks,
+    valid_hostname,
 )
 from homing.settings import Settings
 
@@ -86,7 +88,20 @@ def test_without_public_access_only_allowed_networks_pass() -> None:
 
 @pytest.mark.parametrize(
     "host",
-    ["127.0.0.1", "127.1", "0x7f.0.0.1", "0x7f.1", "2130706433", "017700000001", "0177.0.0.1"],
+    [
+        "127.0.0.1",
+        "127.1",
+        "0x7f.0.0.1",
+        "0x7f.1",
+        "2130706433",
+        "017700000001",
+        "0177.0.0.1",
+        # The root's trailing dot: still the literal, never a name to resolve.
+        "127.0.0.1.",
+        "127.1.",
+        "0x7f.1.",
+        "2130706433.",
+    ],
 )
 def test_every_spelling_of_loopback_is_read_as_loopback(host: str) -> None:
     assert literal_address(host) == ipaddress.ip_address("127.0.0.1")
@@ -102,6 +117,25 @@ def test_host_names_are_not_literals(host: str) -> None:
     assert literal_address(host) is None
 
 
+@pytest.mark.parametrize(
+    ("host", "number"),
+    [
+        ("1.2.3.4.5", True),
+        ("example.123", True),
+        ("example.0x1f.", True),
+        ("example.0x", True),
+        ("example.com", False),
+        ("1.2.3.example", False),
+        ("deadbeef", False),
+        ("example.1a", False),
+        ("", False),
+    ],
+)
+def test_a_host_ending_in_a_number_is_never_a_name(host: str, number: bool) -> None:
+    assert ends_in_number(host) is number
+    assert valid_hostname(host) is (not number and host != "")
+
+
 STRICT = UrlPolicy()
 
 
@@ -110,6 +144,12 @@ STRICT = UrlPolicy()
     [
         ("https://127.0.0.1/hook", "loopback"),
         ("https://127.1/hook", "loopback"),
+        ("https://127.0.0.1./hook", "loopback"),
+        ("https://10.1.2.3./hook", "private"),
+        ("https://1.2.3.4.5/hook", "host"),
+        ("https://999.1.1.1/hook", "malformed"),
+        ("https://example.123/hook", "host"),
+        ("https://example.0x1f./hook", "host"),
         ("https://0x7f.0.0.1/hook", "loopback"),
         ("https://2130706433/hook", "loopback"),
         ("https://[::1]/hook", "loopback"),

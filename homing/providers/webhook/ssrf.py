@@ -13,7 +13,10 @@ multicast, ``2001::/23``, SRv6 and documentation prefixes) and gives the common
 refusals their names.
 
 Host names are checked label by label, in linear time: a tenant's URL is attacker
-text, and a backtracking pattern over it froze the event loop.
+text, and a backtracking pattern over it froze the event loop. A host whose last label
+is a number (``127.0.0.1.``, ``0x7f.1``, ``1.2.3.4.5``) is never a name: it is the IP
+literal it spells (a trailing dot is only DNS's root) or it is refused, as the URL
+standard's host parser does (WHATWG, "ends in a number"); no such host is resolved.
 
 ``check_url`` runs when a webhook is accepted, on the URL alone (no DNS). The
 authoritative check runs at connect time on the resolved addresses, in the one outbound
@@ -41,6 +44,7 @@ __all__ = [
     "UrlPolicy",
     "check_url",
     "classify",
+    "ends_in_number",
     "literal_address",
     "normalise_url",
     "parse_networks",
@@ -170,9 +174,22 @@ def valid_hostname(host: str) -> bool:
     checked first. IDNA names arrive here already encoded (``xn--…``).
     """
     name = host[:-1] if host.endswith(".") else host
-    if not 0 < len(name) <= MAX_HOSTNAME_LENGTH:
+    if not 0 < len(name) <= MAX_HOSTNAME_LENGTH or ends_in_number(name):
         return False
     return all(_valid_label(label) for label in name.split("."))
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def ends_in_number(host: str) -> bool:
+    """Whether ``host``'s last label (a trailing dot aside) is a number, decimal or
+    ``0x`` hexadecimal: such a host spells an IPv4 address, or none, never a DNS name
+    (no top-level domain is numeric)."""
+    last = host.removesuffix(".").rpartition(".")[2]
+    if last[:2] in ("0x", "0X"):
+        return _HEX_DIGITS.issuperset(last[2:])
+    return last != "" and last.isascii() and last.isdigit()
 
 
 def _valid_label(label: str) -> bool:
@@ -186,16 +203,18 @@ def _valid_label(label: str) -> bool:
 
 def literal_address(host: str) -> IPAddress | None:
     """The address a host names without DNS: an IP literal in any spelling the system
-    resolver accepts (``127.1``, ``0x7f.0.0.1``, ``2130706433``), or ``localhost``."""
+    resolver accepts (``127.1``, ``0x7f.0.0.1``, ``2130706433``), with or without the
+    root's trailing dot (``127.0.0.1.``), or ``localhost``."""
     if len(host) > MAX_HOSTNAME_LENGTH + 2:  # "[" IPv6 "]" is shorter still
         return None
     try:
         return ipaddress.ip_address(host)
     except ValueError:
         pass
-    if _LEGACY_IPV4.fullmatch(host) and any(c.isdigit() for c in host):
+    numeric = host.removesuffix(".")
+    if _LEGACY_IPV4.fullmatch(numeric) and any(c.isdigit() for c in numeric):
         try:
-            return ipaddress.IPv4Address(socket.inet_aton(host))
+            return ipaddress.IPv4Address(socket.inet_aton(numeric))
         except OSError:
             return None
     name = host.rstrip(".").lower()

@@ -4,7 +4,7 @@ A Mailgun retry carries its first attempt's token; the token is now accepted aga
 that same body (the journal then answers the repeat) and refused with any other. The
 rows kept before this revision have no body: such a token stays refused, as it was.
 
-Revision ID: 0023_replay
+Revision ID: 0023
 Revises: 0022
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0023_replay"
+revision = "0023"
 down_revision = "0022"
 branch_labels = None
 depends_on = None
