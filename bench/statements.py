@@ -13,12 +13,14 @@ the ASGI app, drives the real code paths and counts what reaches the database dr
 - ``slow``: the same with the sandbox answering after 200 ms.
 
 A *statement* is one ``cursor.execute`` or ``executemany`` that SQLAlchemy sends
-(SQLAlchemy's ``before_cursor_execute`` event); a *transaction* is one BEGIN…COMMIT (or
+(SQLAlchemy's ``before_cursor_execute`` event), or a ``NOTIFY`` the wake-ups send on
+their own asyncpg connection; a *transaction* is one BEGIN…COMMIT (or
 ROLLBACK); *round trips* are statements + BEGIN + COMMIT/ROLLBACK + the statements
 asyncpg had to prepare first (a prepare is a round trip of its own; SQLAlchemy keeps
 prepared statements per connection, so after a warm-up a hot path prepares nothing).
 ``--profile N`` also prints, per case, the number of Python function calls per unit
-(deterministic) and the N modules with the largest share of a cProfile run's own time.
+(deterministic) and the N modules (``--by function``: functions) with the largest share
+of a cProfile run's own time, the loop's waiting left out.
 Talks only to PostgreSQL (a database of its own, dropped afterwards) and the sandbox
 on 127.0.0.1.
 """
@@ -30,6 +32,7 @@ import asyncio
 import cProfile
 import pstats
 import tempfile
+import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -96,10 +99,21 @@ class Counting:
                 counting.tally.prepares += 1
             return await counting._prepare(conn, *args, **kwargs)
 
-        asyncpg.Connection.prepare = prepare  # type: ignore[method-assign]
+        asyncpg.Connection.prepare = prepare
+        self._execute = asyncpg.Connection.execute
+
+        async def execute(conn: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+            # The wake-ups' own connection (LISTEN/NOTIFY) is asyncpg's, not SQLAlchemy's.
+            if counting.on and query.startswith("NOTIFY"):
+                counting.tally.statements += 1
+                counting.tally.kinds["NOTIFY"] += 1
+            return await counting._execute(conn, query, *args, **kwargs)
+
+        asyncpg.Connection.execute = execute
 
     def close(self) -> None:
-        asyncpg.Connection.prepare = self._prepare  # type: ignore[method-assign]
+        asyncpg.Connection.prepare = self._prepare
+        asyncpg.Connection.execute = self._execute
 
     def _statement(self, *args: Any) -> None:
         if self.on:
@@ -198,6 +212,7 @@ class Measured:
     per: str
     units: int
     tally: Tally
+    cpu: float = 0.0
     calls: int = 0
     top: list[str] = field(default_factory=list)
 
@@ -211,31 +226,39 @@ class Run:
     tenant_id: str
     workdir: Path
     profile: int
+    by: str
 
     async def measure(self, case: str, per: str, units: int, body: Callable[[], Any]) -> Measured:
         profiler = cProfile.Profile() if self.profile else None
         with self.counter.counting() as tally:
             if profiler:
                 profiler.enable()
+            cpu = time.process_time()
             await body()
+            cpu = time.process_time() - cpu
             if profiler:
                 profiler.disable()
-        measured = Measured(case, per, units, tally)
+        measured = Measured(case, per, units, tally, cpu)
         if profiler:
-            measured.calls, measured.top = _profile(profiler, units, self.profile)
+            measured.calls, measured.top = _profile(profiler, units, self.profile, self.by)
         return measured
 
 
-def _profile(profiler: cProfile.Profile, units: int, top: int) -> tuple[int, list[str]]:
+def _profile(profiler: cProfile.Profile, units: int, top: int, by: str) -> tuple[int, list[str]]:
     """Python calls per unit, and the ``top`` places where the time went: own time
-    (not cumulative, which double-counts coroutines), summed by module."""
+    (not cumulative, which double-counts coroutines), summed by module or by function,
+    leaving out the time the loop spent waiting (``epoll``)."""
     raw: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     calls = sum(entry[1] for entry in raw.values())
     total = sum(entry[2] for entry in raw.values()) or 1.0
     by_place: Counter[str] = Counter()
     calls_at: Counter[str] = Counter()
-    for (filename, _, _), entry in raw.items():
-        place = _place(filename)
+    idle = sum(e[2] for (_, _, name), e in raw.items() if name.endswith("epoll' objects>"))
+    total = max(total - idle, 1e-9)
+    for (filename, line, name), entry in raw.items():
+        if name.endswith("epoll' objects>"):
+            continue  # the loop waiting for the database or the sandbox
+        place = _place(filename) if by == "module" else f"{_place(filename)}:{line}({name})"
         by_place[place] += entry[2]
         calls_at[place] += entry[1]
     lines = [
@@ -252,7 +275,7 @@ def _place(filename: str) -> str:
     if "site-packages/" in filename:
         return filename.split("site-packages/", 1)[1].split("/", 1)[0].removesuffix(".py")
     if filename.startswith("<") or "/" not in filename:
-        return "builtins"
+        return "built-in"
     parts = filename.split("/lib/python3", 1)[-1].split("/")
     return f"{parts[1].removesuffix('.py')} (stdlib)" if len(parts) > 1 else filename
 
@@ -313,7 +336,7 @@ async def deliver(run: Run, jobs: int, latency_ms: int, sandbox_url: str) -> lis
 
 
 @asynccontextmanager
-async def running(backend: str, profile: int) -> AsyncIterator[Run]:
+async def running(backend: str, profile: int, by: str) -> AsyncIterator[Run]:
     name = f"homing_bench_statements_{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -329,7 +352,7 @@ async def running(backend: str, profile: int) -> AsyncIterator[Run]:
                     "bench", Plan.STARTUP, rate_limit_per_minute=10**6, quotas={"email": 10**9}
                 )
                 app = create_app(services)
-                yield Run(services, counter, app, key, tenant.id, workdir, profile)
+                yield Run(services, counter, app, key, tenant.id, workdir, profile, by)
             finally:
                 counter.close()
                 await services.aclose()
@@ -341,7 +364,7 @@ async def running(backend: str, profile: int) -> AsyncIterator[Run]:
 def report(backend: str, results: list[Measured]) -> list[str]:
     lines = [
         f"statements {backend}: case, per unit: statements (executemany), transactions, "
-        "round trips; statements by kind"
+        "round trips, this process's CPU (moves with the machine's load); statements by kind"
     ]
     for m in results:
         t, n = m.tally, m.units
@@ -350,7 +373,8 @@ def report(backend: str, results: list[Measured]) -> list[str]:
         )
         lines.append(
             f"  {m.case:<15} per {m.per:<8} {t.statements / n:7.3f} ({t.many / n:.3f})"
-            f"  tx {t.begins / n:6.3f}  rt {t.round_trips / n:7.3f}  [{kinds}]"
+            f"  tx {t.begins / n:6.3f}  rt {t.round_trips / n:7.3f}"
+            f"  cpu {m.cpu / n * 1000:.3f} ms  [{kinds}]"
         )
         if m.top:
             lines.append(f"    {m.calls:,} Python calls per {m.per}; own time by module:")
@@ -365,7 +389,7 @@ def _by_count(item: tuple[str, int]) -> tuple[int, str]:
 async def measure(args: argparse.Namespace) -> list[str]:
     wanted = args.only.split(",") if args.only else list(CASES)
     results: list[Measured] = []
-    async with running(args.backend, args.profile) as run:
+    async with running(args.backend, args.profile, args.by) as run:
         if "single" in wanted:
             results += await single(run, args.requests)
         if "batch" in wanted:
@@ -388,6 +412,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument("--by", choices=["module", "function"], default="module")
     args = parser.parse_args()
     for line in asyncio.run(measure(args)):
         print(line, flush=True)
