@@ -117,3 +117,14 @@ def test_printable_ascii_is_exactly_the_ascii_with_no_refused_character() -> Non
     for code in range(128):
         ch = chr(code)
         assert ch.isprintable() == (unicodedata.category(ch) not in _NEVER), repr(ch)
+
+
+@given(plain | hostile)
+def test_the_canonical_form_reads_back_as_the_same_mailbox(value: str) -> None:
+    """So the key read with ``to`` (what the API hands the store) is the key the store
+    would read from the canonical ``to`` it stores."""
+    try:
+        mailbox = parse_mailbox(value)
+    except InvalidAddress:
+        return
+    assert parse_mailbox(str(mailbox)) == mailbox
