@@ -10,7 +10,7 @@ from typing import Any
 
 import idna
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from homing.addresses import (
@@ -51,11 +51,13 @@ def _agrees(value: str) -> None:
         _cross_check(mailbox)  # raises when the standard library reads it otherwise
 
 
+@settings(deadline=None)  # the long way is slow on a busy machine, not wrong
 @given(plain)
 def test_every_plain_mailbox_passes_the_standard_librarys_check(value: str) -> None:
     _agrees(value)
 
 
+@settings(deadline=None)
 @given(hostile)
 def test_a_mailbox_that_skips_the_check_would_have_passed_it(value: str) -> None:
     _agrees(value)
@@ -105,6 +107,7 @@ domain_text = st.text("abcXYZ019-.\u212a\u00fc", min_size=1, max_size=30) | st.b
 )
 
 
+@settings(deadline=None)
 @given(domain_text)
 def test_a_plain_domain_is_what_idna_makes_of_it(domain: str) -> None:
     fast = _ldh(domain)
@@ -119,6 +122,7 @@ def test_printable_ascii_is_exactly_the_ascii_with_no_refused_character() -> Non
         assert ch.isprintable() == (unicodedata.category(ch) not in _NEVER), repr(ch)
 
 
+@settings(deadline=None)
 @given(plain | hostile)
 def test_the_canonical_form_reads_back_as_the_same_mailbox(value: str) -> None:
     """So the key read with ``to`` (what the API hands the store) is the key the store
