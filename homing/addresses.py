@@ -104,6 +104,9 @@ class Mailbox:
 
     def __str__(self) -> str:
         """The canonical form: stored on the job and sent to every provider."""
+        if _plain(self):  # nothing to quote: what ``Address`` would write
+            name = self.display_name
+            return f"{name} <{self.address}>" if name else self.address
         return str(Address(self.display_name, self.local, self.domain))
 
 

@@ -5,7 +5,7 @@ only where the long way would have answered the same."""
 from __future__ import annotations
 
 import unicodedata
-from email.headerregistry import AddressHeader
+from email.headerregistry import Address, AddressHeader
 from typing import Any
 
 import idna
@@ -132,3 +132,14 @@ def test_the_canonical_form_reads_back_as_the_same_mailbox(value: str) -> None:
     except InvalidAddress:
         return
     assert parse_mailbox(str(mailbox)) == mailbox
+
+
+@settings(deadline=None)
+@given(plain | hostile)
+def test_a_plain_mailbox_is_written_as_the_standard_library_writes_it(value: str) -> None:
+    try:
+        mailbox = parse_mailbox(value)
+    except InvalidAddress:
+        return
+    written = Address(mailbox.display_name, mailbox.local, mailbox.domain)
+    assert str(mailbox) == str(written)
