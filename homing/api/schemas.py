@@ -13,12 +13,14 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 
-from homing.addresses import canonical
+from homing.addresses import Mailbox, parse_mailbox
 from homing.api.base_schemas import Strict
 from homing.api.inbound_schemas import DeliveryEventPublic
 from homing.models import (
@@ -151,18 +153,42 @@ class EmailCreate(NotificationCreate):
     ordering_key: str | None = Field(default=None, min_length=1, max_length=255)
 
     model_config = ConfigDict(populate_by_name=True)
+    # The comparison key of ``to``, read with it: the accepting transaction checks
+    # suppressions by it rather than parsing the address again.
+    _recipient: str | None = PrivateAttr(default=None)
+
+    @property
+    def recipient(self) -> str | None:
+        """The suppression key of ``to`` (``Mailbox.key``), once validated."""
+        return self._recipient
 
     @model_validator(mode="after")
-    def _valid(self) -> EmailCreate:
+    def _valid(self, info: ValidationInfo) -> EmailCreate:
         # Exactly one mailbox each, stored (and sent) in canonical form: homing.addresses.
-        self.to = canonical(_no_line_breaks(self.to))
-        self.from_ = canonical(_no_line_breaks(self.from_))
+        # A batch validates its messages with one ``context`` dict: an address repeated
+        # in it (the sender, mostly) is parsed once for the request.
+        memo = info.context if isinstance(info.context, dict) else None
+        to = _mailbox(self.to, memo)
+        self.to, self._recipient = str(to), to.key
+        self.from_ = str(_mailbox(self.from_, memo))
         _no_line_breaks(self.subject)
         if self.text is None and self.html is None:
             raise ValueError("give 'text', 'html' or both")
         if self.fallback is not None and self.provider is None:
             raise ValueError("'fallback' needs 'provider'")
         return self
+
+
+def _mailbox(value: str, memo: dict[str, Mailbox] | None) -> Mailbox:
+    """The one mailbox ``value`` names (InvalidAddress otherwise), from ``memo`` when this
+    request read it already; ``memo`` lives for one request, at most two entries per
+    message, so one tenant's addresses never answer another's."""
+    if memo is not None and value in memo:
+        return memo[value]
+    mailbox = parse_mailbox(_no_line_breaks(value))
+    if memo is not None:
+        memo[value] = mailbox
+    return mailbox
 
 
 class Queued(BaseModel):

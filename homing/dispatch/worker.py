@@ -249,11 +249,8 @@ class Worker:
 
     async def _claim(self, limit: int) -> list[ClaimedJob]:
         self._turn += 1
-        for queue in claim_order(self._config.queues, self._turn):
-            claimed = await self._queue.claim(queue, limit, self._config.lease_seconds)
-            if claimed:
-                return claimed
-        return []
+        queues = claim_order(self._config.queues, self._turn)
+        return await self._queue.claim_first(queues, limit, self._config.lease_seconds)
 
     async def _has_claimable(self) -> bool:
         return bool(await self._claim_capacity())

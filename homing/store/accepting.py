@@ -95,6 +95,9 @@ class NewJob:
     request_aliases: frozenset[str] = field(default=frozenset(), repr=False)
     # Counted in the tenant's monthly usage; Homing's own notices to a tenant are not.
     metered: bool = True
+    # ``recipient_of(channel, payload)`` when the caller read it already (the API, as it
+    # validated ``to``); worked out here otherwise.
+    recipient: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,7 +456,7 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "completed_at": None,
         "test": new.test,
         "ordering_key": new.ordering_key,
-        "recipient": recipient_of(new.channel, new.payload),
+        "recipient": new.recipient or recipient_of(new.channel, new.payload),
         "expires_at": None if new.ttl_seconds is None else as_datetime(epoch + new.ttl_seconds),
     }
 

@@ -95,13 +95,22 @@ class QueueStore:
     async def claim(self, queue: Queue, limit: int, lease_seconds: float) -> list[ClaimedJob]:
         """Lease up to ``limit`` due entries: priority first, tenants round-robin,
         none past a tenant's in-flight cap (see homing.store.picking)."""
+        return await self.claim_first((queue,), limit, lease_seconds)
+
+    async def claim_first(
+        self, queues: Sequence[Queue], limit: int, lease_seconds: float
+    ) -> list[ClaimedJob]:
+        """``claim`` from the first of ``queues``, in this order, that has due entries,
+        in one transaction: an empty queue costs the worker one query, not a
+        transaction of its own (a worker serves five queues, most of them empty)."""
         epoch = self._clock.now()
         token = new_id()
         async with self._db.transaction() as conn:
-            picked = await self._picker.pick(conn, queue.value, limit, epoch)
-            if not picked:
-                return []
-            return await self._lease(conn, picked, token, epoch, lease_seconds)
+            for queue in queues:
+                picked = await self._picker.pick(conn, queue.value, limit, epoch)
+                if picked:
+                    return await self._lease(conn, picked, token, epoch, lease_seconds)
+        return []
 
     async def _lease(
         self,

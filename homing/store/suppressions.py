@@ -117,10 +117,11 @@ def _entry(row: Any) -> Suppression:
 
 async def suppress_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
     """Turn the new ``jobs`` rows whose recipient is suppressed into SUPPRESSED ones
-    (one query for all of them)."""
+    (one query for all of them). Each row carries its ``recipient`` already
+    (``recipient_of`` its payload): not parsed again here."""
     wanted: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        address = recipient_of(row["channel"], row["payload"])
+        address = row["recipient"]
         if address is not None:
             wanted.setdefault((row["tenant_id"], row["channel"], address), []).append(row)
     if not wanted:

@@ -10,6 +10,7 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+import homing.addresses as addresses
 from homing.models import Plan, Priority
 from homing.services import Services
 from homing.settings import Settings
@@ -128,3 +129,27 @@ async def test_a_free_tenants_batch_is_low_priority(
     for result in body["results"]:
         job, _ = await services.jobs.get(free.tenant_id, result["id"])
         assert job.priority is Priority.LOW
+
+
+async def test_each_address_of_a_batch_is_read_once(
+    services: Services, tenant: TenantClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sender repeated in every message is parsed once for the request, and each
+    recipient once (the store checks suppressions by the key read with it); the jobs
+    still carry each address in canonical form and are suppressed by that key."""
+    read: list[str] = []
+    split = addresses._split  # every parse of an address starts here
+
+    def counted(text: str) -> tuple[str, str]:
+        read.append(text)
+        return split(text)
+
+    monkeypatch.setattr(addresses, "_split", counted)
+    messages = [_item(n, **{"from": "Homing <Bench@Example.COM>"}) for n in range(50)]
+    response = await tenant.post(BATCH, json={"messages": messages})
+    assert response.status_code == 202, response.text
+    assert sorted(read) == sorted(["Homing <Bench@Example.COM>", *(m["to"] for m in messages)])
+    async with services.db.transaction() as conn:
+        stored = (await conn.execute(select(jobs.c.payload, jobs.c.recipient))).all()
+    assert {row.payload["from"] for row in stored} == {"Homing <Bench@example.com>"}
+    assert sorted(row.recipient for row in stored) == sorted(m["to"] for m in messages)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+from collections.abc import AsyncIterator
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import ManualClock
 from homing.errors import Conflict, IdempotencyConflict, NotFound
@@ -141,3 +144,29 @@ async def test_retry_is_conditional_on_failed(services: Services) -> None:
     assert await services.queue.pending_count() == 1
     with pytest.raises(NotFound):
         await services.jobs.retry("someone-else", job.id)
+
+
+async def test_a_claim_over_several_queues_is_one_transaction(services: Services) -> None:
+    """The worker's claim round tries its queues in turn; the empty ones it passes cost
+    a query each in the claim's transaction, not a transaction of their own."""
+    tenant_id = await stored_tenant(services)
+    job = (await services.jobs.accept(_new(tenant_id))).job
+    opened = 0
+    original = services.db.transaction
+
+    @contextlib.asynccontextmanager
+    async def counted() -> AsyncIterator[AsyncConnection]:
+        nonlocal opened
+        opened += 1
+        async with original() as conn:
+            yield conn
+
+    services.db.transaction = counted  # type: ignore[method-assign]
+    try:
+        empty = (Queue.PLATFORM_EMAIL, Queue.SMS, Queue.CHAT, Queue.WEBHOOK)
+        assert await services.queue.claim_first(empty, 10, lease_seconds=30) == []
+        claimed = await services.queue.claim_first((*empty, Queue.EMAIL), 10, lease_seconds=30)
+    finally:
+        services.db.transaction = original  # type: ignore[method-assign]
+    assert [c.job.id for c in claimed] == [job.id]
+    assert opened == 2

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from fastapi import APIRouter
 from pydantic import ValidationError
 
+from homing.addresses import Mailbox
 from homing.api.admission_schemas import (
     BatchItemResult,
     BatchResult,
@@ -84,9 +85,10 @@ async def send_email_batch(
     tenant = principal.tenant
     results: dict[int, BatchItemResult] = {}
     parsed: list[tuple[int, EmailBatchItem]] = []
+    addresses: dict[str, Mailbox] = {}  # read once per request (EmailCreate._valid)
     for index, raw in enumerate(body.messages):
         try:
-            parsed.append((index, EmailBatchItem.model_validate(raw)))
+            parsed.append((index, EmailBatchItem.model_validate(raw, context=addresses)))
         except ValidationError as exc:
             results[index] = invalid_item(index, exc, Channel.EMAIL)
     if any(item.provider is not None for _, item in parsed):

@@ -99,6 +99,7 @@ def email_job(
         idempotency_key=idempotency_key,
         request_hash=fingerprint.stored,
         request_aliases=fingerprint.accepted,
+        recipient=body.recipient,
     )
 
 
