@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -147,3 +149,22 @@ def test_the_readme_is_a_front_door_whose_links_lead_somewhere() -> None:
     local = [t for t in targets if not t.startswith(("http://", "https://"))]
     assert "docs/settings.md" in local, "the README points at the documentation"
     assert [t for t in local if not (ROOT / t).exists()] == [], "README links to nothing"
+
+
+def test_the_site_builds_strict_and_loads_nothing_from_elsewhere(tmp_path: Path) -> None:
+    """A broken link or anchor fails the build; no page asks a browser for a font, a
+    stylesheet or a script from another host (``theme.font: false``, no CDN)."""
+    site = tmp_path / "site"
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    pages = list(site.rglob("*.html"))
+    assert len(pages) > 10
+    remote = re.compile(r"<(?:link|script|img)[^>]+(?:href|src)=\"(?:https?:)?//", re.I)
+    assert [p.name for p in pages if remote.search(p.read_text())] == []
