@@ -19,7 +19,7 @@ ROUNDS = 250  # x 4 kinds of hostile request = 1,000
 RATE = MAX_RATE_PER_MINUTE  # past it the rest are refused as rate_limited: bounded too
 SECRET = "re_live_cardinality_Secret_42"
 
-# Every value a label may take (README "Metrics"); "other" is the bound of each.
+# Every value a label may take (docs/operations.md, "Metrics"); "other" is the bound of each.
 ALLOWED: dict[str, set[str]] = {
     "channel": {c.value for c in Channel} | {"other"},
     "queue": {q.value for q in Queue},

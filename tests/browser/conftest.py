@@ -7,7 +7,7 @@ missing): without it these tests fail, they never skip. Chromium resolves no nam
 loopback and makes no background requests, so nothing leaves the machine.
 
 Screenshots of the main pages are written by the tests to ``tmp_path``, or into
-``docs/screenshots/`` when ``HOMING_TEST_SCREENSHOTS=1`` (how the README's are made:
+``docs/screenshots/`` when ``HOMING_TEST_SCREENSHOTS=1`` (how docs/console.md's are made:
 the data and the clock are fixed, so a run draws the same pages).
 """
 

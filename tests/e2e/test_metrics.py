@@ -1,6 +1,6 @@
 """The counters of /metrics move with what happens: a delivery, a failure, a dead
 letter, refusals and the queue's depth — through the sandbox over real HTTP, on SQLite
-and PostgreSQL (README "Metrics")."""
+and PostgreSQL (docs/operations.md, "Metrics")."""
 
 from __future__ import annotations
 
@@ -225,7 +225,7 @@ async def test_an_operators_day_spike_list_by_provider_dry_run_redrive_drain(
     sb: Sandbox,
     clock: ManualClock,
 ) -> None:
-    """README "An operator's day": a SendGrid outage dead-letters jobs; the metrics show
+    """docs/operations.md "An operator's day": a SendGrid outage dead-letters jobs; the metrics show
     the spike, the dead letters list by that provider, a dry run counts them, the
     redrive puts them back and the queue drains."""
     await register(tenant, sandbox, "sendgrid", 1)

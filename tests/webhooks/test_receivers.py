@@ -2,7 +2,7 @@
 receiver written to the design's rule (``X-Webhook-*``, milliseconds, one hex
 signature), one written to NotifyKit's SDK rule (seconds, ``t=…,v1=…``), and the
 ``standardwebhooks`` library. Each refuses tampered, stale and replayed requests, and
-each keeps verifying across a secret rotation as the README says."""
+each keeps verifying across a secret rotation as docs/webhooks.md says."""
 
 from __future__ import annotations
 

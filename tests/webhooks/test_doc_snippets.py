@@ -1,4 +1,4 @@
-"""The README's receiver snippets (Python's standard library, Node's ``crypto``) accept
+"""The receiver snippets of docs/webhooks.md (Python's standard library, Node's ``crypto``) accept
 every format Homing sends and refuse tampered, stale and wrongly signed deliveries."""
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from homing.webhooks import WebhookVerificationError, generate_secret, verify
 from homing.webhooks.signing import SignatureFormat, signature_headers
 from tests.webhooks.receivers.node import NODE
 
-README = (Path(__file__).parents[2] / "README.md").read_text()
+PAGE = (Path(__file__).parents[2] / "docs" / "webhooks.md").read_text()
 BODY = '{"event":"order.paid","note":"caf\u00e9"}'.encode()
 Case = tuple[str, str, dict[str, str], bytes, bool]
 
 
 def _block(language: str, marker: str) -> str:
-    blocks = re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
+    blocks = re.findall(rf"```{language}\n(.*?)```", PAGE, flags=re.DOTALL)
     [block] = [str(b) for b in blocks if marker in b]
     return block
 

@@ -1,0 +1,146 @@
+"""Write docs/api.md, the API reference, from the app's OpenAPI document.
+
+    .venv/bin/python scripts/docs_gen.py           # rewrite docs/api.md
+    .venv/bin/python scripts/docs_gen.py --check   # exit 1 when docs/api.md is stale
+
+The document is the one ``/openapi.json`` serves: the app is built on a throwaway SQLite
+database, asked for ``app.openapi()`` and closed. Nothing here is imported by ``homing``
+and nothing of it is served; ``tests/unit/test_docs.py`` fails when the page is stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "api.md"
+METHODS = ("get", "post", "put", "patch", "delete")
+HEADER = """# API reference
+
+Generated from the OpenAPI document that `GET /openapi.json` serves (interactive at
+`/docs` on a running Homing) by `scripts/docs_gen.py`; do not edit it by hand. What each
+route does, and why, is told on the topic pages: [Sending](sending.md),
+[Channels and providers](channels.md), [Webhooks](webhooks.md),
+[Inbound events](inbound.md), [Operations](operations.md). Errors have one shape,
+`{"error": {"code", "message", "details"}}`, and lists one page shape,
+`{"data": […], "next_cursor"}`.
+"""
+
+
+async def openapi_document() -> dict[str, Any]:
+    """The app's OpenAPI document, built against an empty SQLite database."""
+    from pydantic import SecretStr
+
+    from homing.api.app import create_app
+    from homing.crypto import generate_master_key
+    from homing.services import build
+    from homing.settings import Settings
+
+    with tempfile.TemporaryDirectory(prefix="homing-docs-") as folder:
+        settings = Settings(
+            data_dir=Path(folder),
+            database_url=f"sqlite+aiosqlite:///{Path(folder) / 'homing.db'}",
+            secret_key=SecretStr(generate_master_key()),
+        )
+        services = await build(settings)
+        try:
+            return create_app(services).openapi()
+        finally:
+            await services.aclose()
+
+
+def _ref_name(schema: dict[str, Any]) -> str:
+    """A schema as a short type: a component's name, ``list[X]``, ``A | B``, or its type."""
+    if "$ref" in schema:
+        return "`" + str(schema["$ref"]).rsplit("/", 1)[-1] + "`"
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " \\| ".join(_ref_name(option) for option in schema[key])
+    if schema.get("type") == "array":
+        return f"list[{_ref_name(schema.get('items', {}))}]"
+    if "enum" in schema:
+        return " \\| ".join(f"`{value}`" for value in schema["enum"])
+    return str(schema.get("type", "any"))
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _operation(method: str, path: str, operation: dict[str, Any]) -> Iterator[str]:
+    yield f"### `{method.upper()} {path}`\n"
+    summary = operation.get("description") or operation.get("summary", "")
+    if summary:
+        yield _cell(summary) + "\n"
+    parameters = operation.get("parameters", [])
+    if parameters:
+        yield "| parameter | in | type | required |"
+        yield "| --- | --- | --- | --- |"
+        for parameter in parameters:
+            kind = _ref_name(parameter.get("schema", {}))
+            required = "yes" if parameter.get("required") else "no"
+            yield f"| `{parameter['name']}` | {parameter['in']} | {kind} | {required} |"
+        yield ""
+    body = operation.get("requestBody", {}).get("content", {})
+    for media, content in body.items():
+        yield f"Body ({media}): {_ref_name(content.get('schema', {}))}\n"
+    responses = []
+    for status, response in operation.get("responses", {}).items():
+        schemas = [c.get("schema", {}) for c in response.get("content", {}).values()]
+        shape = f" {_ref_name(schemas[0])}" if schemas and schemas[0] else ""
+        responses.append(f"{status}{shape}")
+    if responses:
+        yield "Responses: " + ", ".join(responses) + "\n"
+
+
+def _schema(name: str, schema: dict[str, Any]) -> Iterator[str]:
+    yield f"### `{name}`\n"
+    if schema.get("description"):
+        yield _cell(schema["description"]) + "\n"
+    properties = schema.get("properties", {})
+    if not properties:
+        yield f"Type: {_ref_name(schema)}\n"
+        return
+    required = set(schema.get("required", []))
+    yield "| field | type | required |"
+    yield "| --- | --- | --- |"
+    for field, definition in properties.items():
+        yield f"| `{field}` | {_ref_name(definition)} | {'yes' if field in required else 'no'} |"
+    yield ""
+
+
+def render(document: dict[str, Any]) -> str:
+    """The page: every route of the document, then every schema it names."""
+    lines = [HEADER, "## Routes\n"]
+    for path, item in document["paths"].items():
+        for method in METHODS:
+            if method in item:
+                lines.extend(_operation(method, path, item[method]))
+    lines.append("## Schemas\n")
+    for name, schema in sorted(document.get("components", {}).get("schemas", {}).items()):
+        lines.extend(_schema(name, schema))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when docs/api.md is stale")
+    args = parser.parse_args(argv)
+    page = render(asyncio.run(openapi_document()))
+    if args.check:
+        if PAGE.read_text() != page:
+            print("docs/api.md is stale: run scripts/docs_gen.py", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(page)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
