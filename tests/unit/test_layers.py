@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import homing
+from homing.services import Services
 
 ROOT = Path(homing.__file__).resolve().parent
 KERNEL = frozenset(
@@ -295,3 +298,161 @@ def test_module_names_are_unique() -> None:
         if len(paths) > 1 and not _faces(paths):
             clashes.append(f"{name}: " + ", ".join(str(p.relative_to(ROOT.parent)) for p in paths))
     assert not clashes, "module names that say two things:\n  " + "\n  ".join(clashes)
+
+
+# docs/architecture.md, "Layers": a route calls a manager, the manager the store. The
+# modules of the routes and the pages, and the ``Services`` attributes they may still
+# use as stores, each with its reason. A route that reaches a store not listed here
+# fails ``test_routes_reach_stores_only_through_managers``: give the rule a manager, or
+# add the pair with why no manager has anything to decide.
+ROUTE_FOLDERS = ("api/routes", "console")
+# What the routes below may read or change without a manager, and why.
+READ = "a plain read, scoped by the tenant id the principal carries: nothing to decide"
+OPERATOR = "the operator's read across tenants (admin key or operator session): no tenant rule"
+AUDITED = (
+    "audited changes: the route builds the event with the AuditLog manager and the store"
+    " writes it in the change's own transaction, which refuses a suspended tenant"
+    " (store/audit.py, write_event): a manager would pass the call through"
+)
+# The accept paths belong to issue 23's hot-path work (store/accepting.py, admission).
+ROUTING = (
+    "the accept reads the tenant's providers once to pick a route; what is accepted,"
+    " and how much, is Admission's, called next"
+)
+DIRECT_STORE_USES: dict[tuple[str, str], str] = {
+    ("homing/api/routes/admin_jobs.py", "jobs"): OPERATOR + " (jobs, queue depths)",
+    ("homing/api/routes/batch.py", "providers"): ROUTING,
+    ("homing/api/routes/chat.py", "providers"): ROUTING,
+    ("homing/api/routes/dead_letters.py", "dead_letter_store"): (
+        READ + " (redrive and purge go through DeadLetters)"
+    ),
+    ("homing/api/routes/dead_letters.py", "jobs"): READ + " (the job a dead letter names)",
+    ("homing/api/routes/health.py", "db"): "/healthz: a ping of the database, no domain rule",
+    ("homing/api/routes/jobs.py", "jobs"): (
+        READ + "; cancel is one conditional update (a PENDING job no worker holds, tenant"
+        " and test scoped in its WHERE), which writes no audit event"
+    ),
+    ("homing/api/routes/keys.py", "keys"): AUDITED + "; the list is a plain read",
+    ("homing/api/routes/notifications.py", "providers"): ROUTING,
+    ("homing/api/routes/providers.py", "providers"): (
+        AUDITED + "; registering and rechecking go through ProviderAccounts"
+    ),
+    ("homing/api/routes/sms.py", "providers"): ROUTING,
+    ("homing/api/routes/suppressions.py", "inbound.suppressions"): (
+        AUDITED + "; the list is a plain read"
+    ),
+    ("homing/api/routes/webhooks.py", "webhooks.store"): (
+        AUDITED + " (re-enabling a gone endpoint); the list is a plain read"
+    ),
+    ("homing/console/health_pages.py", "provider_health"): OPERATOR + " (health counts)",
+    ("homing/console/health_pages.py", "signals"): OPERATOR + " (alert signals)",
+    ("homing/console/key_pages.py", "keys"): AUDITED + "; the list is a plain read",
+    ("homing/console/letter_pages.py", "dead_letter_store"): (
+        READ + " (redrive goes through DeadLetters)"
+    ),
+    ("homing/console/operator_letters.py", "dead_letter_store"): OPERATOR + " (dead letters)",
+    ("homing/console/operator_letters.py", "tenants"): (
+        OPERATOR + " (whether the tenant id a filter names exists)"
+    ),
+    ("homing/console/operator_pages.py", "jobs"): OPERATOR + " (queue depths)",
+    ("homing/console/pacing_pages.py", "providers"): AUDITED + "; the page reads the account",
+    ("homing/console/provider_pages.py", "providers"): AUDITED + "; the pages read the accounts",
+    ("homing/console/provider_setup.py", "providers"): (
+        AUDITED + "; registering goes through ProviderAccounts"
+    ),
+    ("homing/console/suppression_pages.py", "inbound.suppressions"): (
+        AUDITED + "; the list is a plain read"
+    ),
+    ("homing/console/tenant_pages.py", "jobs"): READ,
+    ("homing/console/tenant_pages.py", "volume"): READ + " (the dashboard's daily counts)",
+    ("homing/console/user_pages.py", "members"): (
+        AUDITED + "; the list is a plain read (invitations go through Invitations)"
+    ),
+    ("homing/console/webhook_pages.py", "jobs"): READ + " (the webhook deliveries)",
+    ("homing/console/webhook_pages.py", "webhooks.store"): READ + " (the gone endpoints)",
+}
+
+
+def _attributes(cls: type) -> dict[str, object]:
+    """The types of ``cls``'s fields and (cached) properties, by name."""
+    found: dict[str, object] = dict(typing.get_type_hints(cls))
+    for name, value in vars(cls).items():
+        if isinstance(value, functools.cached_property):
+            found[name] = typing.get_type_hints(value.func).get("return")
+        elif isinstance(value, property) and value.fget is not None:
+            found[name] = typing.get_type_hints(value.fget).get("return")
+    return found
+
+
+def _is_store(kind: object) -> bool:
+    return isinstance(kind, type) and kind.__module__.startswith("homing.store.")
+
+
+def _stores_of_services() -> set[str]:
+    """The ``Services`` paths (``jobs``, ``inbound.suppressions``) that are stores."""
+    stores: set[str] = set()
+    for name, kind in _attributes(Services).items():
+        if _is_store(kind):
+            stores.add(name)
+        elif isinstance(kind, type) and kind.__module__ == "homing.services_parts":
+            # A bundle of one part of the system (Inbound, Webhooks): its stores too.
+            stores |= {f"{name}.{inner}" for inner, k in _attributes(kind).items() if _is_store(k)}
+    return stores
+
+
+def _chain(node: ast.Attribute) -> list[str]:
+    """``services.inbound.domains.add`` as ``["services", "inbound", "domains", "add"]``."""
+    names: list[str] = []
+    current: ast.expr = node
+    while isinstance(current, ast.Attribute):
+        names.append(current.attr)
+        current = current.value
+    if isinstance(current, ast.Name):
+        names.append(current.id)
+    return names[::-1]
+
+
+def direct_store_uses() -> dict[tuple[str, str], list[int]]:
+    """Each (module, store) pair of a route or page that uses a store of ``services``
+    directly, with the lines that do."""
+    stores = _stores_of_services()
+    found: dict[tuple[str, str], list[int]] = collections.defaultdict(list)
+    for module, path in MODULES.items():
+        if path.parent.relative_to(ROOT).as_posix() not in ROUTE_FOLDERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            chain = _chain(node) if isinstance(node, ast.Attribute) else []
+            if not chain or chain[0] != "services":
+                continue
+            # The longest path that names a store: ``inbound.suppressions``, ``jobs``.
+            for length in (2, 1):
+                store = ".".join(chain[1 : 1 + length])
+                if len(chain) > length and store in stores:
+                    found[(path_of(module), store)].append(node.lineno)
+                    break
+    return {pair: sorted(set(lines)) for pair, lines in found.items()}
+
+
+def test_routes_reach_stores_only_through_managers() -> None:
+    uses = direct_store_uses()
+    unlisted = [
+        f"{module}:{lines[0]} uses services.{store}"
+        for (module, store), lines in sorted(uses.items())
+        if (module, store) not in DIRECT_STORE_USES
+    ]
+    assert not unlisted, (
+        "routes and pages reach stores through managers (docs/architecture.md, "
+        '"Layers"); route these through the manager that owns the rule, or list them '
+        "in DIRECT_STORE_USES with the reason no manager has anything to decide:\n  "
+        + "\n  ".join(unlisted)
+    )
+
+
+def test_every_listed_direct_store_use_is_still_made() -> None:
+    # An exception the code no longer needs is one a later change could use unseen.
+    stale = sorted(set(DIRECT_STORE_USES) - set(direct_store_uses()))
+    assert not stale, f"DIRECT_STORE_USES lists pairs the code no longer has: {stale}"
+
+
+def test_every_direct_store_use_has_a_reason() -> None:
+    assert all(reason.strip() for reason in DIRECT_STORE_USES.values())
