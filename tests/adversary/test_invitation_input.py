@@ -236,4 +236,5 @@ async def test_the_token_and_the_password_stay_out_of_the_logs(
     events, _ = await services.audit.page(
         AuditFilter(tenant_id=tenant.tenant_id), limit=10, cursor=None
     )
-    assert len(events) == 3 and all(token not in repr(e) for e in events)  # the owner's too
+    # The owner added, two invitations, one accepted.
+    assert len(events) == 4 and all(token not in repr(e) for e in events)

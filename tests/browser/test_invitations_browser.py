@@ -22,7 +22,7 @@ async def test_an_owner_invites_and_the_invitee_joins_as_a_viewer(
     page: Page, browser: Browser, site: str, services: Services, tenant: TenantClient, shots: Path
 ) -> None:
     await add_user(services, "owner@acme.example", tenant.tenant_id, Role.OWNER)
-    await services.people.add_user("grace@example.com", PASSWORD)
+    await add_user(services, "grace@example.com")
     await sign_in(page, "owner@acme.example")
     await page.get_by_role("navigation").get_by_role("link", name="Users").click()
     await expect(page.get_by_role("heading", name="Users", exact=True)).to_be_visible()
