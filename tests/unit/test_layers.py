@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 import homing
+import homing.vendors
+from homing.inbound.billing import BILLING_SOURCES
 
 ROOT = Path(homing.__file__).resolve().parent
 KERNEL = frozenset(
@@ -32,6 +34,8 @@ KERNEL = frozenset(
         "ratelimit",
         "alerts",
         "metrics",
+        # The vendor descriptors: data every layer reads (docs/architecture.md, "Vendors").
+        "vendors",
     }
 )
 FOLDERS = frozenset(
@@ -75,20 +79,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "migrations": frozenset({"kernel", "store"}),
 }
 
-VENDORS = frozenset(
-    {
-        "sendgrid",
-        "resend",
-        "postmark",
-        "mailgun",
-        "smtp",
-        "paystack",
-        "polar",
-        "twilio",
-        "vonage",
-        "telegram",
-    }
-)
+# Every vendor's name (its descriptor's), and the platform's billing vendors.
+VENDORS = frozenset({*homing.vendors.VENDORS, *BILLING_SOURCES})
 # Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
 RESOURCE_FOLDERS = frozenset({"store", "api/routes", "managers"})
 # The HTTP mapping of the kernel's error tree (STYLE names both files).
