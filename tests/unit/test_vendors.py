@@ -20,6 +20,7 @@ from homing.inbound.billing import BILLING_SOURCES
 from homing.inbound.sources import KINDS, SOURCES
 from homing.models import Channel
 from homing.providers.endpoints import OFFICIAL_HOSTS
+from homing.providers.http_adapter import HttpAdapter
 from homing.providers.registry import (
     ADAPTERS,
     CHAT_PROVIDERS,
@@ -48,6 +49,18 @@ def test_every_vendor_has_an_adapter_of_its_channel(name: str) -> None:
     assert adapter is not None, f"{name} has no adapter in homing.providers.registry.ADAPTERS"
     assert getattr(adapter, "name", None) == name, "the adapter answers to another name"
     assert BY_CHANNEL[vendor.channel].get(name) is adapter, "the adapter serves another channel"
+
+
+@pytest.mark.parametrize("name", list(VENDORS))
+def test_every_email_and_sms_api_adapter_stands_on_the_http_base(name: str) -> None:
+    vendor = VENDORS[name]
+    if vendor.channel is Channel.CHAT or vendor.endpoint != "base_url":
+        pytest.skip("chat adapters and the SMTP client have their own shape")
+    adapter = ADAPTERS[name]
+    assert isinstance(adapter, type) and issubclass(adapter, HttpAdapter)
+    assert adapter.default_base_url.startswith("https://")
+    host = adapter.default_base_url.removeprefix("https://").split("/")[0]
+    assert host in vendor.hosts, "the adapter's default API is one of its official hosts"
 
 
 def test_every_adapter_is_a_vendor() -> None:
