@@ -21,7 +21,6 @@ from homing.inbound.parse import resend as resend_events
 from homing.inbound.parse import sendgrid as sendgrid_events
 from homing.inbound.parse import telegram as telegram_events
 from homing.inbound.parse import twilio as twilio_events
-from homing.inbound.parse import vonage as vonage_events
 from homing.inbound.verify import RETRY_MARGIN, Nonce, Signed
 from homing.inbound.verify import mailgun as mailgun_signature
 from homing.inbound.verify import postmark as postmark_signature
@@ -29,8 +28,9 @@ from homing.inbound.verify import resend as resend_signature
 from homing.inbound.verify import sendgrid as sendgrid_signature
 from homing.inbound.verify import telegram as telegram_signature
 from homing.inbound.verify import twilio as twilio_signature
-from homing.inbound.verify import vonage as vonage_signature
 from homing.vendors import VENDORS
+from homing.vendors.vonage import parse as vonage_events
+from homing.vendors.vonage import verify as vonage_signature
 
 __all__ = [
     "KINDS",

@@ -30,8 +30,8 @@ from homing.providers.email.resend import ResendProvider
 from homing.providers.email.sendgrid import SendGridProvider
 from homing.providers.email.smtp import SmtpProvider
 from homing.providers.sms.twilio import TwilioProvider
-from homing.providers.sms.vonage import VonageProvider
 from homing.vendors import VENDORS
+from homing.vendors.vonage.adapter import VonageProvider
 
 if TYPE_CHECKING:
     from homing.providers.guard import EndpointGuard

@@ -1,4 +1,10 @@
-"""Vonage (SMS): the Messages API; status webhooks signed with a JWT."""
+"""Vonage (SMS): the Messages API; status webhooks signed with a JWT.
+
+Vonage's home (docs/architecture.md, "Adding a vendor"): this descriptor, its adapter
+(``adapter.py``, providers layer), its webhook verifier (``verify.py``) and its event
+parser (``parse.py``, both inbound layer). Its emulator is the sandbox's own
+(``homing/sandbox/vonage.py``), which keeps its own names.
+"""
 
 from __future__ import annotations
 
