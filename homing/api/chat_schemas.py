@@ -9,21 +9,17 @@ from pydantic import Field, StringConstraints, model_validator
 
 from homing.api.schemas import NotificationCreate
 from homing.errors import InvalidRequest
+from homing.vendors import VENDORS
 
+_FORMATS: Final = ("plain", "markdown", "html")
 # Telegram's limit for one message, the bound of every chat text (README, "Chat").
 MAX_TEXT: Final = 4096
 
-# Telegram: a numeric chat id (negative for groups and channels) or a public
-# ``@channelusername`` (5 to 32 characters). Slack: the channel a webhook posts to, kept as
-# the job's recipient (the webhook itself decides where it goes).
+# The chat ids each chat vendor takes (its descriptor's ``chat``).
 CHAT_IDS: Final = {
-    "telegram": re.compile(r"-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31}"),
-    "slack": re.compile(r"[#@]?[A-Za-z0-9][A-Za-z0-9._-]{0,79}"),
+    name: re.compile(v.chat.pattern) for name, v in VENDORS.items() if v.chat is not None
 }
-CHAT_ID_HELP: Final = {
-    "telegram": "a numeric chat id or an @channel name",
-    "slack": "a channel name such as #alerts",
-}
+CHAT_ID_HELP: Final = {name: v.chat.help for name, v in VENDORS.items() if v.chat is not None}
 
 
 class ChatCreate(NotificationCreate):
@@ -49,5 +45,9 @@ def check_chat_id(kind: str, to: str, text_format: str) -> None:
         raise InvalidRequest(
             f"'to' must be {CHAT_ID_HELP[kind]} for {kind}", {"field": "to", "provider": kind}
         )
-    if kind == "slack" and text_format == "html":
-        raise InvalidRequest("slack renders plain or markdown text, not html", {"field": "format"})
+    address = VENDORS[kind].chat if kind in VENDORS else None
+    if address is not None and text_format not in address.formats:
+        rendered = " or ".join(sorted(address.formats, key=_FORMATS.index))
+        raise InvalidRequest(
+            f"{kind} renders {rendered} text, not {text_format}", {"field": "format"}
+        )

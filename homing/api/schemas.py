@@ -6,7 +6,7 @@ Request bodies are ``Strict`` and lists are ``Page``s (``homing.api.base_schemas
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import orjson
 from pydantic import (
@@ -32,12 +32,15 @@ from homing.models import (
     ProviderAccount,
 )
 from homing.queue.pacing import RATE_RULES, RateRule
+from homing.vendors import VENDORS
 
-ProviderName = Literal[
-    "sendgrid", "resend", "postmark", "mailgun", "smtp", "twilio", "vonage", "telegram", "slack"
-]
+# Every vendor's name, in the registry's order: the schema's enum.
+if TYPE_CHECKING:
+    ProviderName = str
+else:
+    ProviderName = Literal[tuple(VENDORS)]
 # Which providers serve which channel (a provider of another channel is a 422).
-CHAT_PROVIDER_NAMES = frozenset({"telegram", "slack"})
+CHAT_PROVIDER_NAMES = frozenset(n for n, v in VENDORS.items() if v.channel is Channel.CHAT)
 PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
 
 

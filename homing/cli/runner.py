@@ -17,6 +17,7 @@ from typing import Any
 
 import uvicorn
 
+from homing import vendors
 from homing.api.app import create_app
 from homing.cli.metrics_server import metrics_serving
 from homing.cli.supervisor import ChildProcesses, default_worker_processes
@@ -283,7 +284,8 @@ def worker_processes(services: Services) -> int:
 
 async def _demo_tenant(services: Services, base_url: object, api_url: str) -> None:
     tenant, key = await services.tenants.create("demo", Plan.STARTUP)
-    for priority, provider in enumerate(("resend", "sendgrid"), start=1):
+    demo = (vendors.resend.VENDOR.name, vendors.sendgrid.VENDOR.name)
+    for priority, provider in enumerate(demo, start=1):
         await services.accounts.register(
             NewProvider(
                 tenant_id=tenant.id,

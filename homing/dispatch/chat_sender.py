@@ -21,6 +21,7 @@ from homing.providers.guard import EndpointGuard
 from homing.providers.registry import CHAT_PROVIDERS, chat_provider
 from homing.store.providers import open_credentials
 from homing.store.suppressions import SuppressionStore, chat_recipient
+from homing.vendors import VENDORS
 
 log = logging.getLogger("homing.dispatch")
 
@@ -48,7 +49,8 @@ class ChatSender:
     def destination(self, account: ProviderAccount, job: Job) -> str | None:
         """Where a send goes: Slack's webhook URL, Telegram's ``base_url`` (None: the
         real API)."""
-        if account.provider == "slack":
+        vendor = VENDORS.get(account.provider)
+        if vendor is not None and vendor.endpoint == "webhook_url":
             url = open_credentials(self._sealer, account).get("webhook_url")
             return str(url) if url else None
         base_url = account.config.get("base_url")

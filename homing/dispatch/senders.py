@@ -18,6 +18,7 @@ from homing.providers.base import OutgoingEmail, OutgoingSms, ProviderFailure, S
 from homing.providers.guard import EndpointGuard
 from homing.providers.registry import SMS_PROVIDERS, email_provider, sms_provider
 from homing.store.providers import open_credentials
+from homing.vendors import VENDORS
 
 
 class Sender(Protocol):
@@ -49,7 +50,8 @@ class EmailSender:
 
         None when the account has no ``base_url``: the adapter's default, a real API.
         """
-        if account.provider == "smtp":
+        vendor = VENDORS.get(account.provider)
+        if vendor is not None and vendor.endpoint == "smtp_server":
             credentials = open_credentials(self._sealer, account)
             host = str(credentials.get("host") or "")
             host = f"[{host}]" if ":" in host else host

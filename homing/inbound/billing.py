@@ -11,16 +11,17 @@ event is quarantined, to be reprocessed once the price is configured.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from homing.inbound.events import EventError, EventType, RawEvent
 from homing.inbound.parse import iso, load_json, mapping, text, unreadable
-from homing.inbound.verify import lowered
+from homing.inbound.verify import lowered, paystack, polar
 from homing.models import Payment as Payment
 from homing.models import Plan
+from homing.settings import Settings
 from homing.settings import parse_prices as parse_prices  # re-exported
 
 Prices = Mapping[tuple[Plan, str], int]
@@ -123,3 +124,35 @@ def polar_interpret(payload: Any) -> BillingEvent:
     amount = data.get("net_amount", data.get("amount"))
     payment = _payment(data, amount, text(data.get("id")) or "")
     return BillingEvent(EventType.PAYMENT, kind, occurred, payment)
+
+
+@dataclass(frozen=True, slots=True)
+class BillingSource:
+    """One billing vendor: how its requests verify, with which of the operator's
+    secrets (None: not configured, its URL is 404), and how its bodies read."""
+
+    verify: Callable[[str, bytes, Mapping[str, str]], None]
+    secret: Callable[[Settings], str | None]
+    split: Callable[[bytes, Mapping[str, str]], list[RawEvent]]
+    interpret: Callable[[Any], BillingEvent]
+
+
+def _revealed(value: Any) -> str | None:
+    return None if value is None else str(value.get_secret_value())
+
+
+# The platform's billing vendors, by the name in ``/inbound/billing/{vendor}``.
+BILLING_SOURCES: Final[Mapping[str, BillingSource]] = {
+    "paystack": BillingSource(
+        paystack.verify,
+        lambda settings: _revealed(settings.paystack_secret_key),
+        paystack_split,
+        paystack_interpret,
+    ),
+    "polar": BillingSource(
+        polar.verify,
+        lambda settings: _revealed(settings.polar_webhook_secret),
+        polar_split,
+        polar_interpret,
+    ),
+}

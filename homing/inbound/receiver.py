@@ -27,19 +27,10 @@ from typing import Any, Final
 from homing.alerts import Alerter
 from homing.clock import as_datetime
 from homing.errors import RateLimited, StoreError
-from homing.inbound import billing
-from homing.inbound.billing import BillingEvent, Prices, check_price
+from homing.inbound.billing import BILLING_SOURCES, BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
-from homing.inbound.parse import (
-    mailgun,
-    postmark,
-    resend,
-    sendgrid,
-    telegram,
-    too_many_events,
-    twilio,
-    vonage,
-)
+from homing.inbound.parse import too_many_events
+from homing.inbound.sources import SOURCES, Splitter
 from homing.inbound.verify import Nonce, VerificationFailed
 from homing.metrics import INBOUND_EVENTS, bounded
 from homing.ratelimit import RateLimiter
@@ -48,10 +39,6 @@ from homing.store.inbound import Entry, InboundStore, Journaled, event_values
 from homing.store.inbound_nonces import OneTime, TokenReused
 
 log = logging.getLogger("homing.inbound")
-
-OneSplitter = Callable[[bytes, Mapping[str, str]], list[RawEvent]]
-# (body, headers, max_events): only SendGrid batches; the others post one event each.
-Splitter = Callable[[bytes, Mapping[str, str], int], list[RawEvent]]
 
 
 # Summary's names for what became of an event, as homing_inbound_events_total's results.
@@ -66,33 +53,20 @@ REFUSED = "refused"
 OTHER = "other"
 
 
-def _single(split: OneSplitter) -> Splitter:
+def _single(split: Callable[[bytes, Mapping[str, str]], list[RawEvent]]) -> Splitter:
     return lambda body, headers, _max_events: split(body, headers)
 
 
+# Every source's splitter: the vendors' (``homing.inbound.sources``) and billing's.
 SPLITTERS: Final[dict[str, Splitter]] = {
-    "sendgrid": sendgrid.split,
-    "resend": _single(resend.split),
-    "postmark": _single(postmark.split),
-    "mailgun": _single(mailgun.split),
-    "twilio": _single(twilio.split),
-    "vonage": _single(vonage.split),
-    "telegram": _single(telegram.split),
-    "paystack": _single(billing.paystack_split),
-    "polar": _single(billing.polar_split),
+    **{name: source.split for name, source in SOURCES.items()},
+    **{name: _single(source.split) for name, source in BILLING_SOURCES.items()},
 }
 DELIVERY: Final[dict[str, Callable[[Any], DeliveryEvent]]] = {
-    "sendgrid": sendgrid.interpret,
-    "resend": resend.interpret,
-    "postmark": postmark.interpret,
-    "mailgun": mailgun.interpret,
-    "twilio": twilio.interpret,
-    "vonage": vonage.interpret,
-    "telegram": telegram.interpret,
+    name: source.events.interpret for name, source in SOURCES.items()
 }
 BILLING: Final[dict[str, Callable[[Any], BillingEvent]]] = {
-    "paystack": billing.paystack_interpret,
-    "polar": billing.polar_interpret,
+    name: source.interpret for name, source in BILLING_SOURCES.items()
 }
 BILLING_ACCOUNT: Final = ""  # the journal's account for platform billing events
 NO_JOB: Final = "no job of this tenant matches the event"

@@ -16,7 +16,7 @@ and opened only to verify a request; responses show a masked preview.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
@@ -24,48 +24,17 @@ from typing import Any, Final
 import orjson
 
 from homing.clock import Clock, as_datetime
-from homing.crypto import Sealer, mask, mask_password
+from homing.crypto import Sealer
 from homing.errors import InvalidRequest, NotFound
-from homing.inbound.verify import (
-    Nonce,
-    mailgun,
-    postmark,
-    resend,
-    sendgrid,
-    telegram,
-    twilio,
-    vonage,
-)
+from homing.inbound.sources import KINDS, SOURCES
+from homing.inbound.verify import Nonce, Signed
 from homing.store.audit import AuditEvent
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
 
+__all__ = ["KINDS", "TABLE", "InboundSecretInfo", "InboundSecrets", "InboundTarget", "inbound_path"]
+
 TABLE: Final = "provider_inbound"
-KINDS: Final = {
-    "sendgrid": "verification_key",
-    "resend": "signing_secret",
-    "mailgun": "signing_secret",
-    "postmark": "basic_auth",
-    "twilio": "signing_secret",
-    "vonage": "signing_secret",
-    "telegram": "secret_token",
-}
-Verifier = Callable[[dict[str, Any], bytes, Mapping[str, str], float], Nonce | None]
-VERIFIERS: Final[dict[str, Verifier]] = {
-    "sendgrid": lambda s, body, h, now: sendgrid.verify(s["verification_key"], body, h, now=now),
-    "resend": lambda s, body, h, now: resend.verify(s["signing_secret"], body, h),
-    "mailgun": lambda s, body, h, now: mailgun.verify(s["signing_secret"], body, now=now),
-    "postmark": lambda s, body, h, now: postmark.verify(
-        s["basic_auth"]["username"], s["basic_auth"]["password"], h
-    ),
-    "vonage": lambda s, body, h, now: vonage.verify(s["signing_secret"], body, h, now=now),
-    "telegram": lambda s, body, h, now: telegram.verify(s["secret_token"], h),
-}
-# Schemes that sign the URL the provider posted to (Twilio): they get it too.
-UrlVerifier = Callable[[dict[str, Any], str, bytes, Mapping[str, str]], None]
-URL_VERIFIERS: Final[dict[str, UrlVerifier]] = {
-    "twilio": lambda s, url, body, h: twilio.verify(s["signing_secret"], url, body, h),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,51 +64,12 @@ class InboundTarget:
         """Raise VerificationFailed unless the request is this account's provider's; the
         signature's one-time value where the scheme has one (Mailgun's token). ``url``
         is the public URL the provider posted to, for the schemes that sign it."""
-        if self.provider in URL_VERIFIERS:
-            URL_VERIFIERS[self.provider](self.secret, url, body, headers)
-            return None
-        return VERIFIERS[self.provider](self.secret, body, headers, now)
+        value = self.secret[KINDS[self.provider]]
+        return SOURCES[self.provider].signature.check(value, Signed(body, headers, now, url))
 
 
 def inbound_path(provider: str, account_id: str) -> str:
     return f"/inbound/{provider}/{account_id}"
-
-
-def _string(value: Any) -> str:
-    if not isinstance(value, str) or len(value) < 8 or len(value) > 4096:
-        raise ValueError("the secret must be a string of 8 to 4096 characters")
-    return value
-
-
-def _basic_auth(value: Any) -> None:
-    fields = value if isinstance(value, dict) else {}
-    username, password = fields.get("username"), fields.get("password")
-    if set(fields) != {"username", "password"} or not all(
-        isinstance(v, str) and 0 < len(v) <= 256 for v in (username, password)
-    ):
-        raise ValueError("basic_auth needs a username and a password")
-    if ":" in str(username):
-        raise ValueError("a basic-auth username cannot contain ':'")
-
-
-_CHECKS: Final[dict[str, Callable[[Any], object]]] = {
-    "sendgrid": lambda value: sendgrid.load_verification_key(_string(value)),
-    "resend": lambda value: resend.check_secret(_string(value)),
-    "mailgun": _string,
-    "postmark": _basic_auth,
-    "twilio": _string,
-    "vonage": _string,
-    "telegram": telegram.check_token,
-}
-
-
-def _preview(provider: str, value: Any) -> str:
-    if isinstance(value, dict):
-        # Both are chosen by whoever set up the Postmark webhook: a human.
-        return f"username={mask(value['username'])}, password={mask_password(value['password'])}"
-    if provider == "telegram":
-        return mask_password(str(value))  # setWebhook's secret_token is chosen by a human
-    return mask(str(value))
 
 
 def _checked(provider: str, given: dict[str, Any]) -> Any:
@@ -150,7 +80,7 @@ def _checked(provider: str, given: dict[str, Any]) -> Any:
     if set(given) != {kind}:
         raise InvalidRequest(f"{provider} needs exactly {kind!r}", {"expected": kind})
     try:
-        _CHECKS[provider](given[kind])
+        SOURCES[provider].signature.accept(given[kind])
     except ValueError as exc:
         raise InvalidRequest(str(exc), {"field": kind}) from None
     return given[kind]
@@ -189,7 +119,7 @@ class InboundSecrets:
             account.provider,
             kind,
             sealed,
-            _preview(account.provider, value),
+            SOURCES[account.provider].signature.preview(value),
             now,
         )
         await self._store.put(stored, audit)

@@ -1,5 +1,5 @@
 """What a tenant fills in to add each vendor: one table of fields, derived from the
-registry the accounts manager checks with.
+vendor descriptors (``homing.vendors``) and the registry the accounts manager checks with.
 
 The required credentials are exactly ``CREDENTIAL_FIELDS`` (what
 ``ProviderAccounts.register`` requires) and a field is secret exactly when
@@ -20,6 +20,7 @@ from homing.providers.registry import (
     PROVIDER_CHANNELS,
     SECRET_CREDENTIAL_FIELDS,
 )
+from homing.vendors import VENDORS as VENDORS_BY_NAME
 
 __all__ = ["MAX_FIELD_CHARS", "VENDORS", "VENDOR_FIELDS", "VendorField", "fields_of"]
 
@@ -27,23 +28,6 @@ Kind = Literal["text", "secret", "flag"]
 # A token, a password or a URL: longer is no credential of any vendor.
 MAX_FIELD_CHARS = 1000
 
-# Credentials an adapter reads but does not require, by vendor.
-_OPTIONAL: Final[dict[str, tuple[str, ...]]] = {
-    "postmark": ("account_token",),
-    "smtp": ("username", "password", "starttls"),
-}
-_FLAGS: Final[frozenset[str]] = frozenset({"starttls"})
-# ``config`` values worth setting when adding one: where its API is (a regional or a
-# test endpoint; the operator's endpoint policy decides which are allowed), a sender.
-_CONFIG: Final[dict[str, tuple[str, ...]]] = {
-    "sendgrid": ("region", "base_url"),
-    "resend": ("base_url",),
-    "postmark": ("message_stream", "base_url"),
-    "mailgun": ("region", "base_url"),
-    "twilio": ("from", "base_url"),
-    "vonage": ("from", "base_url"),
-    "telegram": ("base_url",),
-}
 _LABELS: Final[dict[str, str]] = {
     "api_key": "API key",
     "api_secret": "API secret",
@@ -74,8 +58,8 @@ class VendorField:
         return self.kind == "secret"
 
 
-def _credential(name: str, required: bool) -> VendorField:
-    kind: Kind = "flag" if name in _FLAGS else "text"
+def _credential(name: str, required: bool, flag: bool) -> VendorField:
+    kind: Kind = "flag" if flag else "text"
     if name in SECRET_CREDENTIAL_FIELDS:
         kind = "secret"
     label = _LABELS.get(name, name.replace("_", " ").capitalize())
@@ -85,17 +69,19 @@ def _credential(name: str, required: bool) -> VendorField:
 def fields_of(vendor: str) -> tuple[VendorField, ...]:
     """The fields of ``vendor``'s form, required credentials first (empty for a name
     that is no vendor)."""
-    if vendor not in PROVIDER_CHANNELS:
+    descriptor = VENDORS_BY_NAME.get(vendor)
+    if descriptor is None or vendor not in PROVIDER_CHANNELS:
         return ()
     required = CREDENTIAL_FIELDS.get(vendor, ())
-    optional = [n for n in _OPTIONAL.get(vendor, ()) if n not in required]
+    flags = {c.name for c in descriptor.credentials if c.flag}
+    optional = [n for n in descriptor.optional if n not in required]
     config = [
         VendorField(n, _LABELS.get(n, n.replace("_", " ").capitalize()), "text", False, True)
-        for n in _CONFIG.get(vendor, ())
+        for n in descriptor.config
     ]
     return (
-        *(_credential(n, True) for n in required),
-        *(_credential(n, False) for n in optional),
+        *(_credential(n, True, n in flags) for n in required),
+        *(_credential(n, False, n in flags) for n in optional),
         *config,
     )
 

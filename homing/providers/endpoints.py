@@ -34,30 +34,14 @@ from homing.providers.webhook.ssrf import (
     check_url,
     literal_address,
 )
+from homing.vendors import VENDORS
 
 __all__ = ["ANY_ADDRESS", "OFFICIAL_HOSTS", "EndpointPolicy", "SandboxServers", "Target"]
 
-# Each vendor's API host and the regional hosts its API reference documents.
+# Each vendor's API host and the regional hosts its API reference documents (Slack's is
+# its incoming webhooks' host: the webhook URL is the endpoint there, not a base_url).
 OFFICIAL_HOSTS: Final[Mapping[str, frozenset[str]]] = {
-    "sendgrid": frozenset({"api.sendgrid.com", "api.eu.sendgrid.com"}),
-    "resend": frozenset({"api.resend.com"}),
-    "postmark": frozenset({"api.postmarkapp.com"}),
-    "mailgun": frozenset({"api.mailgun.net", "api.eu.mailgun.net"}),
-    "twilio": frozenset({"api.twilio.com"}),
-    # The Messages API, its regional hosts and the Messages sandbox.
-    "vonage": frozenset(
-        {
-            "api.nexmo.com",
-            "api-eu.vonage.com",
-            "api-us.vonage.com",
-            "api-ap.vonage.com",
-            "messages-sandbox.nexmo.com",
-        }
-    ),
-    # Chat: Telegram's Bot API, and Slack's incoming webhooks (the webhook URL is the
-    # endpoint there, not a base_url).
-    "telegram": frozenset({"api.telegram.org"}),
-    "slack": frozenset({"hooks.slack.com"}),
+    name: v.hosts for name, v in VENDORS.items() if v.hosts
 }
 _ALL_OFFICIAL: Final = frozenset().union(*OFFICIAL_HOSTS.values())
 _HTTPS_PORT: Final = 443
@@ -234,7 +218,9 @@ class EndpointPolicy:
     def check_account(self, provider: str, credentials: Mapping[str, Any], config: Any) -> None:
         """Refuse an account whose endpoint this policy does not allow (registration,
         and before every send)."""
-        if provider == "smtp":
+        vendor = VENDORS.get(provider)
+        endpoint = "base_url" if vendor is None else vendor.endpoint
+        if endpoint == "smtp_server":
             host = str(credentials.get("host") or "")
             try:
                 port = int(credentials.get("port") or 587)
@@ -242,8 +228,8 @@ class EndpointPolicy:
                 return  # the adapter refuses it with its own message
             self.check_smtp(host, port)
             return
-        if provider == "slack":
-            self._check_webhook_url(credentials.get("webhook_url"))
+        if endpoint == "webhook_url":
+            self._check_webhook_url(credentials.get("webhook_url"), provider)
             return
         base_url = config.get("base_url") if isinstance(config, Mapping) else None
         if not base_url:
@@ -253,13 +239,14 @@ class EndpointPolicy:
             # The adapters append paths: a query would end up in front of them.
             raise refuse("malformed", "base_url must not carry a query or a fragment")
 
-    def _check_webhook_url(self, url: Any) -> None:
-        """A Slack webhook URL is checked as a base_url is, and must name a path."""
+    def _check_webhook_url(self, url: Any, provider: str) -> None:
+        """A webhook URL (Slack's) is checked as a base_url is, and must name a path."""
+        label = provider.capitalize()
         if not isinstance(url, str) or not url:
-            raise refuse("malformed", "the Slack webhook_url must be a URL")
-        self.check_url(url, "slack")
+            raise refuse("malformed", f"the {label} webhook_url must be a URL")
+        self.check_url(url, provider)
         if "#" in url or yarl.URL(url).path in ("", "/"):
-            raise refuse("malformed", "the Slack webhook_url must name a webhook path")
+            raise refuse("malformed", f"the {label} webhook_url must name a webhook path")
 
 
 def _refuse_address(policy: AddressPolicy, address: IPAddress) -> None:

@@ -1,12 +1,14 @@
-"""Provider names → adapter classes, and what credentials each one needs.
+"""The providers layer's registry: each vendor's adapter class, keyed by its descriptor.
 
-The API validates and masks tenant input with ``CREDENTIAL_FIELDS`` and
-``SECRET_CREDENTIAL_FIELDS``; the dispatcher builds adapters with ``email_provider``.
+What a vendor needs beside its adapter is its descriptor (``homing.vendors``): the
+tables below are read from it. The API validates and masks tenant input with
+``CREDENTIAL_FIELDS`` and ``SECRET_CREDENTIAL_FIELDS``; the dispatcher builds adapters
+with ``email_provider``. Adding a vendor adds one line to ``ADAPTERS``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import httpx
 
@@ -28,12 +30,14 @@ from homing.providers.email.resend import ResendProvider
 from homing.providers.email.sendgrid import SendGridProvider
 from homing.providers.email.smtp import SmtpProvider
 from homing.providers.sms.twilio import TwilioProvider
-from homing.providers.sms.vonage import VonageProvider
+from homing.vendors import VENDORS
+from homing.vendors.vonage.adapter import VonageProvider
 
 if TYPE_CHECKING:
     from homing.providers.guard import EndpointGuard
 
 __all__ = [
+    "ADAPTERS",
     "CHAT_PROVIDERS",
     "CREDENTIAL_FIELDS",
     "EMAIL_PROVIDERS",
@@ -48,43 +52,47 @@ __all__ = [
     "sms_provider",
 ]
 
-EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = {
+Adapter = EmailProviderFactory | SmsProviderFactory | ChatProviderFactory
+# One line per vendor: its adapter, under the name its descriptor gives it.
+ADAPTERS: Final[dict[str, Adapter]] = {
     SendGridProvider.name: SendGridProvider,
     ResendProvider.name: ResendProvider,
     PostmarkProvider.name: PostmarkProvider,
     MailgunProvider.name: MailgunProvider,
     SmtpProvider.name: SmtpProvider,
+    TwilioProvider.name: TwilioProvider,
+    VonageProvider.name: VonageProvider,
+    TelegramProvider.name: TelegramProvider,
+    SlackProvider.name: SlackProvider,
 }
 
-# SMTP has no sending-domain API.
+
+def _of(channel: Channel) -> dict[str, Any]:
+    return {n: ADAPTERS[n] for n, v in VENDORS.items() if v.channel is channel and n in ADAPTERS}
+
+
+EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = _of(Channel.EMAIL)
+SMS_PROVIDERS: Final[dict[str, SmsProviderFactory]] = _of(Channel.SMS)
+# Chat vendors (docs/architecture.md, "Failure classes"; README, "Chat").
+CHAT_PROVIDERS: Final[dict[str, ChatProviderFactory]] = _of(Channel.CHAT)
+# The email adapters that also manage sending domains (SMTP has no such API).
 DOMAIN_PROVIDERS: Final[dict[str, DomainProviderFactory]] = {
-    SendGridProvider.name: SendGridProvider,
-    ResendProvider.name: ResendProvider,
-    PostmarkProvider.name: PostmarkProvider,
-    MailgunProvider.name: MailgunProvider,
+    name: cast("DomainProviderFactory", factory)
+    for name, factory in EMAIL_PROVIDERS.items()
+    if callable(getattr(factory, "create_domain", None))
 }
 
-# Required keys only; SMTP's username/password/starttls are optional (an open relay
-# on a private network needs none of them).
+# Required keys only; optional ones (SMTP's username/password/starttls) are the
+# descriptor's too.
 CREDENTIAL_FIELDS: Final[dict[str, tuple[str, ...]]] = {
-    "sendgrid": ("api_key",),
-    "resend": ("api_key",),
-    "postmark": ("api_key",),
-    "mailgun": ("api_key", "domain"),
-    "smtp": ("host", "port"),
-    "twilio": ("account_sid", "auth_token"),
-    "vonage": ("api_key", "api_secret"),
-    # Chat: each vendor's own credential names.
-    "telegram": ("bot_token",),
-    "slack": ("webhook_url",),
+    name: v.required for name, v in VENDORS.items()
 }
-
-
-# Postmark's optional "account_token" (sending domains) is as secret as the server token.
-# A Telegram bot token and a Slack webhook URL are whole credentials.
-SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset(
-    {"api_key", "password", "account_token", "auth_token", "api_secret", "bot_token", "webhook_url"}
+# The credential fields masked wherever an account is shown, whichever vendor's.
+SECRET_CREDENTIAL_FIELDS: Final[frozenset[str]] = frozenset().union(
+    *(v.secrets for v in VENDORS.values())
 )
+# The channel each provider serves: a registration names both, and they must agree.
+PROVIDER_CHANNELS: Final[dict[str, Channel]] = {name: v.channel for name, v in VENDORS.items()}
 
 
 class UnknownEmailProvider(UnknownProvider, KeyError):
@@ -128,13 +136,6 @@ def domain_provider(
     return adapter(credentials, config, http)
 
 
-# Chat vendors (docs/architecture.md, "Failure classes"; README, "Chat").
-CHAT_PROVIDERS: Final[dict[str, ChatProviderFactory]] = {
-    TelegramProvider.name: TelegramProvider,
-    SlackProvider.name: SlackProvider,
-}
-
-
 def chat_provider(
     name: str, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
 ) -> ChatProvider:
@@ -143,21 +144,6 @@ def chat_provider(
     if factory is None:
         raise UnknownProvider(f"unknown chat provider {name!r}", {"provider": name})
     return factory(credentials, config, http)
-
-
-# SMS ------------------------------------------------------------------------------------
-
-SMS_PROVIDERS: Final[dict[str, SmsProviderFactory]] = {
-    TwilioProvider.name: TwilioProvider,
-    VonageProvider.name: VonageProvider,
-}
-
-# The channel each provider serves: a registration names both, and they must agree.
-PROVIDER_CHANNELS: Final[dict[str, Channel]] = {
-    **{name: Channel.EMAIL for name in EMAIL_PROVIDERS},
-    **{name: Channel.SMS for name in SMS_PROVIDERS},
-    **{name: Channel.CHAT for name in CHAT_PROVIDERS},
-}
 
 
 def sms_provider(

@@ -1,11 +1,9 @@
 """Each vendor's published rate rules, as data: applied to an account by default.
 
 An account that sets ``config.rate_rules`` replaces its vendor's preset (``[]`` turns
-pacing off for it). Sources: Telegram's bot FAQ ("Broadcasting to users": about one
-message a second per chat, 20 a minute per group, 30 a second in bulk), Slack's
-incoming-webhook rate page (one message a second per webhook), Vonage's 30 API
-requests a second per account, and Twilio's concurrency limit (error 20429) as an
-account rate. docs/architecture.md, "Pacing"; README, "Pacing presets".
+pacing off for it). Each preset is its vendor descriptor's ``pacing``, with its source
+beside it (``homing/vendors/<name>.py``). docs/architecture.md, "Pacing"; README,
+"Pacing presets".
 """
 
 from __future__ import annotations
@@ -14,13 +12,11 @@ from collections.abc import Mapping
 from typing import Final
 
 from homing.models import Priority
+from homing.vendors import VENDORS
 
 # (scope, limit, per_seconds), in the shape of ``homing.queue.pacing.RateRule``.
 PRESETS: Final[Mapping[str, tuple[tuple[str, int, int], ...]]] = {
-    "telegram": (("account", 30, 1), ("individual", 1, 1), ("group", 20, 60)),
-    "slack": (("account", 1, 1),),
-    "twilio": (("account", 100, 1),),
-    "vonage": (("account", 30, 1),),
+    name: v.pacing for name, v in VENDORS.items() if v.pacing
 }
 
 # When a rule binds, a lower priority may fill only this share of it, so the rest of

@@ -9,10 +9,10 @@ import json
 import pytest
 
 from homing.inbound.events import EventType
-from homing.inbound.parse import vonage as parse
 from homing.inbound.verify import VerificationFailed
-from homing.inbound.verify.vonage import b64url, sign, verify
 from homing.sandbox.vonage_events import jwt
+from homing.vendors.vonage import parse
+from homing.vendors.vonage.verify import b64url, sign, verify
 
 SECRET = "vonage-signature-secret"
 NOW = 1_760_000_000

@@ -14,7 +14,7 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass, SmsContent
 from homing.providers.base import OutgoingSms, ProviderFailure
-from homing.providers.sms.vonage import VonageProvider
+from homing.vendors.vonage.adapter import VonageProvider
 from tests.providers.replying import Reply, replying
 
 KEY = "vn-key"

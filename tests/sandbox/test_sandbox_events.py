@@ -11,7 +11,9 @@ import pytest
 
 from homing.inbound.events import EventType
 from homing.inbound.parse import mailgun, postmark, resend, sendgrid
-from homing.inbound.secrets import VERIFIERS
+from homing.inbound.sources import KINDS as SECRET_KINDS
+from homing.inbound.sources import SOURCES
+from homing.inbound.verify import Signed
 from homing.inbound.verify.sendgrid import load_verification_key
 from homing.sandbox import SandboxServer
 from homing.sandbox.event_bodies import KINDS, build
@@ -46,7 +48,8 @@ def test_every_sandbox_event_verifies_and_reads_as_what_it_is(provider: str, kin
     keys = SandboxKeys.generate()
     body, headers = build(provider, MESSAGE, kind, keys)
     secret = keys.listing()[provider]
-    VERIFIERS[provider](secret, body, headers, time.time())
+    value = secret[SECRET_KINDS[provider]]
+    SOURCES[provider].signature.check(value, Signed(body, headers, time.time()))
     [entry] = PARSERS[provider].split(body, headers)
     event = PARSERS[provider].interpret(entry.payload)
     assert event.type is EXPECTED[kind]

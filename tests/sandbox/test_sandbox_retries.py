@@ -16,7 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from homing.inbound.verify import MAX_AGE, RETRY_MARGIN, RETRY_WINDOWS
+from homing.inbound.sources import MAX_AGE, RETRY_WINDOWS
+from homing.inbound.verify import RETRY_MARGIN
 from homing.sandbox import SandboxServer
 from homing.sandbox.retries import MAX_CLOCK_SECONDS, SCHEDULES, Pending, RetryBook
 from homing.sandbox.state import RecordedMessage

@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 import homing
+import homing.vendors
+from homing.inbound.billing import BILLING_SOURCES
 from homing.services import Services
 
 ROOT = Path(homing.__file__).resolve().parent
@@ -35,6 +37,8 @@ KERNEL = frozenset(
         "ratelimit",
         "alerts",
         "metrics",
+        # The vendor descriptors: data every layer reads (docs/architecture.md, "Vendors").
+        "vendors",
     }
 )
 FOLDERS = frozenset(
@@ -78,20 +82,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "migrations": frozenset({"kernel", "store"}),
 }
 
-VENDORS = frozenset(
-    {
-        "sendgrid",
-        "resend",
-        "postmark",
-        "mailgun",
-        "smtp",
-        "paystack",
-        "polar",
-        "twilio",
-        "vonage",
-        "telegram",
-    }
-)
+# Every vendor's name (its descriptor's), and the platform's billing vendors.
+VENDORS = frozenset({*homing.vendors.VENDORS, *BILLING_SOURCES})
+# A vendor's own folder (homing/vendors/<name>/): its __init__ is the descriptor
+# (kernel); each other file is the vendor's face in one layer, belongs to that layer
+# and keeps its rules (docs/architecture.md, "Adding a vendor").
+VENDOR_HOMES = "vendors"
+VENDOR_FACES: dict[str, str] = {"adapter": "providers", "verify": "inbound", "parse": "inbound"}
 # Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
 RESOURCE_FOLDERS = frozenset({"store", "api/routes", "managers"})
 # The HTTP mapping of the kernel's error tree (STYLE names both files).
@@ -127,6 +124,8 @@ def path_of(module: str) -> str:
 
 def layer_of(module: str) -> str | None:
     parts = module.split(".")
+    if len(parts) == 4 and parts[1] == VENDOR_HOMES and parts[3] in VENDOR_FACES:
+        return VENDOR_FACES[parts[3]]
     if len(parts) == 1 or parts[1] in KERNEL:
         return "kernel"
     if parts[1] in ("services", "services_parts"):
@@ -286,12 +285,29 @@ def _faces(paths: list[Path]) -> bool:
     return faces and len(set(layers)) == len(layers)
 
 
+def _in_vendor_home(path: Path) -> bool:
+    parts = path.relative_to(ROOT).parts
+    return len(parts) == 3 and parts[0] == VENDOR_HOMES and parts[2][:-3] in VENDOR_FACES
+
+
+def test_a_vendors_folder_holds_only_its_descriptor_and_faces() -> None:
+    homes = [p for p in (ROOT / VENDOR_HOMES).iterdir() if p.is_dir() and p.name != "__pycache__"]
+    stray = [
+        str(f.relative_to(ROOT.parent))
+        for home in homes
+        for f in home.glob("*.py")
+        if f.name != "__init__.py" and f.stem not in VENDOR_FACES
+    ]
+    assert not stray, f"a vendor's folder holds its descriptor and {sorted(VENDOR_FACES)}: {stray}"
+
+
 def test_module_names_are_unique() -> None:
     by_name: dict[str, list[Path]] = collections.defaultdict(list)
     for path in MODULES.values():
         # The sandbox is a program of its own (an emulator): its names are its own.
         skip = {"migrations", "sandbox"} & set(path.relative_to(ROOT).parts)
-        if path.name != "__init__.py" and not skip:
+        # A vendor's folder names its faces: vendors/vonage/adapter.py says both things.
+        if path.name != "__init__.py" and not skip and not _in_vendor_home(path):
             by_name[path.name].append(path)
     clashes = []
     for name, paths in sorted(by_name.items()):

@@ -24,6 +24,7 @@ from homing.errors import UnknownProvider
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ProviderAccount, resolve_pin
 from homing.services import Services
 from homing.store.accepting import NewJob
+from homing.vendors import VENDORS
 
 _CHAT_FIELDS = set(ChatCreate.model_fields)
 
@@ -52,7 +53,9 @@ def chat_job(
     fingerprint = request_hash(
         services.sealer, orjson.dumps({"chat": fields}, option=orjson.OPT_SORT_KEYS)
     )
-    to = body.to.lower() if body.to.startswith("@") and kind == "telegram" else body.to
+    address = VENDORS[kind].chat if kind in VENDORS else None
+    folds = address is not None and address.fold_at_names
+    to = body.to.lower() if body.to.startswith("@") and folds else body.to
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.CHAT,

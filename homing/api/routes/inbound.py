@@ -9,7 +9,6 @@ of its events, repeats included: a vendor's retry of a body already taken is a r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Final
 
 from fastapi import APIRouter, Request
@@ -18,10 +17,10 @@ from fastapi.responses import JSONResponse
 from homing.api.bodies import read_body
 from homing.api.deps import ServicesDep
 from homing.api.errors import envelope
-from homing.inbound.parse import telegram
+from homing.inbound.billing import BILLING_SOURCES
 from homing.inbound.receiver import Scope
-from homing.inbound.secrets import KINDS
-from homing.inbound.verify import VerificationFailed, paystack, polar
+from homing.inbound.sources import KINDS, MAX_BODY_BYTES
+from homing.inbound.verify import VerificationFailed
 from homing.metrics import INBOUND_EVENTS
 from homing.settings import Settings
 
@@ -31,13 +30,6 @@ UNVERIFIED: Final = "unverified"
 router = APIRouter(tags=["inbound"])
 
 MAX_ACCOUNT_ID: Final = 36
-BillingVerifier = Callable[[str, bytes, Mapping[str, str]], None]
-BILLING_VERIFIERS: Final[dict[str, BillingVerifier]] = {
-    "paystack": paystack.verify,
-    "polar": polar.verify,
-}
-# Providers whose events are always small: their bodies are cut off sooner.
-MAX_BODY_BYTES: Final = {"telegram": telegram.MAX_BODY_BYTES}
 
 
 def _not_found() -> JSONResponse:
@@ -65,24 +57,17 @@ def public_url(request: Request, settings: Settings) -> str:
     return settings.public_url.rstrip("/") + request.url.path + (f"?{query}" if query else "")
 
 
-def _billing_secret(settings: Settings, vendor: str) -> str | None:
-    secret = {
-        "paystack": settings.paystack_secret_key,
-        "polar": settings.polar_webhook_secret,
-    }.get(vendor)
-    return None if secret is None else secret.get_secret_value()
-
-
 @router.post("/inbound/billing/{vendor}", summary="Billing events (Paystack, Polar)")
 async def billing_events(vendor: str, request: Request, services: ServicesDep) -> JSONResponse:
     """A verified payment moves its tenant to the plan it paid for (once)."""
-    secret = _billing_secret(services.settings, vendor)
-    if secret is None:
+    source = BILLING_SOURCES.get(vendor)
+    secret = None if source is None else source.secret(services.settings)
+    if source is None or secret is None:
         return _not_found()
     body = await _body(request, services.settings)
     headers = dict(request.headers)
     try:
-        BILLING_VERIFIERS[vendor](secret, body, headers)
+        source.verify(secret, body, headers)
     except VerificationFailed:
         return _unverified()
     summary = await services.inbound.receiver.receive(Scope(vendor), body, headers)

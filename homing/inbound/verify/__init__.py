@@ -4,7 +4,9 @@ Each verifier is a pure function of the secret, the raw body and the headers (an
 time, where the scheme carries a timestamp). It returns nothing (or, where the scheme
 does not sign the body, the ``Nonce`` that must not be accepted twice) or raises
 ``VerificationFailed``, which deliberately says nothing a forger could use: every
-failure is answered with the same 401.
+failure is answered with the same 401. Each vendor's module offers the same three
+functions to ``homing.inbound.sources``: ``accept`` (is this value a usable secret),
+``check`` (does this request verify with it) and ``preview`` (the secret, masked).
 
     sendgrid   ECDSA P-256 / SHA-256 over timestamp + raw body (``cryptography``)
     resend     Svix (``standardwebhooks``, the library Svix's own SDK wraps)
@@ -14,7 +16,8 @@ failure is answered with the same 401.
     polar      Standard Webhooks (``standardwebhooks``, as Polar's SDK does)
 
 How old a signed timestamp may be is the vendor's own retry window plus a margin
-(``MAX_AGE``; sources in docs/security.md, "Replay windows"): a vendor retries with the
+(each module's ``RETRY_WINDOW``, all of them in ``homing.inbound.sources.MAX_AGE``;
+sources in docs/security.md, "Replay windows"): a vendor retries with the
 signature of its first attempt, so a shorter limit turns every retry after an outage of
 Homing's into a refusal, and the bounces and complaints of that outage are lost. A
 replay inside the window is harmless instead: the journal applies an event id once, and
@@ -29,17 +32,21 @@ import base64
 import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+from homing.crypto import mask
 
 __all__ = [
-    "MAX_AGE",
+    "HOUR",
     "RETRY_MARGIN",
-    "RETRY_WINDOWS",
     "TOLERANCE_SECONDS",
     "Nonce",
+    "Signed",
     "VerificationFailed",
     "fresh",
     "lowered",
+    "masked",
+    "secret_string",
     "strict_b64decode",
 ]
 
@@ -48,18 +55,35 @@ __all__ = [
 # for Resend, Standard Webhooks for Polar: their libraries apply the same five minutes).
 TOLERANCE_SECONDS: Final = 300
 HOUR: Final = 3600
-# How long each vendor that reuses its first signature keeps retrying an event
-# (docs/security.md, "Replay windows", has the sources).
-RETRY_WINDOWS: Final[dict[str, int]] = {
-    "mailgun": 8 * HOUR,  # 5, 10, 15 min, 1, 2, 4 h: "during 8 hours"
-    "sendgrid": 24 * HOUR,  # "retried at increasing intervals for up to 24 hours"
-    "vonage": 24 * HOUR,  # 5 s doubling to 15 min, then every 15 min; 24 h
-}
-# Past the window, for a vendor's queue that runs late and for clocks that differ.
+# Past a vendor's retry window (its module's ``RETRY_WINDOW``: how long a vendor that
+# reuses its first signature keeps retrying an event; docs/security.md, "Replay
+# windows", has the sources), for a vendor's queue that runs late and for clocks that
+# differ.
 RETRY_MARGIN: Final = HOUR
-MAX_AGE: Final[dict[str, int]] = {
-    vendor: window + RETRY_MARGIN for vendor, window in RETRY_WINDOWS.items()
-}
+
+
+@dataclass(frozen=True, slots=True)
+class Signed:
+    """One inbound request as a verifier sees it: the raw body, the headers, the time it
+    arrived (epoch seconds) and the public URL it was posted to (for the schemes that
+    sign the URL: Twilio's)."""
+
+    body: bytes
+    headers: Mapping[str, str]
+    now: float
+    url: str = ""
+
+
+def secret_string(value: Any) -> str:
+    """``value`` if it is a string of 8 to 4096 characters, else ValueError."""
+    if not isinstance(value, str) or len(value) < 8 or len(value) > 4096:
+        raise ValueError("the secret must be a string of 8 to 4096 characters")
+    return value
+
+
+def masked(value: Any) -> str:
+    """The preview of a machine-made secret (a signing key): ``homing.crypto.mask``."""
+    return mask(str(value))
 
 
 @dataclass(frozen=True, slots=True)

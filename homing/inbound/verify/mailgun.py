@@ -5,7 +5,7 @@ webhook signing key. The body must be parsed to find it; nothing else in it is r
 The body itself is not signed, so a captured signature block would verify any body:
 ``verify`` returns the token as a ``Nonce`` bound to this body's hash, which the caller
 accepts with this body only. Mailgun retries a refused post with the same signature
-block for 8 hours, so a timestamp is accepted for that long (``MAX_AGE``).
+block for 8 hours, so a timestamp is accepted for that long (``MAX_AGE_SECONDS``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,20 @@ import hmac
 import json
 from typing import Any, Final
 
-from homing.inbound.verify import MAX_AGE, Nonce, VerificationFailed, fresh
+from homing.inbound.verify import (
+    HOUR,
+    RETRY_MARGIN,
+    Nonce,
+    Signed,
+    VerificationFailed,
+    fresh,
+    masked,
+    secret_string,
+)
 
-MAX_AGE_SECONDS: Final = MAX_AGE["mailgun"]
+# 5, 10, 15 min, 1, 2, 4 h: "during 8 hours".
+RETRY_WINDOW: Final = 8 * HOUR
+MAX_AGE_SECONDS: Final = RETRY_WINDOW + RETRY_MARGIN
 
 
 def _signature_block(body: bytes) -> tuple[str, str, str]:
@@ -43,3 +54,16 @@ def verify(signing_key: str, body: bytes, *, now: float) -> Nonce:
     if not hmac.compare_digest(expected.hexdigest().encode(), signature.encode()):
         raise VerificationFailed()
     return Nonce(token, signed_at + MAX_AGE_SECONDS, hashlib.sha256(body).hexdigest())
+
+
+def accept(value: Any) -> None:
+    """ValueError unless ``value`` can be a webhook signing key."""
+    secret_string(value)
+
+
+def check(value: Any, request: Signed) -> Nonce:
+    """``verify`` with the account's signing key."""
+    return verify(value, request.body, now=request.now)
+
+
+preview = masked

@@ -8,10 +8,11 @@ client. The secret is the ``whsec_…`` string Resend shows.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from homing.inbound.verify import VerificationFailed, lowered
+from homing.inbound.verify import Signed, VerificationFailed, lowered, masked, secret_string
 
 SECRET_PREFIX = "whsec_"
 
@@ -39,3 +40,16 @@ def verify(signing_secret: str, body: bytes, headers: Mapping[str, str]) -> None
     except (WebhookVerificationError, ValueError, TypeError):
         # ValueError covers a non-UTF-8 body and malformed signature lists.
         raise VerificationFailed() from None
+
+
+def accept(value: Any) -> None:
+    """ValueError unless ``value`` is a Svix signing secret (``whsec_…``)."""
+    check_secret(secret_string(value))
+
+
+def check(value: Any, request: Signed) -> None:
+    """``verify`` with the account's signing secret."""
+    verify(value, request.body, request.headers)
+
+
+preview = masked

@@ -4,7 +4,7 @@ The verification key is the base64 DER SubjectPublicKeyInfo that SendGrid shows 
 accepted too). The signature header is base64 DER. SendGrid's own helper lives in the
 full SendGrid SDK on top of a pure-Python ECDSA package; ``cryptography`` (OpenSSL) is
 already a dependency of Homing and does the same check. SendGrid retries a refused post
-for up to 24 hours, so a timestamp is accepted for that long (``MAX_AGE``); a replayed
+for up to 24 hours, so a timestamp is accepted for that long (``MAX_AGE_SECONDS``); a replayed
 body is its events again, which the journal answers by ``sg_event_id``.
 """
 
@@ -13,23 +13,29 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from homing.inbound.verify import (
-    MAX_AGE,
+    HOUR,
+    RETRY_MARGIN,
+    Signed,
     VerificationFailed,
     fresh,
     lowered,
+    masked,
+    secret_string,
     strict_b64decode,
 )
 
 SIGNATURE_HEADER: Final = "X-Twilio-Email-Event-Webhook-Signature"
 TIMESTAMP_HEADER: Final = "X-Twilio-Email-Event-Webhook-Timestamp"
-MAX_AGE_SECONDS: Final = MAX_AGE["sendgrid"]
+# "retried at increasing intervals for up to 24 hours".
+RETRY_WINDOW: Final = 24 * HOUR
+MAX_AGE_SECONDS: Final = RETRY_WINDOW + RETRY_MARGIN
 
 
 def load_verification_key(text: str) -> ec.EllipticCurvePublicKey:
@@ -58,3 +64,16 @@ def verify(verification_key: str, body: bytes, headers: Mapping[str, str], *, no
         key.verify(signature, timestamp.encode() + body, ec.ECDSA(hashes.SHA256()))
     except (InvalidSignature, ValueError):
         raise VerificationFailed() from None
+
+
+def accept(value: Any) -> None:
+    """ValueError unless ``value`` is a verification key SendGrid's signatures check with."""
+    load_verification_key(secret_string(value))
+
+
+def check(value: Any, request: Signed) -> None:
+    """``verify`` with the account's verification key."""
+    verify(value, request.body, request.headers, now=request.now)
+
+
+preview = masked

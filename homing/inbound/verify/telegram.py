@@ -12,9 +12,10 @@ from __future__ import annotations
 import hmac
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
-from homing.inbound.verify import VerificationFailed, lowered
+from homing.crypto import mask_password
+from homing.inbound.verify import Signed, VerificationFailed, lowered
 
 HEADER: Final = "x-telegram-bot-api-secret-token"
 MAX_TOKEN: Final = 256
@@ -37,3 +38,18 @@ def verify(secret_token: str, headers: Mapping[str, str]) -> None:
         raise VerificationFailed()
     if not hmac.compare_digest(given.encode(), secret_token.encode()):
         raise VerificationFailed()
+
+
+def accept(value: Any) -> None:
+    """ValueError unless ``value`` is a secret token ``setWebhook`` accepts."""
+    check_token(value)
+
+
+def check(value: Any, request: Signed) -> None:
+    """``verify`` with the bot's secret token."""
+    verify(value, request.headers)
+
+
+def preview(value: Any) -> str:
+    """``setWebhook``'s secret token is chosen by a human: masked as a password is."""
+    return mask_password(str(value))

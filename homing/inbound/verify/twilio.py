@@ -16,10 +16,10 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 from urllib.parse import parse_qs, parse_qsl, urlsplit, urlunsplit
 
-from homing.inbound.verify import VerificationFailed, lowered
+from homing.inbound.verify import Signed, VerificationFailed, lowered, masked, secret_string
 
 HEADER: Final = "x-twilio-signature"
 # Twilio's status callbacks and inbound messages hold a few dozen fields.
@@ -84,3 +84,16 @@ def verify(auth_token: str, url: str, body: bytes, headers: Mapping[str, str]) -
         matched |= hmac.compare_digest(expected.encode(), given.encode())
     if not matched:
         raise VerificationFailed()
+
+
+def accept(value: Any) -> None:
+    """ValueError unless ``value`` can be the account's auth token."""
+    secret_string(value)
+
+
+def check(value: Any, request: Signed) -> None:
+    """``verify`` with the account's auth token, over the URL Twilio posted to."""
+    verify(value, request.url, request.body, request.headers)
+
+
+preview = masked

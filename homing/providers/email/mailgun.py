@@ -11,28 +11,27 @@ from homing.errors import InvalidCredentials
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
-    ProviderFailure,
     SendResult,
     mailboxes,
     text,
 )
 from homing.providers.http import (
-    USER_AGENT,
     classify_status,
     json_body,
     match_rules,
     parse_retry_after,
     require_credential,
-    response_detail,
     seconds_until_date_in_text,
-    send_request,
     status_detail,
 )
-
-TRANSIENT = FailureClass.TRANSIENT
-THROTTLED = FailureClass.THROTTLED
-PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
-MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+from homing.providers.http_adapter import (
+    MESSAGE_PERMANENT,
+    PROVIDER_PERMANENT,
+    THROTTLED,
+    TRANSIENT,
+    HttpAdapter,
+)
+from homing.vendors.mailgun import VENDOR
 
 # https://documentation.mailgun.com/docs/mailgun/api-reference/ (errors and codes). A
 # 401 body is plain text `Forbidden`, not JSON.
@@ -116,11 +115,12 @@ def domain_info(body: Any) -> DomainInfo:
     return DomainInfo(name, status, records)
 
 
-class MailgunProvider:
+class MailgunProvider(HttpAdapter):
     """Mailgun over HTTP Basic ``api:<key>``; the job id travels as ``v:hjid``."""
 
-    name: ClassVar[str] = "mailgun"
+    name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = False
+    default_base_url: ClassVar[str] = BASE_URLS["us"]
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
@@ -128,15 +128,17 @@ class MailgunProvider:
         self._api_key = require_credential(credentials, "api_key", "Mailgun")
         self._domain = require_credential(credentials, "domain", "Mailgun")
         region = str(config.get("region", "us")).lower()
-        self._base_url = str(config.get("base_url") or BASE_URLS.get(region, BASE_URLS["us"]))
-        self._base_url = self._base_url.rstrip("/")
-        self._http = http
+        regional = BASE_URLS.get(region, self.default_base_url)
+        super().__init__(http, str(config.get("base_url") or regional))
 
     def __repr__(self) -> str:
         return f"MailgunProvider(base_url={self._base_url!r}, domain={self._domain!r})"
 
     def _auth(self) -> httpx.BasicAuth:
         return httpx.BasicAuth("api", self._api_key)
+
+    def _secrets(self) -> list[str]:
+        return [self._api_key]
 
     @staticmethod
     def build_form(email: OutgoingEmail) -> dict[str, str]:
@@ -153,17 +155,8 @@ class MailgunProvider:
 
     async def send(self, email: OutgoingEmail) -> SendResult:
         """Submit ``email`` to the domain's messages endpoint."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._base_url}/v3/{self._domain}/messages",
-            auth=self._auth(),
-            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
-            data=self.build_form(email),
-        )
-        if not response.is_success:
-            raise self._failure(response)
+        path = f"/v3/{self._domain}/messages"
+        response = await self._call("POST", path, data=self.build_form(email))
         body = json_body(response)
         message_id = body.get("id") if isinstance(body, dict) else None
         return SendResult(str(message_id) if message_id else None, response.status_code)
@@ -173,15 +166,7 @@ class MailgunProvider:
 
         A domain sending key cannot call this endpoint and is reported as rejected.
         """
-        response = await send_request(
-            self._http,
-            self.name,
-            "GET",
-            f"{self._base_url}/v3/domains",
-            params={"limit": 1},
-            auth=self._auth(),
-            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
-        )
+        response = await self._request("GET", "/v3/domains", params={"limit": 1})
         if response.is_success:
             return
         if response.status_code == 401:
@@ -200,30 +185,12 @@ class MailgunProvider:
         response = await self._call("PUT", f"/v4/domains/{provider_domain_id}/verify")
         return domain_info(json_body(response))
 
-    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        response = await send_request(
-            self._http,
-            self.name,
-            method,
-            self._base_url + path,
-            auth=self._auth(),
-            headers={"Accept": "application/json", "User-Agent": USER_AGENT},
-            **kwargs,
-        )
-        if not response.is_success:
-            raise self._failure(response)
-        return response
+    def classify(self, response: httpx.Response) -> FailureClass:
+        """The module's ``classify``: status, refined by the 400 text."""
+        return classify(response)
 
-    def _failure(self, response: httpx.Response) -> ProviderFailure:
-        failure_class = classify(response)
-        retry_after = None
-        if failure_class is THROTTLED:
-            retry_after = seconds_until_date_in_text(_message(response))
-            if retry_after is None:
-                retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return ProviderFailure(
-            failure_class,
-            f"mailgun: {response_detail(response, secrets=[self._api_key])}",
-            status_code=response.status_code,
-            retry_after=retry_after,
-        )
+    def _retry_after(self, response: httpx.Response) -> float | None:
+        retry_after = seconds_until_date_in_text(_message(response))
+        if retry_after is None:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        return retry_after

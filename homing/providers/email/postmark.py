@@ -11,7 +11,6 @@ from homing.errors import InvalidCredentials, InvalidRequest
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
-    ProviderFailure,
     SendResult,
     mailboxes,
     text,
@@ -20,17 +19,17 @@ from homing.providers.http import (
     USER_AGENT,
     classify_status,
     json_body,
-    parse_retry_after,
     require_credential,
-    response_detail,
-    send_request,
     status_detail,
 )
-
-TRANSIENT = FailureClass.TRANSIENT
-THROTTLED = FailureClass.THROTTLED
-PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
-MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+from homing.providers.http_adapter import (
+    MESSAGE_PERMANENT,
+    PROVIDER_PERMANENT,
+    THROTTLED,
+    TRANSIENT,
+    HttpAdapter,
+)
+from homing.vendors.postmark import VENDOR
 
 # https://postmarkapp.com/developer/api/overview#error-codes. The body's ErrorCode is
 # more precise than the status, so it decides whenever it is present and known; but
@@ -104,17 +103,19 @@ def domain_info(body: Any) -> DomainInfo:
     return DomainInfo(text(body.get("ID")), status, tuple(records))
 
 
-class PostmarkProvider:
-    """Postmark over HTTP with a server token; the job id travels in ``Metadata.hjid``."""
+class PostmarkProvider(HttpAdapter):
+    """Postmark over HTTP with a server token; the job id travels in ``Metadata.hjid``.
+    Postmark documents no rate-limit header: the base honours Retry-After if it appears."""
 
-    name: ClassVar[str] = "postmark"
+    name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = False
+    default_base_url: ClassVar[str] = DEFAULT_BASE_URL
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
     ) -> None:
         self._api_key = require_credential(credentials, "api_key", "Postmark")
-        self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+        super().__init__(http, self.base_url_of(config))
         self._stream = str(config.get("message_stream") or DEFAULT_STREAM)
         # Domains need the Account token; the server token only sends.
         token = credentials.get("account_token")
@@ -122,10 +123,6 @@ class PostmarkProvider:
             token = require_credential(credentials, "account_token", "Postmark")
         self._account_token = token
         self._return_path = config.get("return_path_subdomain")
-        self._http = http
-
-    def __repr__(self) -> str:
-        return f"PostmarkProvider(base_url={self._base_url!r})"
 
     def _headers(self) -> dict[str, str]:
         return {
@@ -133,6 +130,9 @@ class PostmarkProvider:
             "Accept": "application/json",
             "User-Agent": USER_AGENT,
         }
+
+    def _secrets(self) -> list[str]:
+        return [self._api_key]
 
     def build_payload(self, email: OutgoingEmail) -> dict[str, Any]:
         """The ``POST /email`` JSON body for ``email``."""
@@ -153,14 +153,7 @@ class PostmarkProvider:
 
     async def send(self, email: OutgoingEmail) -> SendResult:
         """Submit ``email``; success needs both a 2xx and ``ErrorCode`` 0."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._base_url}/email",
-            headers=self._headers(),
-            json=self.build_payload(email),
-        )
+        response = await self._request("POST", "/email", json=self.build_payload(email))
         if not response.is_success or _error_code(response) not in (0, None):
             raise self._failure(response)
         body = json_body(response)
@@ -169,9 +162,7 @@ class PostmarkProvider:
 
     async def check_credentials(self) -> None:
         """Probe ``GET /server`` with the server token; 401 or ErrorCode 10 means rejected."""
-        response = await send_request(
-            self._http, self.name, "GET", f"{self._base_url}/server", headers=self._headers()
-        )
+        response = await self._request("GET", "/server")
         if response.is_success:
             return
         if response.status_code == 401 or _error_code(response) == BAD_TOKEN:
@@ -205,22 +196,11 @@ class PostmarkProvider:
             )
         headers = {**self._headers(), "X-Postmark-Account-Token": self._account_token}
         del headers["X-Postmark-Server-Token"]
-        response = await send_request(
-            self._http, self.name, method, self._base_url + path, headers=headers, **kwargs
-        )
+        response = await self._request(method, path, headers=headers, **kwargs)
         if not response.is_success:
             raise self._failure(response, secrets=[self._account_token])
         return response
 
-    def _failure(self, response: httpx.Response, secrets: Sequence[str] = ()) -> ProviderFailure:
-        failure_class = classify(response)
-        retry_after = None
-        if failure_class is THROTTLED:
-            # Postmark documents no rate-limit header; honour one if it ever appears.
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return ProviderFailure(
-            failure_class,
-            f"postmark: {response_detail(response, secrets=[self._api_key, *secrets])}",
-            status_code=response.status_code,
-            retry_after=retry_after,
-        )
+    def classify(self, response: httpx.Response) -> FailureClass:
+        """The module's ``classify``: by ErrorCode when known, else by status."""
+        return classify(response)

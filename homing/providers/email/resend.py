@@ -11,7 +11,6 @@ from homing.errors import InvalidCredentials
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
-    ProviderFailure,
     SendResult,
     mailboxes,
     text,
@@ -23,16 +22,17 @@ from homing.providers.http import (
     match_rules,
     parse_retry_after,
     require_credential,
-    response_detail,
     seconds_until_next_utc_midnight,
-    send_request,
     status_detail,
 )
-
-TRANSIENT = FailureClass.TRANSIENT
-THROTTLED = FailureClass.THROTTLED
-PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
-MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+from homing.providers.http_adapter import (
+    MESSAGE_PERMANENT,
+    PROVIDER_PERMANENT,
+    THROTTLED,
+    TRANSIENT,
+    HttpAdapter,
+)
+from homing.vendors.resend import VENDOR
 
 # https://resend.com/docs/api-reference/errors. Resend's docs moved auth errors between
 # 400, 401 and 403, so the error `name` decides first, then phrases in the message, then
@@ -119,25 +119,25 @@ def domain_info(body: Any) -> DomainInfo:
     return DomainInfo(text(body.get("id")), status, records)
 
 
-class ResendProvider:
+class ResendProvider(HttpAdapter):
     """Resend over HTTP; the job id travels as the ``hjid`` tag."""
 
-    name: ClassVar[str] = "resend"
+    name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = True
+    default_base_url: ClassVar[str] = DEFAULT_BASE_URL
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
     ) -> None:
         self._api_key = require_credential(credentials, "api_key", "Resend")
-        self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
-        self._http = http
-
-    def __repr__(self) -> str:
-        return f"ResendProvider(base_url={self._base_url!r})"
+        super().__init__(http, self.base_url_of(config))
 
     def _headers(self) -> dict[str, str]:
         # Resend's edge answers 403 to requests without a User-Agent.
         return {"Authorization": f"Bearer {self._api_key}", "User-Agent": USER_AGENT}
+
+    def _secrets(self) -> list[str]:
+        return [self._api_key]
 
     @staticmethod
     def build_payload(email: OutgoingEmail) -> dict[str, Any]:
@@ -161,25 +161,16 @@ class ResendProvider:
         headers = self._headers()
         if email.idempotency_key:
             headers["Idempotency-Key"] = email.idempotency_key
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._base_url}/emails",
-            headers=headers,
-            json=self.build_payload(email),
+        response = await self._call(
+            "POST", "/emails", headers=headers, json=self.build_payload(email)
         )
-        if not response.is_success:
-            raise self._failure(response)
         body = json_body(response)
         message_id = body.get("id") if isinstance(body, dict) else None
         return SendResult(str(message_id) if message_id else None, response.status_code)
 
     async def check_credentials(self) -> None:
         """Probe ``GET /domains``; a send-only key (401 ``restricted_api_key``) is valid."""
-        response = await send_request(
-            self._http, self.name, "GET", f"{self._base_url}/domains", headers=self._headers()
-        )
+        response = await self._request("GET", "/domains")
         if response.is_success:
             return
         name, _ = _error(response)
@@ -203,25 +194,11 @@ class ResendProvider:
         response = await self._call("GET", f"/domains/{provider_domain_id}")
         return domain_info(json_body(response))
 
-    async def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        response = await send_request(
-            self._http, self.name, method, self._base_url + path, headers=self._headers(), **kwargs
-        )
-        if not response.is_success:
-            raise self._failure(response)
-        return response
+    def classify(self, response: httpx.Response) -> FailureClass:
+        """The module's ``classify``: message phrase, then name, then status."""
+        return classify(response)
 
-    def _failure(self, response: httpx.Response) -> ProviderFailure:
-        failure_class = classify(response)
-        retry_after = None
-        if failure_class is THROTTLED:
-            if _error(response)[0] == DAILY_QUOTA:
-                retry_after = seconds_until_next_utc_midnight()
-            else:
-                retry_after = parse_retry_after(response.headers.get("retry-after"))
-        return ProviderFailure(
-            failure_class,
-            f"resend: {response_detail(response, secrets=[self._api_key])}",
-            status_code=response.status_code,
-            retry_after=retry_after,
-        )
+    def _retry_after(self, response: httpx.Response) -> float | None:
+        if _error(response)[0] == DAILY_QUOTA:
+            return seconds_until_next_utc_midnight()
+        return parse_retry_after(response.headers.get("retry-after"))

@@ -12,7 +12,6 @@ from homing.errors import InvalidCredentials
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
-    ProviderFailure,
     SendResult,
     mailboxes,
     text,
@@ -23,16 +22,17 @@ from homing.providers.http import (
     json_body,
     parse_retry_after,
     require_credential,
-    response_detail,
     seconds_until_epoch,
-    send_request,
     status_detail,
 )
-
-TRANSIENT = FailureClass.TRANSIENT
-THROTTLED = FailureClass.THROTTLED
-PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
-MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+from homing.providers.http_adapter import (
+    MESSAGE_PERMANENT,
+    PROVIDER_PERMANENT,
+    THROTTLED,
+    TRANSIENT,
+    HttpAdapter,
+)
+from homing.vendors.sendgrid import VENDOR
 
 # https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/responses.
 # 403 means two things: a key without mail.send (the provider's setup) or, with `field:
@@ -106,23 +106,20 @@ def validated(domain_id: str, body: Any, known: Sequence[DnsRecord]) -> DomainIn
     return DomainInfo(domain_id, status, records)
 
 
-class SendGridProvider:
+class SendGridProvider(HttpAdapter):
     """SendGrid v3 over HTTP; the job id travels in ``custom_args.hjid``."""
 
-    name: ClassVar[str] = "sendgrid"
+    name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = False
+    default_base_url: ClassVar[str] = BASE_URLS["global"]
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
     ) -> None:
         self._api_key = require_credential(credentials, "api_key", "SendGrid")
         region = str(config.get("region", "global"))
-        self._base_url = str(config.get("base_url") or BASE_URLS.get(region, BASE_URLS["global"]))
-        self._base_url = self._base_url.rstrip("/")
-        self._http = http
-
-    def __repr__(self) -> str:
-        return f"SendGridProvider(base_url={self._base_url!r})"
+        regional = BASE_URLS.get(region, self.default_base_url)
+        super().__init__(http, str(config.get("base_url") or regional))
 
     def _headers(self) -> dict[str, str]:
         return {
@@ -130,6 +127,9 @@ class SendGridProvider:
             "Accept": "application/json",
             "User-Agent": USER_AGENT,
         }
+
+    def _secrets(self) -> list[str]:
+        return [self._api_key]
 
     @staticmethod
     def build_payload(email: OutgoingEmail) -> dict[str, Any]:
@@ -151,23 +151,12 @@ class SendGridProvider:
 
     async def send(self, email: OutgoingEmail) -> SendResult:
         """Submit ``email``; 202 means accepted, anything else raises ``ProviderFailure``."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._base_url}/v3/mail/send",
-            headers=self._headers(),
-            json=self.build_payload(email),
-        )
-        if not response.is_success:
-            raise self._failure(response)
+        response = await self._call("POST", "/v3/mail/send", json=self.build_payload(email))
         return SendResult(response.headers.get("X-Message-Id"), response.status_code)
 
     async def check_credentials(self) -> None:
         """Require the key to be valid and to hold the ``mail.send`` scope (``GET /v3/scopes``)."""
-        response = await send_request(
-            self._http, self.name, "GET", f"{self._base_url}/v3/scopes", headers=self._headers()
-        )
+        response = await self._request("GET", "/v3/scopes")
         if response.status_code in (401, 403):
             raise InvalidCredentials(f"SendGrid rejected the API key ({status_detail(response)})")
         if not response.is_success:
@@ -179,46 +168,26 @@ class SendGridProvider:
 
     async def create_domain(self, domain: str) -> DomainInfo:
         """Authenticate ``domain`` (``POST /v3/whitelabel/domains``, automatic security)."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._base_url}/v3/whitelabel/domains",
-            headers=self._headers(),
-            json={"domain": domain, "automatic_security": True},
-        )
-        if not response.is_success:
-            raise self._failure(response)
+        body = {"domain": domain, "automatic_security": True}
+        response = await self._call("POST", "/v3/whitelabel/domains", json=body)
         return domain_info(json_body(response))
 
     async def verify_domain(
         self, provider_domain_id: str, known: Sequence[DnsRecord]
     ) -> DomainInfo:
         """Ask SendGrid to check the records (``POST …/{id}/validate``)."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._base_url}/v3/whitelabel/domains/{provider_domain_id}/validate",
-            headers=self._headers(),
-        )
-        if not response.is_success:
-            raise self._failure(response)
+        path = f"/v3/whitelabel/domains/{provider_domain_id}/validate"
+        response = await self._call("POST", path)
         return validated(provider_domain_id, json_body(response), known)
 
-    def _failure(self, response: httpx.Response) -> ProviderFailure:
-        status = response.status_code
-        failure_class = classify_status(status, STATUS_CLASSES)
-        if status == 403 and SENDER_FIELD in _error_fields(response):
-            failure_class = MESSAGE_PERMANENT
-        retry_after = None
-        if failure_class is THROTTLED:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            if retry_after is None:
-                retry_after = seconds_until_epoch(response.headers.get("X-RateLimit-Reset"))
-        return ProviderFailure(
-            failure_class,
-            f"sendgrid: {response_detail(response, secrets=[self._api_key])}",
-            status_code=status,
-            retry_after=retry_after,
-        )
+    def classify(self, response: httpx.Response) -> FailureClass:
+        """By status; a 403 naming the ``from`` field is this message's unverified sender."""
+        if response.status_code == 403 and SENDER_FIELD in _error_fields(response):
+            return MESSAGE_PERMANENT
+        return classify_status(response.status_code, STATUS_CLASSES)
+
+    def _retry_after(self, response: httpx.Response) -> float | None:
+        retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        if retry_after is None:
+            retry_after = seconds_until_epoch(response.headers.get("X-RateLimit-Reset"))
+        return retry_after

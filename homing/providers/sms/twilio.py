@@ -8,7 +8,7 @@ override it (docs/architecture.md, "Failure classes").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import httpx
@@ -17,20 +17,19 @@ from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import OutgoingSms, ProviderFailure, SendResult
 from homing.providers.http import (
-    USER_AGENT,
     classify_status,
     json_body,
-    parse_retry_after,
     require_credential,
     response_detail,
-    send_request,
     status_detail,
 )
-
-TRANSIENT = FailureClass.TRANSIENT
-THROTTLED = FailureClass.THROTTLED
-PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
-MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+from homing.providers.http_adapter import (
+    MESSAGE_PERMANENT,
+    PROVIDER_PERMANENT,
+    THROTTLED,
+    HttpAdapter,
+)
+from homing.vendors.twilio import VENDOR
 
 DEFAULT_BASE_URL: Final = "https://api.twilio.com"
 API_VERSION: Final = "2010-04-01"
@@ -82,32 +81,32 @@ def message_sid(body: Any) -> str | None:
     return None
 
 
-class TwilioProvider:
+class TwilioProvider(HttpAdapter):
     """Twilio over its REST API; the sender is the job's ``from``, else the account's
     ``config.from`` or ``config.messaging_service_sid``."""
 
-    name: ClassVar[str] = "twilio"
+    name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = False
+    default_base_url: ClassVar[str] = DEFAULT_BASE_URL
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
     ) -> None:
         self._sid = require_credential(credentials, "account_sid", "Twilio")
         self._token = require_credential(credentials, "auth_token", "Twilio")
-        self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+        super().__init__(http, self.base_url_of(config))
         self._from = config.get("from")
         self._service = config.get("messaging_service_sid")
         self._callback = config.get("status_callback")
-        self._http = http
 
-    def __repr__(self) -> str:
-        return f"TwilioProvider(base_url={self._base_url!r})"
+    def _account_path(self) -> str:
+        return f"/{API_VERSION}/Accounts/{self._sid}"
 
-    def _account_url(self) -> str:
-        return f"{self._base_url}/{API_VERSION}/Accounts/{self._sid}"
+    def _auth(self) -> tuple[str, str]:
+        return (self._sid, self._token)
 
-    def _headers(self) -> dict[str, str]:
-        return {"Accept": "application/json", "User-Agent": USER_AGENT}
+    def _secrets(self) -> list[str]:
+        return [self._token, self._sid]
 
     def build_form(self, sms: OutgoingSms) -> dict[str, str]:
         """The form fields of ``POST …/Messages.json`` for ``sms``."""
@@ -130,30 +129,14 @@ class TwilioProvider:
 
     async def send(self, sms: OutgoingSms) -> SendResult:
         """Create the message; 201 with its ``sid`` is success."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._account_url()}/Messages.json",
-            headers=self._headers(),
-            data=self.build_form(sms),
-            auth=(self._sid, self._token),
-        )
-        if not response.is_success:
-            raise self._failure(response)
+        path = f"{self._account_path()}/Messages.json"
+        response = await self._call("POST", path, data=self.build_form(sms))
         return SendResult(message_sid(json_body(response)), response.status_code)
 
     async def check_credentials(self) -> None:
         """``GET /2010-04-01/Accounts/{sid}.json``: 401 or a suspended or closed
         account means the credentials cannot send."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "GET",
-            f"{self._account_url()}.json",
-            headers=self._headers(),
-            auth=(self._sid, self._token),
-        )
+        response = await self._request("GET", f"{self._account_path()}.json")
         if response.status_code in (401, 403):
             raise InvalidCredentials(f"Twilio rejected the credentials ({status_detail(response)})")
         if not response.is_success:
@@ -163,19 +146,15 @@ class TwilioProvider:
         if status in _INACTIVE:
             raise InvalidCredentials(f"the Twilio account is {status}")
 
-    def _failure(self, response: httpx.Response) -> ProviderFailure:
-        failure_class = classify(response)
-        retry_after = None
-        if failure_class is THROTTLED:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        code = error_code(response)
-        return ProviderFailure(
-            failure_class,
-            f"twilio: {_detail(response, code, [self._token, self._sid])}",
-            status_code=response.status_code,
-            retry_after=retry_after,
-            suppress="opted_out" if code == STOPPED else None,
-        )
+    def classify(self, response: httpx.Response) -> FailureClass:
+        """The module's ``classify``: by error code when the table knows it, else status."""
+        return classify(response)
+
+    def _detail(self, response: httpx.Response, secrets: Sequence[str]) -> str:
+        return _detail(response, error_code(response), list(secrets))
+
+    def _suppress(self, response: httpx.Response) -> str | None:
+        return "opted_out" if error_code(response) == STOPPED else None
 
 
 def _detail(response: httpx.Response, code: int | None, secrets: list[str]) -> str:

@@ -8,7 +8,7 @@ throttled. The job id travels as ``client_ref`` and comes back on status webhook
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import httpx
@@ -17,20 +17,19 @@ from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import OutgoingSms, ProviderFailure, SendResult
 from homing.providers.http import (
-    USER_AGENT,
     classify_status,
     json_body,
-    parse_retry_after,
     require_credential,
     response_detail,
-    send_request,
     status_detail,
 )
-
-TRANSIENT = FailureClass.TRANSIENT
-THROTTLED = FailureClass.THROTTLED
-PROVIDER_PERMANENT = FailureClass.PROVIDER_PERMANENT
-MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT
+from homing.providers.http_adapter import (
+    MESSAGE_PERMANENT,
+    PROVIDER_PERMANENT,
+    THROTTLED,
+    HttpAdapter,
+)
+from homing.vendors.vonage import VENDOR
 
 DEFAULT_BASE_URL: Final = "https://api.nexmo.com"
 STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
@@ -68,27 +67,27 @@ def _problem_detail(response: httpx.Response, secrets: list[str]) -> str:
     return response_detail(response, secrets=secrets)
 
 
-class VonageProvider:
+class VonageProvider(HttpAdapter):
     """Vonage over the Messages API; the sender is the job's ``from``, else the
     account's ``config.from``."""
 
-    name: ClassVar[str] = "vonage"
+    name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = False
+    default_base_url: ClassVar[str] = DEFAULT_BASE_URL
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
     ) -> None:
         self._key = require_credential(credentials, "api_key", "Vonage")
         self._secret = require_credential(credentials, "api_secret", "Vonage")
-        self._base_url = str(config.get("base_url") or DEFAULT_BASE_URL).rstrip("/")
+        super().__init__(http, self.base_url_of(config))
         self._from = config.get("from")
-        self._http = http
 
-    def __repr__(self) -> str:
-        return f"VonageProvider(base_url={self._base_url!r})"
+    def _auth(self) -> tuple[str, str]:
+        return (self._key, self._secret)
 
-    def _headers(self) -> dict[str, str]:
-        return {"Accept": "application/json", "User-Agent": USER_AGENT}
+    def _secrets(self) -> list[str]:
+        return [self._secret]
 
     def build_payload(self, sms: OutgoingSms) -> dict[str, Any]:
         """The ``POST /v1/messages`` JSON body for ``sms``."""
@@ -110,44 +109,21 @@ class VonageProvider:
 
     async def send(self, sms: OutgoingSms) -> SendResult:
         """Submit the message; 202 with its ``message_uuid`` is success."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "POST",
-            f"{self._base_url}/v1/messages",
-            headers=self._headers(),
-            json=self.build_payload(sms),
-            auth=(self._key, self._secret),
-        )
-        if not response.is_success:
-            raise self._failure(response)
+        response = await self._call("POST", "/v1/messages", json=self.build_payload(sms))
         return SendResult(message_uuid(json_body(response)), response.status_code)
 
     async def check_credentials(self) -> None:
         """``GET /v2/applications`` (the Application API takes the same Basic auth):
         401 means the key and secret are rejected."""
-        response = await send_request(
-            self._http,
-            self.name,
-            "GET",
-            f"{self._base_url}/v2/applications",
-            headers=self._headers(),
-            params={"page_size": "1"},
-            auth=(self._key, self._secret),
-        )
+        response = await self._request("GET", "/v2/applications", params={"page_size": "1"})
         if response.status_code in (401, 403):
             raise InvalidCredentials(f"Vonage rejected the credentials ({status_detail(response)})")
         if not response.is_success:
             raise self._failure(response)
 
-    def _failure(self, response: httpx.Response) -> ProviderFailure:
-        failure_class = classify(response)
-        retry_after = None
-        if failure_class is THROTTLED:
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-        return ProviderFailure(
-            failure_class,
-            f"vonage: {_problem_detail(response, [self._secret])}",
-            status_code=response.status_code,
-            retry_after=retry_after,
-        )
+    def classify(self, response: httpx.Response) -> FailureClass:
+        """The module's ``classify``: by the HTTP status."""
+        return classify(response)
+
+    def _detail(self, response: httpx.Response, secrets: Sequence[str]) -> str:
+        return _problem_detail(response, list(secrets))

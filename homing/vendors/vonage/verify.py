@@ -2,7 +2,7 @@
 
 The token is HS256 with the account's signature secret; its ``payload_hash`` claim is
 the hex SHA-256 of the raw body and ``iat`` when it was signed (refused when older than
-Vonage's 24 hours of retries, ``MAX_AGE``, or more than 5 minutes ahead). Only HS256 is
+Vonage's 24 hours of retries, ``MAX_AGE_SECONDS``, or more than 5 minutes ahead). Only HS256 is
 accepted, whatever the header says otherwise ("none", an RSA algorithm): the algorithm
 is ours to choose, not the sender's. The signature is
 compared as the canonical base64url text of the HMAC, so no other spelling verifies.
@@ -20,11 +20,22 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from homing.inbound.verify import MAX_AGE, VerificationFailed, fresh, lowered
+from homing.inbound.verify import (
+    HOUR,
+    RETRY_MARGIN,
+    Signed,
+    VerificationFailed,
+    fresh,
+    lowered,
+    masked,
+    secret_string,
+)
 
 MAX_TOKEN: Final = 4096
 _HEADER: Final = {"alg": "HS256", "typ": "JWT"}
-MAX_AGE_SECONDS: Final = MAX_AGE["vonage"]
+# 5 s doubling to 15 min, then every 15 min; 24 h.
+RETRY_WINDOW: Final = 24 * HOUR
+MAX_AGE_SECONDS: Final = RETRY_WINDOW + RETRY_MARGIN
 
 
 def b64url(raw: bytes) -> str:
@@ -75,3 +86,16 @@ def verify(secret: str, body: bytes, headers: Mapping[str, str], *, now: float) 
     if isinstance(iat, bool) or not isinstance(iat, int):
         raise VerificationFailed()
     fresh(str(iat), now, MAX_AGE_SECONDS)
+
+
+def accept(value: Any) -> None:
+    """ValueError unless ``value`` can be a signature secret."""
+    secret_string(value)
+
+
+def check(value: Any, request: Signed) -> None:
+    """``verify`` with the account's signature secret."""
+    verify(value, request.body, request.headers, now=request.now)
+
+
+preview = masked

@@ -1,0 +1,15 @@
+"""SendGrid (email): the v3 Mail Send API; events signed with ECDSA."""
+
+from __future__ import annotations
+
+from homing.models import Channel
+from homing.vendors.descriptor import Credential, Vendor
+
+VENDOR = Vendor(
+    name="sendgrid",
+    channel=Channel.EMAIL,
+    credentials=(Credential("api_key", secret=True),),
+    config=("region", "base_url"),
+    hosts=frozenset({"api.sendgrid.com", "api.eu.sendgrid.com"}),
+    inbound_secret="verification_key",
+)
