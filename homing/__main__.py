@@ -4,7 +4,7 @@ This module imports nothing of Homing until the metrics' directory is settled:
 prometheus-client chooses between one process's registry and its multiprocess mode when
 it is first imported, so a command that starts other Homing processes (``homing run``,
 ``homing api``) must set ``PROMETHEUS_MULTIPROC_DIR`` before that import, here, for
-itself and the children that inherit it (README "Metrics").
+itself and the children that inherit it (docs/architecture.md "Metrics").
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Labels name kinds, never instances: channel, provider *kind* (``sendgrid``, ``tw
 not an account id), outcome class, queue, priority, status, reason. No tenant id, URL,
 address or free text is ever a label value; per-tenant figures live in the admin API.
 
-Modules import the metric they move from here, so the full list (and the README's table)
+Modules import the metric they move from here, so the full list (and docs/operations.md's table)
 has one source. ``homing run`` children share one scrape through the library's
 multiprocess mode (see ``homing.api.routes.metrics`` once it exists).
 """
@@ -152,7 +152,7 @@ UNACCOUNTED_JOBS = Gauge(
     multiprocess_mode="mostrecent",
 )
 
-# Notices and alerts (README "Notices to tenants and platform email", "Alerts").
+# Notices and alerts (docs/operations.md "Notices to tenants and platform email", "Alerts").
 NOTICES = Counter(
     "homing_notices_total",
     "Notices to tenants by event type and result (sent, held past the hourly bound, "

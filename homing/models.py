@@ -56,7 +56,7 @@ TERMINAL_STATUSES = frozenset(
 
 # The ``error_class`` of a job that was not delivered before its ``expires_at``.
 EXPIRED = "expired"
-# ``ttl_seconds`` bounds (README "Expiry"): one second to thirty days.
+# ``ttl_seconds`` bounds (docs/reliability.md "Expiry"): one second to thirty days.
 MIN_TTL_SECONDS = 1
 MAX_TTL_SECONDS = 30 * 86_400
 

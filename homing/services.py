@@ -131,7 +131,7 @@ class Services:
             TenantSettingsStore(self.db, self.clock), self.webhooks.check_url
         )
 
-    # Notices and platform email (README "Notices and platform email").
+    # Notices and platform email (docs/operations.md, "Notices to tenants and platform email").
     @cached_property
     def platform_email(self) -> PlatformEmail:
         """Homing's own mail, sent by the platform tenant's providers."""
@@ -170,7 +170,7 @@ class Services:
         return AlertChecks(self.signals, self.jobs, self.alerter, self.clock, thresholds)
 
     def watchkeeper(self) -> Watchkeeper:
-        """Alerts on missing signals and the periodic notices (README "Alerts")."""
+        """Alerts on missing signals and the periodic notices (docs/operations.md "Alerts")."""
         checks = NoticeChecks(self.notices, self.tenants, self.admission, self.clock)
         return Watchkeeper(
             self.signals,

@@ -19,7 +19,8 @@ from homing.models import Plan
 
 
 class Settings(BaseSettings):
-    """Every setting Homing reads. The README documents each one."""
+    """Every setting Homing reads; docs/settings.md documents each one
+    (tests/unit/test_docs.py checks it)."""
 
     model_config = SettingsConfigDict(env_prefix="HOMING_", extra="ignore")
 
@@ -42,7 +43,7 @@ class Settings(BaseSettings):
     platform_retry_max_seconds: float = Field(default=60.0, gt=0)
     lease_seconds: float = Field(default=60.0, gt=0)
     max_deferral_seconds: float = Field(default=86400.0, gt=0)
-    # What one job may cost, whatever providers answer (README "Delivery rules").
+    # What one job may cost, whatever providers answer (docs/sending.md, "Delivery rules").
     max_provider_calls_per_job: int = Field(default=50, ge=1, le=10_000)
 
     worker_concurrency: int = Field(default=512, ge=1, le=10000)
@@ -66,7 +67,7 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
 
-    # Admission control (README "Admission").
+    # Admission control (docs/architecture.md "Admission").
     admin_token: SecretStr | None = None
     rate_limit_on_redis_error: Literal["open", "closed"] = "open"
     redis_key_prefix: str = Field(default="homing", min_length=1, max_length=100)
@@ -74,11 +75,11 @@ class Settings(BaseSettings):
     # Revocation and suspension must reach every API process within one second.
     auth_cache_seconds: float = Field(default=0.5, ge=0, le=0.9)
     sandbox_urls: str = ""
-    # Provider endpoints (README "Provider endpoints"): ranges a provider's base_url or
-    # SMTP host may reach besides the vendors' official API hosts.
+    # Provider endpoints (docs/architecture.md "Provider endpoints"): ranges a provider's
+    # base_url or SMTP host may reach besides the vendors' official API hosts.
     provider_allowed_networks: str = Field(default="", max_length=4096)
 
-    # Outbound webhooks (README "Webhooks").
+    # Outbound webhooks (docs/webhooks.md "Webhooks").
     webhook_require_https: bool = True
     webhook_allowed_networks: str = ""
     webhook_rotation_overlap_seconds: float = Field(default=86400.0, ge=0)
@@ -86,21 +87,22 @@ class Settings(BaseSettings):
     webhook_timeout_seconds: float = Field(default=15.0, gt=0)
     webhook_response_excerpt_bytes: int = Field(default=1024, ge=0, le=65_536)
 
-    # Inbound provider events and billing (README "Inbound events, suppression and domains").
+    # Inbound provider events and billing
+    # (docs/inbound.md "Inbound events, suppression and domains").
     inbound_max_body_bytes: int = Field(default=1_048_576, ge=1024)
     # A SendGrid batch (768 KB) of its smallest real events is about 2,500 of them.
     inbound_max_events_per_body: int = Field(default=5_000, ge=1, le=100_000)
     # Per provider account, over a moving minute (memory or Redis, as admission).
     inbound_events_per_minute: int = Field(default=20_000, ge=1, le=1_000_000)
-    # Retention (README "Retention"): finished jobs, with their attempts, dead letters
+    # Retention (docs/operations.md "Retention"): finished jobs, with their attempts, dead letters
     # and inbound events, are deleted after ``retention_days`` (0: kept for ever); their
     # bodies and sealed headers are scrubbed after ``payload_retention_days`` (0: never).
     retention_days: int = Field(default=30, ge=0, le=36_500)
     payload_retention_days: int = Field(default=7, ge=0, le=36_500)
     retention_interval_seconds: float = Field(default=300.0, ge=1, le=86_400)
     retention_batch_size: int = Field(default=500, ge=1, le=10_000)
-    # Notices to tenants, platform email and alerts on missing signals (README "Notices
-    # and platform email", "Alerts"). Every threshold has a sensible default.
+    # Notices to tenants, platform email and alerts on missing signals (docs/operations.md,
+    # "Notices to tenants and platform email", "Alerts"). Every threshold has a default.
     platform_tenant_id: str | None = Field(
         default=None,
         max_length=36,
@@ -173,7 +175,7 @@ class Settings(BaseSettings):
         description="Fired alerts the operator's console keeps (the oldest are dropped).",
     )
 
-    # The reconciler (README "The ledger invariant"): a pass every interval in worker
+    # The reconciler (docs/operations.md "The ledger invariant"): a pass every interval in worker
     # processes (one process at a time) checks that every job is terminal with no queue
     # entry or live with one; a lease that ran out longer ago than
     # ``reconcile_stale_lease_seconds`` on a PROCESSING job is released.
@@ -189,7 +191,7 @@ class Settings(BaseSettings):
     reconcile_batch_size: int = Field(
         default=1000, ge=1, le=10_000, description="jobs or entries one reconciler batch reads"
     )
-    # The console (README "Console"): a signed-in session ends after this many idle
+    # The console (docs/console.md "Console"): a signed-in session ends after this many idle
     # minutes, and after this many hours whatever the activity.
     console_session_idle_minutes: int = Field(default=30, ge=1, le=10_080)
     console_session_hours: int = Field(default=12, ge=1, le=720)
@@ -198,15 +200,15 @@ class Settings(BaseSettings):
     console_login_failures: int = Field(default=5, ge=1, le=100)
     console_lockout_minutes: int = Field(default=15, ge=1, le=1440)
     console_logins_per_minute: int = Field(default=30, ge=1, le=10_000)
-    # An invitation to a tenant (README "Console") can be accepted for this many hours.
+    # An invitation to a tenant (docs/console.md "Console") can be accepted for this many hours.
     invitation_ttl_hours: int = Field(default=72, ge=1, le=720)
     # Ended invitations (accepted, revoked or expired) go this many days after they
-    # ended, with the retention purge (README "Retention"); pending ones always stay.
+    # ended, with the retention purge (docs/operations.md "Retention"); pending ones always stay.
     invitation_retention_days: int = Field(default=30, ge=1, le=3650)
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""
-    # SMS (README "SMS"). Twilio signs the exact URL it posted a callback to: behind a
+    # SMS (docs/channels.md "SMS"). Twilio signs the exact URL it posted a callback to: behind a
     # proxy that is the public one, not the one this process sees.
     public_url: str | None = Field(
         default=None,
@@ -245,7 +247,7 @@ class Settings(BaseSettings):
             raise ValueError("HOMING_PUBLIC_URL is an http(s) URL without query or fragment")
         return text
 
-    # The audit log (README "Audit log"): events are deleted after this many days
+    # The audit log (docs/operations.md "Audit log"): events are deleted after this many days
     # (0: kept for ever), separately from job retention, which is much shorter.
     audit_retention_days: int = Field(
         default=400,
@@ -255,7 +257,7 @@ class Settings(BaseSettings):
         "HOMING_RETENTION_DAYS.",
     )
 
-    # Pacing (README "Pacing presets"): how long a job waits in the worker for a full
+    # Pacing (docs/channels.md, "Pacing presets"): how long a job waits in the worker for a full
     # rate rule to free a slot before it is deferred, and the seconds added to every
     # rule's window so that jitter on the way never makes a vendor count one too many.
     pacing_wait_seconds: float = Field(
@@ -306,7 +308,7 @@ class Settings(BaseSettings):
     def _blank_is_unset(cls, value: object) -> object:
         return None if value == "" else value
 
-    # Prometheus metrics (README "Metrics").
+    # Prometheus metrics (docs/architecture.md "Metrics").
     metrics_port: int | None = Field(
         default=None,
         ge=0,

@@ -12,7 +12,7 @@ from homing.errors import InvalidRequest
 from homing.vendors import VENDORS
 
 _FORMATS: Final = ("plain", "markdown", "html")
-# Telegram's limit for one message, the bound of every chat text (README, "Chat").
+# Telegram's limit for one message, the bound of every chat text (docs/benchmarks.md, "Chat").
 MAX_TEXT: Final = 4096
 
 # The chat ids each chat vendor takes (its descriptor's ``chat``).

@@ -94,7 +94,7 @@ class ProviderPatch(Strict):
     enabled: bool | None = None
     rate_rules: list[RateRule] | None = None
     # Check the stored credentials with the provider again; success clears
-    # ``credentials_rejected`` (README "Notices").
+    # ``credentials_rejected`` (docs/operations.md "Notices").
     recheck: bool | None = None
 
 
@@ -107,7 +107,7 @@ class ProviderPublic(BaseModel):
     credentials_preview: str
     config: dict[str, Any]
     created_at: datetime
-    # The provider refused these credentials at a send (README "Notices").
+    # The provider refused these credentials at a send (docs/operations.md "Notices").
     credentials_rejected: bool = False
     credentials_rejected_at: datetime | None = None
 
@@ -127,7 +127,7 @@ class ProviderPublic(BaseModel):
         )
 
 
-# Whole seconds only: strict, so "60", 60.5 and true are refused (README "Expiry").
+# Whole seconds only: strict, so "60", 60.5 and true are refused (docs/reliability.md "Expiry").
 TtlSeconds = Annotated[int, Field(ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS, strict=True)]
 
 

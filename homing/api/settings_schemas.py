@@ -11,7 +11,7 @@ from homing.api.schemas import TtlSeconds
 from homing.store.tenant_settings import TenantSettings
 
 SignatureFormatName = Literal["design", "notifykit"]
-# Bounded before anything parses them (README "Notices").
+# Bounded before anything parses them (docs/operations.md "Notices").
 ContactEmail = Annotated[str, StringConstraints(min_length=3, max_length=400)]
 OperationsUrl = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
 ChannelName = Literal["email", "webhook", "sms", "chat"]

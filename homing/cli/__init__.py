@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     keys = commands.add_parser("keys", help="master-key maintenance")
     keys_commands = keys.add_subparsers(dest="keys_command", required=True)
     keys_commands.add_parser(
-        "rotate", help="re-seal every stored secret with HOMING_SECRET_KEY (see README)"
+        "rotate", help="re-seal every stored secret with HOMING_SECRET_KEY (see docs/operations.md)"
     )
 
     purge = commands.add_parser("purge", help="run the retention purge once, now")

@@ -174,7 +174,7 @@ def retention_running(
     services: Services, stop: asyncio.Event, *, enabled: bool = True
 ) -> contextlib.AbstractAsyncContextManager[None]:
     """The periodic retention purge, beside the worker loop, for as long as the block
-    runs (README "Retention"). Every worker process runs one; the store's lock lets
+    runs (docs/operations.md "Retention"). Every worker process runs one; the store's lock lets
     one purge at a time."""
     interval = services.settings.retention_interval_seconds
     return _beside(lambda: services.retention().run_periodically(stop, interval), stop, enabled)
@@ -183,7 +183,7 @@ def retention_running(
 def watch_running(
     services: Services, stop: asyncio.Event, *, enabled: bool = True
 ) -> contextlib.AbstractAsyncContextManager[None]:
-    """The alert and notice checks (README "Alerts"), beside the worker loop, for as
+    """The alert and notice checks (docs/operations.md "Alerts"), beside the worker loop, for as
     long as the block runs. Every worker process runs them; a lease lets one evaluate
     per interval."""
     return _beside(lambda: services.watchkeeper().run_periodically(stop), stop, enabled)
@@ -193,7 +193,7 @@ def reconciler_running(
     services: Services, stop: asyncio.Event, *, enabled: bool = True
 ) -> contextlib.AbstractAsyncContextManager[None]:
     """The periodic reconciler pass, beside the worker loop, for as long as the block
-    runs (README "The ledger invariant"). Every worker process runs one; the store's
+    runs (docs/operations.md "The ledger invariant"). Every worker process runs one; the store's
     lock lets one pass run at a time."""
     interval = services.settings.reconcile_interval_seconds
     return _beside(lambda: services.reconciler().run_periodically(stop, interval), stop, enabled)

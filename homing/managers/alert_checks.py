@@ -5,7 +5,7 @@ no tenant (``queue_not_draining:<queue>``, ``no_worker_progress``,
 ``provider_failing:<provider>``, ``inbound_lag``, ``inbound_quarantine``,
 ``dead_letter_spike``), and compares them with those firing (``SignalStore``): a new
 one fires, a firing one that no longer fails resolves. The store makes each of those
-happen once across processes. Thresholds are settings (README "Alerts").
+happen once across processes. Thresholds are settings (docs/operations.md "Alerts").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``homing keys rotate``: re-seal every stored secret with the current master key.
 
-Rotation in three steps (README, "Rotating the master key"): set the new key as
+Rotation in three steps (docs/operations.md, "Rotating the master key"): set the new key as
 ``HOMING_SECRET_KEY`` and the old one in ``HOMING_PREVIOUS_SECRET_KEYS``, run this,
 then drop the old key. Until this has run, values sealed with the old key still open
 (the Sealer tries every known key by id), so nothing stops working meanwhile.

@@ -69,7 +69,7 @@ class RetentionPolicy:
     batch_size: int = 500
     # Audit events (docs/architecture.md, "The audit log"): kept far longer than jobs.
     audit_days: int = 400
-    # Ended invitations (README "Retention"): their email and role, nothing to keep.
+    # Ended invitations (docs/operations.md "Retention"): their email and role, nothing to keep.
     invitation_days: int = 30
 
 

@@ -35,7 +35,7 @@ _T = TypeVar("_T")
 _MAX_NAME: Final = 253
 _LABEL: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 _LETTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyz")
-# The statuses a check tells the tenant of (README "Notices").
+# The statuses a check tells the tenant of (docs/operations.md "Notices").
 _DOMAIN_NOTICES: Final = {
     DomainStatus.VERIFIED: NoticeKind.DOMAIN_VERIFIED,
     DomainStatus.FAILED: NoticeKind.DOMAIN_FAILED,

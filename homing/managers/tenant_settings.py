@@ -90,7 +90,7 @@ def _text_or_none(value: object, name: str) -> str | None:
 
 def default_ttls(value: object) -> dict[str, int]:
     """``{"email": 3600, ...}`` checked: known channels, whole seconds within the ttl
-    bounds (README "Expiry"); InvalidRequest otherwise."""
+    bounds (docs/reliability.md "Expiry"); InvalidRequest otherwise."""
     channels = {c.value for c in Channel}
     if not isinstance(value, Mapping) or not set(value) <= channels:
         raise InvalidRequest(

@@ -73,7 +73,7 @@ def _of(channel: Channel) -> dict[str, Any]:
 
 EMAIL_PROVIDERS: Final[dict[str, EmailProviderFactory]] = _of(Channel.EMAIL)
 SMS_PROVIDERS: Final[dict[str, SmsProviderFactory]] = _of(Channel.SMS)
-# Chat vendors (docs/architecture.md, "Failure classes"; README, "Chat").
+# Chat vendors (docs/architecture.md, "Failure classes"; docs/benchmarks.md, "Chat").
 CHAT_PROVIDERS: Final[dict[str, ChatProviderFactory]] = _of(Channel.CHAT)
 # The email adapters that also manage sending domains (SMTP has no such API).
 DOMAIN_PROVIDERS: Final[dict[str, DomainProviderFactory]] = {

@@ -2,8 +2,8 @@
 
 An account that sets ``config.rate_rules`` replaces its vendor's preset (``[]`` turns
 pacing off for it). Each preset is its vendor descriptor's ``pacing``, with its source
-beside it (``homing/vendors/<name>.py``). docs/architecture.md, "Pacing"; README,
-"Pacing presets".
+beside it (``homing/vendors/<name>.py``). docs/architecture.md, "Pacing";
+docs/channels.md, "Pacing presets".
 """
 
 from __future__ import annotations

@@ -249,7 +249,7 @@ tenant_settings = Table(
     Column("tenant_id", ID, ForeignKey("tenants.id"), primary_key=True),
     Column("webhook_signature_format", String(20), nullable=False, server_default="design"),
     Column("updated_at", UTCDateTime, nullable=False),
-    # Where Homing's notices to the tenant go (migration 0015; README "Notices").
+    # Where Homing's notices to the tenant go (migration 0015; docs/operations.md "Notices").
     Column("contact_email", String(254)),
     Column("operations_url", Text),
     # {"email": seconds, ...}: the ttl of a job that names none (migration 0014).
@@ -268,7 +268,7 @@ webhook_gone_endpoints = Table(
     Column("gone_at", UTCDateTime, nullable=False),
 )
 
-# Notices to tenants (README "Notices"): one row per event, unique on (tenant, kind,
+# Notices to tenants (docs/operations.md "Notices"): one row per event, unique on (tenant, kind,
 # event key), so a notice is never sent twice; ``held`` when the tenant's hourly bound
 # was reached (recorded, not sent, counted in the next digest).
 notices = Table(

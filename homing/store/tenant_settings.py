@@ -36,7 +36,7 @@ class TenantSettings:
     """Every setting of one tenant; ``updated_at`` is None while all are defaults."""
 
     webhook_signature_format: SignatureFormat = SignatureFormat.DESIGN
-    # Where Homing's notices go (README "Notices"): None sends none that way.
+    # Where Homing's notices go (docs/operations.md "Notices"): None sends none that way.
     contact_email: str | None = None
     operations_url: str | None = None
     # Channel name -> ttl_seconds of a job of that channel that names none.

@@ -22,7 +22,7 @@ async def healthz(services: ServicesDep) -> dict[str, str]:
 async def readyz(request: Request) -> dict[str, object]:
     """200 when the database answers, its migrations are at head, Redis answers (when
     configured) and this process's worker loop (if it runs one) made progress lately;
-    503 ``unavailable`` naming the failing checks otherwise (README "Health")."""
+    503 ``unavailable`` naming the failing checks otherwise (docs/sending.md, the health rows)."""
     readiness: Readiness = request.app.state.readiness
     checks = await readiness.checks()
     failing = sorted(name for name, answer in checks.items() if answer != OK)

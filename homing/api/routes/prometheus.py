@@ -1,6 +1,6 @@
 """``GET /metrics``: the Prometheus scrape of this process (of every process of one
 ``homing run``), operator-facing, behind ``HOMING_METRICS_TOKEN`` when it is set
-(README "Metrics")."""
+(docs/architecture.md "Metrics")."""
 
 from __future__ import annotations
 
