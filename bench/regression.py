@@ -5,8 +5,9 @@ Only ratios are compared, never absolute figures: each pairs Homing with a figur
 minutes apart on the same machine (the BullMQ peer, or Homing on PostgreSQL for the SQLite
 rows), so a slower or busier machine moves both sides. A ratio fails when it falls below
 its recorded value by more than the band (for worker RSS, where lower is better, when it
-rises above it). A failing row's cases are measured again, up to ``retries`` times, and
-the best ratio counts: noise rarely repeats, a regression does.
+rises above it); a row may carry a wider band of its own. A failing row's cases are
+measured again, up to ``retries`` times, and the best ratio counts: noise rarely
+repeats, a regression does.
 """
 
 from __future__ import annotations
@@ -103,7 +104,9 @@ def judge(
             continue
         value = float(entry["ratio"])  # type: ignore[arg-type]
         lower = bool(entry.get("lower_is_better", False))
-        bound = value * (1 + band) if lower else value * (1 - band)
+        # A row's own band, where its runs spread wider than the file's (docs/benchmarks.md).
+        own = float(entry.get("band", band))  # type: ignore[arg-type]
+        bound = value * (1 + own) if lower else value * (1 - own)
         verdicts.append(Verdict(name, value, measured[name][0], bound, lower))
     return verdicts
 

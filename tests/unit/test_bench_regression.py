@@ -86,3 +86,15 @@ def test_the_checked_in_baseline_names_every_paired_row_and_only_those() -> None
     assert baseline["scale"] == "quick"
     for entry in baseline["ratios"].values():  # type: ignore[attr-defined]
         assert entry["ratio"] > 0
+
+
+def test_a_row_with_its_own_band_is_judged_by_it() -> None:
+    baseline = {
+        "band": 0.25,
+        "ratios": {"deliver/homing-postgres ÷ deliver/bare-c100": {"ratio": 0.3, "band": 0.5}},
+    }
+    slower = Figure(HOMING.key, 2400 * 0.3 * 0.6, HOMING.unit, HOMING.label)  # 40 % down
+
+    [verdict] = regression.judge(_measured(slower, BARE), baseline)
+
+    assert verdict.ok and verdict.bound == 0.3 * 0.5
