@@ -135,9 +135,9 @@ def homing_workers(count: int, env: dict[str, str], log_dir: Path) -> Iterator[l
 
 async def healthy(client: httpx.AsyncClient) -> bool:
     """Whether the Homing at ``client``'s base URL answers ``/healthz`` with 200 (False
-    while nothing listens yet)."""
+    while nothing listens yet, or when one probe takes over 5 s)."""
     try:
-        return (await client.get("/healthz")).status_code == 200
+        return (await client.get("/healthz", timeout=5)).status_code == 200
     except httpx.TransportError:
         return False
 

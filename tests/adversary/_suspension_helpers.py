@@ -34,7 +34,7 @@ from homing.store.people import Role
 from homing.store.providers import seal_credentials
 from tests.console_helpers import PASSWORD, add_user
 from tests.fixtures import TEST_SETTINGS, homing_defaults, settings_for, sqlite_url
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, eventually, free_port, healthy
 
 ADMIN_TOKEN = "admin-token-for-suspension-tests-0123"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -89,18 +89,11 @@ async def homing_run(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, S
     server.start()
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-            await eventually(lambda: _healthy(client), timeout=30, what="homing run to listen")
+            await eventually(lambda: healthy(client), timeout=30, what="homing run to listen")
             yield client, services
     finally:
         server.stop()
         await services.aclose()
-
-
-async def _healthy(client: httpx.AsyncClient) -> bool:
-    try:
-        return (await client.get("/healthz", timeout=5)).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def nowhere() -> str:

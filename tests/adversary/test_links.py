@@ -30,7 +30,7 @@ from homing.store.people import Role
 from homing.store.schema import jobs
 from tests.console_helpers import PASSWORD, add_user, csrf_of
 from tests.fixtures import settings_for, sqlite_url
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, eventually, free_port, healthy
 
 LINK = re.compile(r"(https?://[^/\"<\s]+)/invitations/([A-Za-z0-9_-]{43})")
 OWNER = "owner@acme.example"
@@ -74,7 +74,7 @@ class Site:
         try:
             url = f"http://127.0.0.1:{port}"
             async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-                await eventually(lambda: _healthy(client), what="homing run to listen")
+                await eventually(lambda: healthy(client), what="homing run to listen")
                 yield client
         finally:
             server.kill()
@@ -92,13 +92,6 @@ async def _site(tmp_path: Path) -> AsyncIterator[Site]:
         yield Site(tmp_path, services, secret_key, tenant.id, key, platform.id)
     finally:
         await services.aclose()
-
-
-async def _healthy(client: httpx.AsyncClient) -> bool:
-    try:
-        return (await client.get("/healthz", timeout=5)).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 async def _signed_in(client: httpx.AsyncClient) -> str:
