@@ -1,4 +1,10 @@
-"""Resend: ``POST /emails`` → 200 ``{"id"}``; the one vendor with an ``Idempotency-Key``."""
+"""Resend: ``POST /emails`` → 200 ``{"id"}``; the one vendor with an ``Idempotency-Key``.
+
+``POST /emails/batch`` takes up to 100 emails and answers ``{"data": [{"id"}, ...]}`` in
+the order sent. Homing sends batches in Resend's default strict validation: an invalid
+email refuses the whole batch, which is then that failure (``message_permanent``) for
+every email in it; each retries or dead-letters as its own job.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +36,9 @@ from homing.providers.http_adapter import (
     PROVIDER_PERMANENT,
     THROTTLED,
     TRANSIENT,
+    BatchOutcome,
     HttpAdapter,
+    unreadable_batch,
 )
 from homing.vendors.resend import VENDOR
 
@@ -74,6 +82,9 @@ STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
 DAILY_QUOTA: Final = "daily_quota_exceeded"
 SEND_ONLY_KEY: Final = "restricted_api_key"
 DEFAULT_BASE_URL: Final = "https://api.resend.com"
+BATCH_LIMIT: Final = 100
+# Resend documents no byte limit for a batch; its single send takes 40 MB.
+BATCH_BYTES: Final = 40 * 1024 * 1024
 
 
 def _error(response: httpx.Response) -> tuple[str, str]:
@@ -125,6 +136,8 @@ class ResendProvider(HttpAdapter):
     name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = True
     default_base_url: ClassVar[str] = DEFAULT_BASE_URL
+    batch_limit: ClassVar[int] = BATCH_LIMIT
+    batch_bytes: ClassVar[int] = BATCH_BYTES
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
@@ -167,6 +180,31 @@ class ResendProvider(HttpAdapter):
         body = json_body(response)
         message_id = body.get("id") if isinstance(body, dict) else None
         return SendResult(str(message_id) if message_id else None, response.status_code)
+
+    async def send_batch(
+        self, emails: Sequence[OutgoingEmail], idempotency_key: str | None = None
+    ) -> list[BatchOutcome]:
+        """Submit up to 100 emails in one ``POST /emails/batch``; one outcome each."""
+        if not 1 <= len(emails) <= BATCH_LIMIT:
+            raise ValueError(f"a Resend batch carries 1 to {BATCH_LIMIT} emails")
+        headers = self._headers()
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        body = [self.build_payload(email) for email in emails]
+        answer = await self._batch_call("/emails/batch", body, headers)
+        if isinstance(answer, list):
+            return answer
+        data = json_body(answer)
+        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(items, list) or len(items) != len(emails):
+            return unreadable_batch(self.name, len(emails), "not one id per email")
+        outcomes: list[BatchOutcome] = []
+        for item in items:
+            message_id = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(message_id, str) or not message_id:
+                return unreadable_batch(self.name, len(emails), "an item without an id")
+            outcomes.append(SendResult(message_id, answer.status_code))
+        return outcomes
 
     async def check_credentials(self) -> None:
         """Probe ``GET /domains``; a send-only key (401 ``restricted_api_key``) is valid."""
