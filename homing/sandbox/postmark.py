@@ -2,7 +2,8 @@
 
 Success is 200 with ``ErrorCode: 0``; failures are ``{"ErrorCode", "Message"}``: 401
 with code 10 for a missing or bad ``X-Postmark-Server-Token`` (one containing
-``invalid``), 422 with code 300 for a bad request and 402 for bad JSON.
+``invalid``), 422 with code 300 for a bad request and 402 for bad JSON, 406 for a
+recipient at ``inactive.example`` (Postmark's inactive, i.e. suppressed, recipients).
 
 ``POST /email/batch`` (postmarkapp.com/developer/user-guide/send-email-with-api/
 batch-emails) takes a JSON array of up to 500 messages, at most 50 MB in all, and
@@ -30,6 +31,14 @@ from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 PROVIDER = "postmark"
 MAX_RECIPIENTS = 50
 MAX_BATCH = 500
+# Recipients at this domain are the sandbox's inactive (suppressed) ones: ErrorCode 406.
+INACTIVE_DOMAIN = "inactive.example"
+INACTIVE_RECIPIENT = 406
+_INACTIVE = (
+    "You tried to send to recipient(s) that have been marked as inactive. Found inactive "
+    "addresses: the recipient. Inactive recipients are ones that have generated a hard "
+    "bounce, a spam complaint, or a manual suppression."
+)
 MAX_BATCH_BYTES = 50 * 1024 * 1024
 TOO_MANY_BATCH_MESSAGES = 410
 _NO_TOKEN = (
@@ -92,6 +101,8 @@ def _problem(payload: Any) -> JSONResponse | None:
                 "It must contain the '@' symbol."
             )
             return error_response(422, 300, message)
+    if any(address.endswith("@" + INACTIVE_DOMAIN) for address in recipients):
+        return error_response(422, INACTIVE_RECIPIENT, _INACTIVE)
     if len(recipients) > MAX_RECIPIENTS:
         return error_response(422, 300, "You may not have more than 50 recipients per message.")
     if not payload.get("TextBody") and not payload.get("HtmlBody"):
