@@ -43,9 +43,22 @@ async def test_resend_posts_one_array_with_the_batch_key_and_reads_one_id_each()
     (request,) = requests
     assert request.url.path == "/emails/batch"
     assert request.headers["Idempotency-Key"] == "homing-batch-x"
+    assert request.headers["x-batch-validation"] == "permissive"
     body = json.loads(request.content)
     assert [item["to"] for item in body] == [[f"user{n}@example.com"] for n in range(3)]
     assert body[0]["tags"] == [{"name": "hjid", "value": "job-0"}]
+
+
+async def test_a_resend_email_refused_in_permissive_mode_fails_alone() -> None:
+    body = {"data": [{"id": "id-0"}, {"id": "id-2"}], "errors": [{"index": 1, "message": KEY}]}
+    async with replying(httpx.Response(200, json=body)) as (http, _):
+        outcomes = await ResendProvider({"api_key": KEY}, {}, http).send_batch(EMAILS)
+    first, second, third = outcomes
+    assert isinstance(first, SendResult) and first.provider_message_id == "id-0"
+    assert isinstance(second, ProviderFailure)
+    assert second.failure_class is FailureClass.MESSAGE_PERMANENT
+    assert KEY not in second.detail
+    assert isinstance(third, SendResult) and third.provider_message_id == "id-2"
 
 
 @pytest.mark.parametrize(
@@ -70,7 +83,15 @@ async def test_a_resend_refusal_is_the_single_send_class_for_every_item(
 
 @pytest.mark.parametrize(
     "body",
-    [{"data": [{"id": "a"}]}, {"data": "x"}, [], {"data": [{"id": "a"}, {}, {"id": "c"}]}],
+    [
+        {"data": [{"id": "a"}]},
+        {"data": "x"},
+        [],
+        {"data": [{"id": "a"}, {}, {"id": "c"}]},
+        {"data": [{"id": "a"}, {"id": "b"}], "errors": [{"index": 7, "message": "?"}]},
+        {"data": [{"id": "a"}, {"id": "b"}], "errors": [{"message": "no index"}]},
+        {"data": [{"id": "a"}], "errors": [{"index": 1, "message": "?"}]},
+    ],
 )
 async def test_an_unreadable_resend_answer_is_uncertain_for_every_item(body: object) -> None:
     async with replying(httpx.Response(200, json=body)) as (http, _):

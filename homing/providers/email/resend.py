@@ -1,9 +1,12 @@
 """Resend: ``POST /emails`` → 200 ``{"id"}``; the one vendor with an ``Idempotency-Key``.
 
 ``POST /emails/batch`` takes up to 100 emails and answers ``{"data": [{"id"}, ...]}`` in
-the order sent. Homing sends batches in Resend's default strict validation: an invalid
-email refuses the whole batch, which is then that failure (``message_permanent``) for
-every email in it; each retries or dead-letters as its own job.
+the order sent. Homing sends batches in Resend's permissive validation
+(``x-batch-validation: permissive``, resend.com/changelog/batch-validation-modes): the
+valid emails are sent, and each invalid one is listed as ``errors: [{"index",
+"message"}]``, so one bad email fails alone (``message_permanent``) instead of refusing
+the whole batch as the default strict mode does. A refusal of the request itself (a
+bad key, throttling, an outage) is that failure for every email.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from homing.errors import InvalidCredentials
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
+    ProviderFailure,
     SendResult,
     mailboxes,
     text,
@@ -187,23 +191,44 @@ class ResendProvider(HttpAdapter):
         """Submit up to 100 emails in one ``POST /emails/batch``; one outcome each."""
         if not 1 <= len(emails) <= BATCH_LIMIT:
             raise ValueError(f"a Resend batch carries 1 to {BATCH_LIMIT} emails")
-        headers = self._headers()
+        headers = {**self._headers(), "x-batch-validation": "permissive"}
         if idempotency_key:
             headers["Idempotency-Key"] = idempotency_key
         body = [self.build_payload(email) for email in emails]
         answer = await self._batch_call("/emails/batch", body, headers)
         if isinstance(answer, list):
             return answer
-        data = json_body(answer)
-        items = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(items, list) or len(items) != len(emails):
-            return unreadable_batch(self.name, len(emails), "not one id per email")
+        return self._batch_outcomes(json_body(answer), len(emails), answer.status_code)
+
+    def _batch_outcomes(self, body: Any, count: int, status: int) -> list[BatchOutcome]:
+        """One outcome per email from ``{"data": [{"id"}], "errors": [{"index",
+        "message"}]}``: ``data`` holds the accepted emails' ids in the order sent."""
+        data = body.get("data") if isinstance(body, dict) else None
+        errors = (body.get("errors") or []) if isinstance(body, dict) else None
+        if not isinstance(data, list) or not isinstance(errors, list):
+            return unreadable_batch(self.name, count, "no data array")
+        refused: dict[int, str] = {}
+        for error in errors:
+            index = error.get("index") if isinstance(error, dict) else None
+            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
+                return unreadable_batch(self.name, count, "an error without its index")
+            assert isinstance(error, dict)
+            words = str(error.get("message") or "")[:200].replace(self._api_key, "***")
+            refused[index] = words
+        if len(data) + len(refused) != count:
+            return unreadable_batch(self.name, count, "not one answer per email")
+        ids = iter(data)
         outcomes: list[BatchOutcome] = []
-        for item in items:
+        for index in range(count):
+            if index in refused:
+                detail = f"{self.name}: batch item refused: {refused[index]}"
+                outcomes.append(ProviderFailure(MESSAGE_PERMANENT, detail, status_code=status))
+                continue
+            item = next(ids)
             message_id = item.get("id") if isinstance(item, dict) else None
             if not isinstance(message_id, str) or not message_id:
-                return unreadable_batch(self.name, len(emails), "an item without an id")
-            outcomes.append(SendResult(message_id, answer.status_code))
+                return unreadable_batch(self.name, count, "an item without an id")
+            outcomes.append(SendResult(message_id, status))
         return outcomes
 
     async def check_credentials(self) -> None:
