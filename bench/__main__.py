@@ -3,7 +3,8 @@
     python -m bench all [--quick] [--only CASE[,CASE…]] [--no-peer] [--record]
                         [--check [--retries N]] [--baseline BAND]
 
-Cases: ingest (single and batch), deliver (no latency), mixed (delivering while
+Cases: ingest (single and batch), deliver (no latency), bulk (deliveries through
+Resend's batch endpoint, against the bare BullMQ worker), mixed (delivering while
 ingesting 500 req/s), slow (sandbox latency 200 ms), memory (worker RSS with a large
 backlog), sqlite (the same figures on SQLite). Each case runs Homing, then the peer
 (``bench/peer``, Node.js + bullmq; ``npm ci`` on first use), on the same machine in
@@ -32,7 +33,7 @@ from bench.cases import CASES, FULL, QUICK, Runner
 from bench.common import POSTGRES_URL, append_section, machine, say, today
 from bench.peers import REDIS_URL as PEER_REDIS_URL
 from bench.regression import BASELINE
-from bench.report import Row, notes, rows, table
+from bench.report import UNRECORDED_ROWS, Row, notes, rows, table
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -130,8 +131,9 @@ async def main(args: argparse.Namespace) -> int:
             runner.failures.append(f"peer: {exc}")
     for case in cases:
         await runner.run(case)
-    built = rows({figure.key: figure for figure in runner.figures})
-    lines = table(built)
+    figures = {figure.key: figure for figure in runner.figures}
+    built = rows(figures)
+    lines = table(built + rows(figures, UNRECORDED_ROWS))
     lines += ["", *notes(runner.figures)]
     lines += [f"FAILED {failure}" for failure in runner.failures]
     found = await versions()

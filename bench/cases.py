@@ -15,8 +15,11 @@ from bench.homing_runs import Mixed
 from bench.load import Load, Window
 from bench.report import Figure, amount
 
-CASES = ("ingest", "deliver", "mixed", "slow", "memory", "sqlite")
+CASES = ("ingest", "deliver", "mixed", "slow", "memory", "sqlite", "bulk")
 SLOW_MS = 200
+# The bulk case's worker: emails of one account meeting within this window share a
+# Resend batch call (up to 100), claimed up to this many at a time.
+BULK_ENV = {"HOMING_BATCH_WINDOW_SECONDS": "0.02", "HOMING_CLAIM_BATCH_SIZE": "200"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +36,7 @@ class Scale:
     slow_jobs: int
     memory_jobs: int
     memory_seconds: float
+    bulk_jobs: int = 0
     clients: int = 64
     batch_size: int = 1000
     mixed_rate: float = 500
@@ -49,6 +53,7 @@ FULL = Scale(
     slow_jobs=40_000,
     memory_jobs=1_000_000,
     memory_seconds=15,
+    bulk_jobs=300_000,
 )
 QUICK = Scale(
     ingest_seconds=3,
@@ -61,6 +66,7 @@ QUICK = Scale(
     slow_jobs=4_000,
     memory_jobs=20_000,
     memory_seconds=3,
+    bulk_jobs=40_000,
 )
 
 
@@ -122,6 +128,14 @@ class Runner:
         await self.measure("memory: Homing, PostgreSQL", homing_memory(self.scale))
         if self.peer:
             await self.measure("memory: bullmq-c5", peer_memory(self.scale))
+
+    async def case_bulk(self) -> None:
+        """Jobs/s through Resend's batch endpoint, against the bare BullMQ worker doing
+        one HTTP call per job (the deliver case's pair)."""
+        s = self.scale
+        await self.measure("bulk: Homing, PostgreSQL", homing_bulk(s, "postgres"))
+        if self.peer:
+            await self.measure("bulk: bare-c100", peer_drain(s, "bare", 100, "bulk"))
 
     async def case_sqlite(self) -> None:
         s = self.scale
@@ -189,6 +203,13 @@ async def homing_drain(scale: Scale, backend: str, case: str) -> list[Figure]:
     w = await homing_runs.drain(backend, jobs, scale.warmup, scale.window, SLOW_MS if slow else 0)
     subject, label = _homing(backend)
     return [Figure(f"{case}/{subject}", w.per_second, "deliveries/s", label, _window_note(w))]
+
+
+async def homing_bulk(scale: Scale, backend: str) -> list[Figure]:
+    w = await homing_runs.drain(backend, scale.bulk_jobs, scale.warmup, scale.window, 0, **BULK_ENV)
+    subject, label = _homing(backend)
+    label = f"{label}, Resend /emails/batch"
+    return [Figure(f"bulk/{subject}", w.per_second, "deliveries/s", label, _window_note(w))]
 
 
 async def peer_drain(scale: Scale, mode: str, concurrency: int, case: str) -> list[Figure]:

@@ -115,15 +115,16 @@ async def slow_down(sandbox_url: str, latency_ms: int) -> None:
 
 
 async def drain(
-    backend: str, jobs: int, warmup: float, seconds: float, latency_ms: int = 0
+    backend: str, jobs: int, warmup: float, seconds: float, latency_ms: int = 0, **env: str
 ) -> Window:
-    """Deliveries/s of one ``homing worker`` (default settings) emptying ``jobs`` jobs."""
+    """Deliveries/s of one ``homing worker`` (default settings, but ``env``) emptying
+    ``jobs`` jobs."""
     async with setup(backend) as s:
         await s.seed(jobs)
         if latency_ms:
             await slow_down(s.sandbox.url, latency_ms)
         async with httpx.AsyncClient(base_url=s.sandbox.url) as client:
-            with worker_process(s.url, s.secret, s.workdir):
+            with worker_process(s.url, s.secret, s.workdir, **env):
                 return await drain_rate(SandboxCounter(client), jobs, warmup, seconds)
 
 

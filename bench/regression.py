@@ -26,6 +26,7 @@ _CASE_OF = {
     "ingest": "ingest",
     "batch": "ingest",
     "deliver": "deliver",
+    "bulk": "bulk",
     "mixed": "mixed",
     "mixed-rate": "mixed",
     "slow": "slow",

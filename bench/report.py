@@ -93,6 +93,13 @@ ROWS: tuple[RowSpec, ...] = (
 )
 
 
+# Rows in the table that bench/baseline.json does not record yet (``--check`` judges
+# only recorded rows): they join ROWS when a baseline is next recorded with them.
+UNRECORDED_ROWS: tuple[RowSpec, ...] = (
+    RowSpec("bulk, vendor batch API", f"bulk/{_PG}", "bulk/bare-c100", Target(ratio_at_least=5)),
+)
+
+
 def amount(value: float, unit: str) -> str:
     """``value`` in ``unit`` as the table shows it (``share`` is a fraction shown in %)."""
     if unit == "share":

@@ -12,6 +12,7 @@ import httpx
 from homing.alerts import Alerter
 from homing.clock import Clock, Heartbeat, SystemClock
 from homing.crypto import MasterKey, Sealer, load_or_create_key_file
+from homing.dispatch.batching import BatchingEmailSender
 from homing.dispatch.chat_sender import ChatSender
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
@@ -292,8 +293,17 @@ class Services:
     ) -> Worker:
         """A worker for these channels, sharing this process's pools and wake-ups."""
         s = self.settings
+        email: EmailSender = EmailSender(self.sealer, self.http, self.endpoints)
+        if s.batch_window_seconds > 0:
+            email = BatchingEmailSender(
+                self.sealer,
+                self.http,
+                self.endpoints,
+                window_seconds=s.batch_window_seconds,
+                deadline_seconds=s.provider_deadline_seconds,
+            )
         runner = PassRunner(
-            EmailSender(self.sealer, self.http, self.endpoints),
+            email,
             self.clock,
             {
                 Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock),

@@ -273,6 +273,16 @@ class Settings(BaseSettings):
         le=5,
         description="Seconds added to every pacing window, against network jitter.",
     )
+    # Provider batch APIs (docs/architecture.md, "Batch sends"): how long an email
+    # waits for others of the same provider account to leave with it in one batch
+    # call (Resend, Postmark). 0 sends every email alone.
+    batch_window_seconds: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Seconds an email waits for others to share a vendor batch call "
+        "(0: no batching).",
+    )
 
     @field_validator("paystack_secret_key", "polar_webhook_secret", mode="before")
     @classmethod

@@ -14,7 +14,13 @@ import httpx
 from homing.crypto import Sealer
 from homing.errors import EndpointRefused, UnknownProvider
 from homing.models import EmailContent, FailureClass, Job, ProviderAccount, SmsContent
-from homing.providers.base import OutgoingEmail, OutgoingSms, ProviderFailure, SendResult
+from homing.providers.base import (
+    EmailProvider,
+    OutgoingEmail,
+    OutgoingSms,
+    ProviderFailure,
+    SendResult,
+)
 from homing.providers.guard import EndpointGuard
 from homing.providers.registry import SMS_PROVIDERS, email_provider, sms_provider
 from homing.store.providers import open_credentials
@@ -70,14 +76,22 @@ class EmailSender:
             ) from None
 
     async def _send(self, account: ProviderAccount, job: Job) -> SendResult:
+        return await self.adapter(account).send(self.outgoing(job))
+
+    def adapter(self, account: ProviderAccount) -> EmailProvider:
+        """The account's adapter, its credentials opened (and the endpoint checked)."""
         credentials = open_credentials(self._sealer, account)
         if self._endpoints is not None:
             self._endpoints.policy.check_account(account.provider, credentials, account.config)
-        adapter = email_provider(
+        return email_provider(
             account.provider, credentials, account.config, self._http, endpoints=self._endpoints
         )
+
+    @staticmethod
+    def outgoing(job: Job) -> OutgoingEmail:
+        """The email an email job sends."""
         payload = job.payload
-        email = OutgoingEmail(
+        return OutgoingEmail(
             job_id=job.id,
             content=EmailContent(
                 to=payload["to"],
@@ -90,7 +104,6 @@ class EmailSender:
             # recognises a resend after a timeout.
             idempotency_key=f"homing-{job.id}",
         )
-        return await adapter.send(email)
 
 
 class SmsSender:

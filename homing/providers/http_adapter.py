@@ -15,6 +15,11 @@ same for all of them:
 - every failure is a ``ProviderFailure`` named ``"<vendor>: HTTP <status>: …"`` with the
   vendor's secrets masked, and a retry hint only when the class is ``throttled``.
 
+Batch sends (``send_batch``, Resend and Postmark so far) return one ``SendResult`` or
+``ProviderFailure`` per message, in order: an error reply for the whole call is that
+failure for every item (classified by the vendor's same table), and an answer that
+cannot be read item by item is ``uncertain`` for every item (``unreadable_batch``).
+
 Email and SMS adapters (``homing.providers.email``, ``homing.providers.sms``) are
 built on it; each keeps its status table and its wire format in its own file.
 """
@@ -27,7 +32,7 @@ from typing import Any, ClassVar, Final
 import httpx
 
 from homing.models import FailureClass
-from homing.providers.base import ProviderFailure
+from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.http import (
     USER_AGENT,
     parse_retry_after,
@@ -42,8 +47,21 @@ __all__ = [
     "THROTTLED",
     "TRANSIENT",
     "UNCERTAIN",
+    "BatchOutcome",
     "HttpAdapter",
+    "unreadable_batch",
 ]
+
+# What a batch send says about one of its messages.
+BatchOutcome = SendResult | ProviderFailure
+
+
+def unreadable_batch(vendor: str, count: int, why: str) -> list[BatchOutcome]:
+    """``uncertain`` for each of ``count`` items: the call reached the vendor, but its
+    answer does not say which messages it took."""
+    detail = f"{vendor}: batch answer unreadable ({why}); the messages may have been sent"
+    return [ProviderFailure(UNCERTAIN, detail) for _ in range(count)]
+
 
 # The failure classes, by the short names the vendors' tables use.
 TRANSIENT: Final = FailureClass.TRANSIENT
@@ -63,6 +81,10 @@ class HttpAdapter:
     name: ClassVar[str]
     supports_idempotency: ClassVar[bool] = False
     default_base_url: ClassVar[str]
+    # How many messages one batch call may carry (0: the adapter has no send_batch),
+    # and how many bytes of content in all.
+    batch_limit: ClassVar[int] = 0
+    batch_bytes: ClassVar[int] = 0
 
     def __init__(self, http: httpx.AsyncClient, base_url: str) -> None:
         self._http = http
@@ -117,6 +139,19 @@ class HttpAdapter:
         response = await self._request(method, path, **kwargs)
         if not response.is_success:
             raise self._failure(response)
+        return response
+
+    async def _batch_call(
+        self, path: str, body: list[dict[str, Any]], headers: dict[str, str]
+    ) -> httpx.Response | list[BatchOutcome]:
+        """POST a batch: the response when it is a 2xx, else the call's failure for
+        every item (a transport failure too, never sent or maybe sent as classified)."""
+        try:
+            response = await self._request("POST", path, headers=headers, json=body)
+        except ProviderFailure as failure:
+            return [failure] * len(body)
+        if not response.is_success:
+            return [self._failure(response)] * len(body)
         return response
 
     def _failure(self, response: httpx.Response, secrets: Sequence[str] = ()) -> ProviderFailure:

@@ -2,7 +2,15 @@
 
 Success is 200 with ``ErrorCode: 0``; failures are ``{"ErrorCode", "Message"}``: 401
 with code 10 for a missing or bad ``X-Postmark-Server-Token`` (one containing
-``invalid``), 422 with code 300 for a bad request and 402 for bad JSON.
+``invalid``), 422 with code 300 for a bad request and 402 for bad JSON, 406 for a
+recipient at ``inactive.example`` (Postmark's inactive, i.e. suppressed, recipients).
+
+``POST /email/batch`` (postmarkapp.com/developer/user-guide/send-email-with-api/
+batch-emails) takes a JSON array of up to 500 messages, at most 50 MB in all, and
+answers 200 with one result per message in the order sent, each ``{"ErrorCode",
+"Message", "MessageID", "To", "SubmittedAt"}``: an invalid message fails alone (its
+ErrorCode, e.g. 300), the others are sent. More than 500 is refused whole (ErrorCode
+410), as is a body over 50 MB (HTTP 413).
 """
 
 from __future__ import annotations
@@ -22,6 +30,17 @@ from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 
 PROVIDER = "postmark"
 MAX_RECIPIENTS = 50
+MAX_BATCH = 500
+# Recipients at this domain are the sandbox's inactive (suppressed) ones: ErrorCode 406.
+INACTIVE_DOMAIN = "inactive.example"
+INACTIVE_RECIPIENT = 406
+_INACTIVE = (
+    "You tried to send to recipient(s) that have been marked as inactive. Found inactive "
+    "addresses: the recipient. Inactive recipients are ones that have generated a hard "
+    "bounce, a spam complaint, or a manual suppression."
+)
+MAX_BATCH_BYTES = 50 * 1024 * 1024
+TOO_MANY_BATCH_MESSAGES = 410
 _NO_TOKEN = (
     "No Account or Server API tokens were supplied in the HTTP headers. Please add a "
     "header for either X-Postmark-Server-Token or X-Postmark-Account-Token."
@@ -82,6 +101,8 @@ def _problem(payload: Any) -> JSONResponse | None:
                 "It must contain the '@' symbol."
             )
             return error_response(422, 300, message)
+    if any(address.endswith("@" + INACTIVE_DOMAIN) for address in recipients):
+        return error_response(422, INACTIVE_RECIPIENT, _INACTIVE)
     if len(recipients) > MAX_RECIPIENTS:
         return error_response(422, 300, "You may not have more than 50 recipients per message.")
     if not payload.get("TextBody") and not payload.get("HtmlBody"):
@@ -129,6 +150,48 @@ async def send(state: SandboxState, request: Request) -> Response:
     )
 
 
+async def send_batch(state: SandboxState, request: Request) -> Response:
+    """``POST /email/batch``: one result per message; a bad message fails alone."""
+    token = _token(request)
+    if isinstance(token, JSONResponse):
+        return token
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BATCH_BYTES:
+        return error_response(413, 413, "Payload too large.")
+    raw = await request.body()
+    if len(raw) > MAX_BATCH_BYTES:
+        return error_response(413, 413, "Payload too large.")
+    try:
+        payload = json.loads(raw)
+    except ValueError:
+        return error_response(422, 402, "Received invalid JSON input.")
+    if not isinstance(payload, list):
+        return error_response(422, 403, "Incompatible JSON input: a batch is an array.")
+    if len(payload) > MAX_BATCH:
+        message = f"Too many batch messages ({len(payload)}). Maximum is {MAX_BATCH}."
+        return error_response(422, TOO_MANY_BATCH_MESSAGES, message)
+    results = []
+    for item in payload:
+        problem = _problem(item)
+        to = item.get("To") if isinstance(item, dict) else None
+        if problem is not None:
+            body = json.loads(bytes(problem.body))
+            results.append({"ErrorCode": body["ErrorCode"], "Message": body["Message"], "To": to})
+            continue
+        message_id = str(uuid.uuid4())
+        state.recorder.record(_record(item, message_id, request))
+        results.append(
+            {
+                "To": to,
+                "SubmittedAt": datetime.now(UTC).isoformat(),
+                "MessageID": message_id,
+                "ErrorCode": 0,
+                "Message": "OK",
+            }
+        )
+    return JSONResponse(results)
+
+
 async def server(request: Request) -> Response:
     """``GET /server``: the server the token belongs to."""
     token = _token(request)
@@ -155,8 +218,16 @@ def router(state: SandboxState) -> Router:
     async def send_endpoint(request: Request) -> Response:
         return await send(state, request)
 
+    async def batch_endpoint(request: Request) -> Response:
+        return await send_batch(state, request)
+
     return Router(
         routes=[
+            Route(
+                "/email/batch",
+                guarded(state, PROVIDER, FaultScope.SEND, fault_response, batch_endpoint),
+                methods=["POST"],
+            ),
             Route(
                 "/email",
                 guarded(state, PROVIDER, FaultScope.SEND, fault_response, send_endpoint),

@@ -1,9 +1,16 @@
-"""Resend as the sandbox speaks it: ``POST /emails`` and ``GET /domains``.
+"""Resend as the sandbox speaks it: ``POST /emails``, ``POST /emails/batch`` and ``GET /domains``.
 
 Success is 200 ``{"id"}``; errors are ``{"statusCode", "message", "name"}``. Requests
 without a ``User-Agent`` get Cloudflare's 403. ``Idempotency-Key`` replays the stored
 reply for the same body (recording nothing) and answers 409 for a different one. A key
 containing ``invalid`` is rejected; one containing ``restricted`` is send-only.
+
+``POST /emails/batch`` (resend.com/docs/api-reference/emails/send-batch-emails) takes a
+JSON array of up to 100 email objects and answers 200 ``{"data": [{"id"}, ...]}`` in
+the order sent. Validation is strict by default: one invalid email refuses the whole
+batch (422, nothing recorded). ``x-batch-validation: permissive`` sends the valid ones
+and lists the rest as ``errors: [{"index", "message"}]``. Attachments and scheduling
+are not taken in a batch (422). ``Idempotency-Key`` works as for a single send.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from homing.sandbox.faults import guarded, status_phrase
 from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 
 PROVIDER = "resend"
+MAX_BATCH = 100
+_BATCH_REFUSED_FIELDS = ("attachments", "scheduled_at")
 _TAG = re.compile(r"[A-Za-z0-9_-]{1,256}")
 _MISSING_KEY = (
     "Missing API key in the authorization header. Include the following header in the "
@@ -157,6 +166,85 @@ async def send(state: SandboxState, request: Request) -> Response:
     return Response(body, 200, media_type="application/json")
 
 
+def _batch_problems(payload: list[Any]) -> list[tuple[int, str]]:
+    """The index and message of every email a batch cannot take."""
+    problems: list[tuple[int, str]] = []
+    for index, item in enumerate(payload):
+        problem = _problem(item)
+        if problem is None and any(item.get(f) for f in _BATCH_REFUSED_FIELDS):
+            problem = error_response(
+                422, "validation_error", "`attachments` and `scheduled_at` are not supported."
+            )
+        if problem is not None:
+            problems.append((index, json.loads(bytes(problem.body))["message"]))
+    return problems
+
+
+async def _batch_payload(request: Request) -> list[Any] | Response:
+    try:
+        payload = json.loads(await request.body())
+    except ValueError:
+        return error_response(400, "validation_error", "The request body is not valid JSON.")
+    if not isinstance(payload, list) or not payload:
+        return error_response(422, "validation_error", "The request body must be an array.")
+    if len(payload) > MAX_BATCH:
+        message = f"Too many emails in the batch: at most {MAX_BATCH} per request."
+        return error_response(422, "validation_error", message)
+    return payload
+
+
+def _batch_headers(request: Request) -> tuple[str, str | None, str] | Response:
+    """The API key, the idempotency key and the validation mode, or the refusal."""
+    key = _api_key(request, invalid_status=401)
+    if isinstance(key, Response):
+        return key
+    idempotency_key = request.headers.get("idempotency-key")
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 256:
+        message = "The key must be between 1-256 chars."
+        return error_response(400, "invalid_idempotency_key", message)
+    mode = request.headers.get("x-batch-validation", "strict").strip().lower()
+    if mode not in ("strict", "permissive"):
+        return error_response(422, "validation_error", "Invalid batch validation mode.")
+    return key, idempotency_key, mode
+
+
+async def send_batch(state: SandboxState, request: Request) -> Response:
+    """``POST /emails/batch``: up to 100 emails, strict or permissive validation."""
+    headers = _batch_headers(request)
+    if isinstance(headers, Response):
+        return headers
+    key, idempotency_key, mode = headers
+    payload = await _batch_payload(request)
+    if isinstance(payload, Response):
+        return payload
+    problems = _batch_problems(payload)
+    if problems and mode == "strict":
+        index, message = problems[0]
+        return error_response(422, "validation_error", f"emails[{index}]: {message}")
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    fingerprint = hashlib.sha256(canonical.encode()).hexdigest()
+    cache_key = f"{key}\0batch\0{idempotency_key}"
+    if idempotency_key is not None and (stored := state.idempotency.get(cache_key)):
+        if stored.fingerprint != fingerprint:
+            message = "Same idempotency key used with a different request payload."
+            return error_response(409, "invalid_idempotent_request", message)
+        return Response(stored.body, stored.status_code, media_type="application/json")
+    refused = {index for index, _ in problems}
+    data = []
+    for index, item in enumerate(payload):
+        if index not in refused:
+            email_id = str(uuid.uuid4())
+            state.recorder.record(_record(item, email_id, idempotency_key))
+            data.append({"id": email_id})
+    answer: dict[str, Any] = {"data": data}
+    if mode == "permissive":
+        answer["errors"] = [{"index": i, "message": m} for i, m in problems]
+    body = json.dumps(answer).encode()
+    if idempotency_key is not None:
+        state.idempotency.put(cache_key, fingerprint, 200, body)
+    return Response(body, 200, media_type="application/json")
+
+
 async def domains(request: Request) -> Response:
     """``GET /domains``: the team's domains; a send-only key gets 401 ``restricted_api_key``."""
     key = _api_key(request, invalid_status=400)
@@ -174,8 +262,16 @@ def router(state: SandboxState) -> Router:
     async def send_endpoint(request: Request) -> Response:
         return await send(state, request)
 
+    async def batch_endpoint(request: Request) -> Response:
+        return await send_batch(state, request)
+
     return Router(
         routes=[
+            Route(
+                "/emails/batch",
+                guarded(state, PROVIDER, FaultScope.SEND, fault_response, batch_endpoint),
+                methods=["POST"],
+            ),
             Route(
                 "/emails",
                 guarded(state, PROVIDER, FaultScope.SEND, fault_response, send_endpoint),

@@ -96,6 +96,24 @@ async def test_resend_sdk_sends_lists_and_verifies_domains(
 
 
 @pytest.mark.usefixtures("resend_sdk")
+async def test_resend_sdk_sends_a_batch_strict_and_permissive(
+    guarded_sandbox: SandboxServer,
+) -> None:
+    good: resend.Emails.SendParams = {"from": SENDER, "to": [TO], "subject": "Hi", "text": "x"}
+    bad: resend.Emails.SendParams = {**good, "to": []}
+    sent = await asyncio.to_thread(resend.Batch.send, [good, good], {"idempotency_key": "b-1"})
+    assert len(sent["data"]) == 2 and all(item["id"] for item in sent["data"])
+    with pytest.raises(resend.exceptions.ResendError):
+        await asyncio.to_thread(resend.Batch.send, [good, bad])
+    loose = await asyncio.to_thread(
+        resend.Batch.send, [good, bad], {"batch_validation": "permissive"}
+    )
+    assert len(loose["data"]) == 1
+    assert [error["index"] for error in loose["errors"]] == [1]
+    assert len(guarded_sandbox.state.recorder.messages("resend")) == 3
+
+
+@pytest.mark.usefixtures("resend_sdk")
 async def test_resend_sdk_reads_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(resend, "api_key", "re_invalid_key")
     with pytest.raises(resend.exceptions.ValidationError) as info:

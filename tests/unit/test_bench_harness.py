@@ -99,7 +99,7 @@ def test_top_up_keeps_a_worker_busy_for_the_whole_window() -> None:
 
 
 def test_only_accepts_known_cases() -> None:
-    assert _cases("") == ["ingest", "deliver", "mixed", "slow", "memory", "sqlite"]
+    assert _cases("") == ["ingest", "deliver", "mixed", "slow", "memory", "sqlite", "bulk"]
     assert _cases("deliver, slow") == ["deliver", "slow"]
     with pytest.raises(SystemExit, match="unknown case"):
         _cases("deliver,speed")

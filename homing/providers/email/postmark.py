@@ -1,4 +1,9 @@
-"""Postmark: ``POST /email`` → 200 ``{"MessageID", "ErrorCode": 0}``; errors carry an ErrorCode."""
+"""Postmark: ``POST /email`` → 200 ``{"MessageID", "ErrorCode": 0}``; errors carry an ErrorCode.
+
+``POST /email/batch`` takes up to 500 messages (50 MB in all) and answers 200 with one
+``{ErrorCode, Message, MessageID, To}`` per message in the order sent: each item is
+classified alone, by the same ErrorCode table as a single send.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from homing.errors import InvalidCredentials, InvalidRequest
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
+    ProviderFailure,
     SendResult,
     mailboxes,
     text,
@@ -27,7 +33,9 @@ from homing.providers.http_adapter import (
     PROVIDER_PERMANENT,
     THROTTLED,
     TRANSIENT,
+    BatchOutcome,
     HttpAdapter,
+    unreadable_batch,
 )
 from homing.vendors.postmark import VENDOR
 
@@ -67,12 +75,23 @@ BAD_TOKEN: Final = 10
 PAYLOAD_TOO_LARGE: Final = 413
 DEFAULT_BASE_URL: Final = "https://api.postmarkapp.com"
 DEFAULT_STREAM: Final = "outbound"
+BATCH_LIMIT: Final = 500
+BATCH_BYTES: Final = 50 * 1024 * 1024
 
 
 def _error_code(response: httpx.Response) -> int | None:
     body = json_body(response)
     code = body.get("ErrorCode") if isinstance(body, dict) else None
     return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def classify_item(code: int, status_code: int) -> FailureClass:
+    """The failure class of one refused item of a batch answer: its ErrorCode by the
+    single send's table; an unknown code by the call's status, else ``message_permanent``
+    (the item was answered, and refused)."""
+    if code in ERROR_CODE_CLASSES:
+        return ERROR_CODE_CLASSES[code]
+    return classify_status(status_code, STATUS_CLASSES) if status_code >= 400 else MESSAGE_PERMANENT
 
 
 def classify(response: httpx.Response) -> FailureClass:
@@ -110,6 +129,8 @@ class PostmarkProvider(HttpAdapter):
     name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = False
     default_base_url: ClassVar[str] = DEFAULT_BASE_URL
+    batch_limit: ClassVar[int] = BATCH_LIMIT
+    batch_bytes: ClassVar[int] = BATCH_BYTES
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
@@ -159,6 +180,45 @@ class PostmarkProvider(HttpAdapter):
         body = json_body(response)
         message_id = body.get("MessageID") if isinstance(body, dict) else None
         return SendResult(str(message_id) if message_id else None, response.status_code)
+
+    async def send_batch(
+        self, emails: Sequence[OutgoingEmail], idempotency_key: str | None = None
+    ) -> list[BatchOutcome]:
+        """Submit up to 500 messages in one ``POST /email/batch``; each item classified
+        alone (Postmark has no idempotency key: ``idempotency_key`` is ignored)."""
+        if not 1 <= len(emails) <= BATCH_LIMIT:
+            raise ValueError(f"a Postmark batch carries 1 to {BATCH_LIMIT} messages")
+        body = [self.build_payload(email) for email in emails]
+        answer = await self._batch_call("/email/batch", body, self._headers())
+        if isinstance(answer, list):
+            return answer
+        items = json_body(answer)
+        if not isinstance(items, list) or len(items) != len(emails):
+            return unreadable_batch(self.name, len(emails), "not one result per message")
+        outcomes: list[BatchOutcome] = []
+        for item in items:
+            code = item.get("ErrorCode") if isinstance(item, dict) else None
+            if not isinstance(code, int) or isinstance(code, bool):
+                return unreadable_batch(self.name, len(emails), "an item without an ErrorCode")
+            assert isinstance(item, dict)
+            if code == 0:
+                message_id = item.get("MessageID")
+                outcomes.append(
+                    SendResult(str(message_id) if message_id else None, answer.status_code)
+                )
+                continue
+            words = str(item.get("Message") or "")[:200]
+            for secret in self._secrets():
+                words = words.replace(secret, "***")
+            failure_class = classify_item(code, answer.status_code)
+            outcomes.append(
+                ProviderFailure(
+                    failure_class,
+                    f"{self.name}: batch item ErrorCode {code}: {words}",
+                    status_code=answer.status_code,
+                )
+            )
+        return outcomes
 
     async def check_credentials(self) -> None:
         """Probe ``GET /server`` with the server token; 401 or ErrorCode 10 means rejected."""

@@ -1,4 +1,13 @@
-"""Resend: ``POST /emails`` → 200 ``{"id"}``; the one vendor with an ``Idempotency-Key``."""
+"""Resend: ``POST /emails`` → 200 ``{"id"}``; the one vendor with an ``Idempotency-Key``.
+
+``POST /emails/batch`` takes up to 100 emails and answers ``{"data": [{"id"}, ...]}`` in
+the order sent. Homing sends batches in Resend's permissive validation
+(``x-batch-validation: permissive``, resend.com/changelog/batch-validation-modes): the
+valid emails are sent, and each invalid one is listed as ``errors: [{"index",
+"message"}]``, so one bad email fails alone (``message_permanent``) instead of refusing
+the whole batch as the default strict mode does. A refusal of the request itself (a
+bad key, throttling, an outage) is that failure for every email.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +20,7 @@ from homing.errors import InvalidCredentials
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
+    ProviderFailure,
     SendResult,
     mailboxes,
     text,
@@ -30,7 +40,9 @@ from homing.providers.http_adapter import (
     PROVIDER_PERMANENT,
     THROTTLED,
     TRANSIENT,
+    BatchOutcome,
     HttpAdapter,
+    unreadable_batch,
 )
 from homing.vendors.resend import VENDOR
 
@@ -74,6 +86,9 @@ STATUS_CLASSES: Final[Mapping[int, FailureClass]] = {
 DAILY_QUOTA: Final = "daily_quota_exceeded"
 SEND_ONLY_KEY: Final = "restricted_api_key"
 DEFAULT_BASE_URL: Final = "https://api.resend.com"
+BATCH_LIMIT: Final = 100
+# Resend documents no byte limit for a batch; its single send takes 40 MB.
+BATCH_BYTES: Final = 40 * 1024 * 1024
 
 
 def _error(response: httpx.Response) -> tuple[str, str]:
@@ -125,6 +140,8 @@ class ResendProvider(HttpAdapter):
     name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = True
     default_base_url: ClassVar[str] = DEFAULT_BASE_URL
+    batch_limit: ClassVar[int] = BATCH_LIMIT
+    batch_bytes: ClassVar[int] = BATCH_BYTES
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
@@ -167,6 +184,52 @@ class ResendProvider(HttpAdapter):
         body = json_body(response)
         message_id = body.get("id") if isinstance(body, dict) else None
         return SendResult(str(message_id) if message_id else None, response.status_code)
+
+    async def send_batch(
+        self, emails: Sequence[OutgoingEmail], idempotency_key: str | None = None
+    ) -> list[BatchOutcome]:
+        """Submit up to 100 emails in one ``POST /emails/batch``; one outcome each."""
+        if not 1 <= len(emails) <= BATCH_LIMIT:
+            raise ValueError(f"a Resend batch carries 1 to {BATCH_LIMIT} emails")
+        headers = {**self._headers(), "x-batch-validation": "permissive"}
+        if idempotency_key:
+            headers["Idempotency-Key"] = idempotency_key
+        body = [self.build_payload(email) for email in emails]
+        answer = await self._batch_call("/emails/batch", body, headers)
+        if isinstance(answer, list):
+            return answer
+        return self._batch_outcomes(json_body(answer), len(emails), answer.status_code)
+
+    def _batch_outcomes(self, body: Any, count: int, status: int) -> list[BatchOutcome]:
+        """One outcome per email from ``{"data": [{"id"}], "errors": [{"index",
+        "message"}]}``: ``data`` holds the accepted emails' ids in the order sent."""
+        data = body.get("data") if isinstance(body, dict) else None
+        errors = (body.get("errors") or []) if isinstance(body, dict) else None
+        if not isinstance(data, list) or not isinstance(errors, list):
+            return unreadable_batch(self.name, count, "no data array")
+        refused: dict[int, str] = {}
+        for error in errors:
+            index = error.get("index") if isinstance(error, dict) else None
+            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
+                return unreadable_batch(self.name, count, "an error without its index")
+            assert isinstance(error, dict)
+            words = str(error.get("message") or "")[:200].replace(self._api_key, "***")
+            refused[index] = words
+        if len(data) + len(refused) != count:
+            return unreadable_batch(self.name, count, "not one answer per email")
+        ids = iter(data)
+        outcomes: list[BatchOutcome] = []
+        for index in range(count):
+            if index in refused:
+                detail = f"{self.name}: batch item refused: {refused[index]}"
+                outcomes.append(ProviderFailure(MESSAGE_PERMANENT, detail, status_code=status))
+                continue
+            item = next(ids)
+            message_id = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(message_id, str) or not message_id:
+                return unreadable_batch(self.name, count, "an item without an id")
+            outcomes.append(SendResult(message_id, status))
+        return outcomes
 
     async def check_credentials(self) -> None:
         """Probe ``GET /domains``; a send-only key (401 ``restricted_api_key``) is valid."""
