@@ -79,7 +79,9 @@ class RenderPool:
         self._all.clear()
         self._idle = None
 
-    async def _replace(self, idle: asyncio.Queue[_Worker]) -> None:
+    async def _replace(self, idle: asyncio.Queue[_Worker], dead: _Worker) -> None:
+        """Reap the killed ``dead`` and put a fresh worker in its place (off the loop)."""
+        await asyncio.to_thread(dead.process.join, 5)
         while True:
             try:
                 idle.put_nowait(await asyncio.to_thread(self._spawn))
@@ -87,11 +89,10 @@ class RenderPool:
             except TemplateError:
                 await asyncio.sleep(1)
 
-    def _retire(self, worker: _Worker) -> None:
-        """Kill ``worker`` (it may be in the middle of a render) and reap it."""
+    def _kill(self, worker: _Worker) -> None:
+        """SIGKILL ``worker`` (it may be in the middle of a render); no waiting here."""
         with contextlib.suppress(Exception):
             worker.process.kill()
-        worker.process.join(1)
         with contextlib.suppress(OSError):
             worker.conn.close()
         if worker in self._all:
@@ -140,8 +141,8 @@ class RenderPool:
             else:
                 # SIGKILL now (the runaway render really stops); the replacement starts
                 # in the background so this answer is not delayed by its imports.
-                self._retire(worker)
-                task = asyncio.get_running_loop().create_task(self._replace(idle))
+                self._kill(worker)
+                task = asyncio.get_running_loop().create_task(self._replace(idle, worker))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
         if answer[0] == "ok":
