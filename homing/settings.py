@@ -67,6 +67,13 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
 
+    # Templates (docs/templates.md, "Bounds").
+    template_max_source_chars: int = Field(default=65_536, ge=1024, le=1_048_576)
+    template_max_rendered_chars: int = Field(default=262_144, ge=1024, le=4_194_304)
+    template_render_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
+    template_render_workers: int = Field(default=2, ge=1, le=64)
+    template_worker_memory_mb: int = Field(default=512, ge=128, le=65_536)
+
     # Admission control (docs/architecture.md "Admission").
     admin_token: SecretStr | None = None
     rate_limit_on_redis_error: Literal["open", "closed"] = "open"

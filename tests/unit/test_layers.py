@@ -55,6 +55,7 @@ FOLDERS = frozenset(
         "sandbox",
         "migrations",
         "cli",
+        "rendering",
     }
 )
 EVERY = frozenset({*FOLDERS - {"cli"}, "kernel", "services", "entry"})
@@ -67,10 +68,20 @@ ALLOWED: dict[str, frozenset[str]] = {
     "queue": frozenset({"kernel", "store"}),
     "providers": frozenset({"kernel", "webhooks"}),
     "inbound": frozenset({"kernel", "store", "webhooks"}),
-    "managers": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
+    "managers": frozenset({"kernel", "store", "queue", "providers", "webhooks", "rendering"}),
     "dispatch": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
     "api": frozenset(
-        {"kernel", "webhooks", "store", "queue", "inbound", "managers", "services", "console"}
+        {
+            "kernel",
+            "webhooks",
+            "store",
+            "queue",
+            "inbound",
+            "managers",
+            "services",
+            "console",
+            "rendering",
+        }
     ),
     # The web console: what the API may use (not the API itself, which installs it).
     "console": frozenset(
@@ -79,6 +90,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "services": EVERY - {"services", "api", "console", "entry", "sandbox", "migrations"},
     "entry": EVERY - {"entry"},
     "sandbox": frozenset({"kernel"}),
+    # Templates rendered in worker processes (docs/templates.md).
+    "rendering": frozenset({"kernel"}),
     "migrations": frozenset({"kernel", "store"}),
 }
 
