@@ -99,3 +99,26 @@ def test_what_homing_signs_the_sdk_verifies(fmt: SignatureFormat, standard: bool
         verify_webhook(generate_secret(), headers, body, now=now)
     with pytest.raises(WebhookVerificationError):
         verify_webhook(secret, headers, b'{"a": 2}', now=now)
+
+
+def _surface(client_class: type) -> dict[str, list[str]]:
+    import inspect
+
+    from homing_client import aio, client
+
+    module = aio if client_class.__name__ == "AsyncClient" else client
+    found: dict[str, list[str]] = {}
+    for name in ("Email", "Sms", "Chat", "Webhooks", "Batch", "Jobs", "Suppressions", "Providers"):
+        resource = getattr(module, name)
+        for method, function in inspect.getmembers(resource, inspect.isfunction):
+            if not method.startswith("_"):
+                found[f"{name}.{method}"] = list(inspect.signature(function).parameters)
+    return found
+
+
+def test_the_async_client_has_the_sync_clients_surface() -> None:
+    from homing_client import AsyncClient, Client
+
+    sync_surface = _surface(Client)
+    assert len(sync_surface) >= 15
+    assert _surface(AsyncClient) == sync_surface

@@ -1,5 +1,5 @@
-"""``AsyncClient``: ``homing_client.client.Client`` with ``await`` (made from client.py
-by clients/python/unasync.py; do not edit by hand).
+"""``AsyncClient``: ``homing_client.client.Client`` with ``await``. Change both files
+together: tests/sdk/test_units.py fails when their resources' signatures differ.
 
     client = Client(base_url="http://127.0.0.1:8000", api_key="hk_...")
     queued = client.email.send(to="ada@example.com", from_="a@acme.example",

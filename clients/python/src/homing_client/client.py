@@ -1,5 +1,5 @@
 """``Client``: the synchronous client. ``homing_client.aio.AsyncClient`` has the same
-surface with ``await`` (it is this file with ``async``/``await``, kept in step by hand).
+surface with ``await``; tests/sdk/test_units.py fails when their signatures differ.
 
     client = Client(base_url="http://127.0.0.1:8000", api_key="hk_...")
     queued = client.email.send(to="ada@example.com", from_="a@acme.example",
