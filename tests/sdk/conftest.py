@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from homing.sandbox.server import VENDOR_PREFIXES
+from homing.sandbox.app import VENDOR_PREFIXES
 from tests.processes import HomingProcess, free_port
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def client(server: Server) -> Client:
+def client(server: Server) -> Iterator[Client]:
     with Client(base_url=server.url, api_key=server.api_key) as sdk:
         sdk.providers.create(
             channel="email",
@@ -28,7 +29,7 @@ def client(server: Server) -> Client:
             credentials={"api_key": "re_sdk_test_key_123456"},
             config={"base_url": server.sandbox_provider("resend")},
         )
-        yield sdk  # type: ignore[misc]
+        yield sdk
 
 
 def _completed(client: Client, job_id: str) -> models.JobPublic:
