@@ -1,7 +1,11 @@
-"""Write docs/api.md, the API reference, from the app's OpenAPI document.
+"""Write docs/api.md, the API reference, and docs/openapi.json from the app's OpenAPI document.
 
-    .venv/bin/python scripts/docs_gen.py           # rewrite docs/api.md
-    .venv/bin/python scripts/docs_gen.py --check   # exit 1 when docs/api.md is stale
+    .venv/bin/python scripts/docs_gen.py           # rewrite docs/api.md, docs/openapi.json
+    .venv/bin/python scripts/docs_gen.py --check   # exit 1 when either is stale
+
+docs/openapi.json is the checked-in document the SDKs are generated from
+(clients/python/generate.py); ``tests/unit/test_openapi.py`` fails when the app serves
+another one.
 
 The document is the one ``/openapi.json`` serves: the app is built on a throwaway SQLite
 database, asked for ``app.openapi()`` and closed. Nothing here is imported by ``homing``
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +25,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "api.md"
+OPENAPI = ROOT / "docs" / "openapi.json"
 METHODS = ("get", "post", "put", "patch", "delete")
 HEADER = """# API reference
 
@@ -128,17 +134,24 @@ def render(document: dict[str, Any]) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def openapi_text(document: dict[str, Any]) -> str:
+    """docs/openapi.json: the document as served, indented so that its diffs read."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when docs/api.md is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 when an output is stale")
     args = parser.parse_args(argv)
-    page = render(asyncio.run(openapi_document()))
+    document = asyncio.run(openapi_document())
+    outputs = {PAGE: render(document), OPENAPI: openapi_text(document)}
     if args.check:
-        if PAGE.read_text() != page:
-            print("docs/api.md is stale: run scripts/docs_gen.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(page)
+        stale = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} is stale: run scripts/docs_gen.py", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in outputs.items():
+        path.write_text(text)
     return 0
 
 

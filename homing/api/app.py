@@ -10,6 +10,7 @@ from homing.api import errors
 from homing.api.admin_guard import AdminGuard
 from homing.api.bodies import capped, over_declared, too_large
 from homing.api.direct import DirectEmail
+from homing.api.error_responses import ERROR_RESPONSES
 from homing.api.errors import PassedOn, error_response
 from homing.api.host_guard import HostGuard
 from homing.api.readiness import Readiness
@@ -77,6 +78,7 @@ def create_app(services: Services) -> FastAPI:
         title="Homing",
         version=__version__,
         description="Multi-tenant notification delivery with fallback, retries and fairness.",
+        responses=ERROR_RESPONSES,
     )
     app.state.services = services
     app.state.readiness = Readiness(services)
