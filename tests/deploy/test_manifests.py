@@ -149,5 +149,8 @@ def test_the_scaled_overlay_has_every_part_the_issue_lists() -> None:
         assert env_from["envFrom"] == [{"secretRef": {"name": "homing"}}]
     assert "HOMING_SECRET_KEY" in by_name["Secret", "homing"]["stringData"]
     monitor = by_name["ServiceMonitor", "homing"]["spec"]
-    ports = {p["name"] for d in docs if d["kind"] == "Service" for p in d["spec"]["ports"]}
-    assert {e["port"] for e in monitor["endpoints"]} <= ports
+    watched = monitor["selector"]["matchLabels"].items()
+    services = [d for d in docs if d["kind"] == "Service"]
+    assert all(watched <= d["metadata"].get("labels", {}).items() for d in services)
+    ports = {p["name"] for d in services for p in d["spec"]["ports"]}
+    assert {e["port"] for e in monitor["endpoints"]} == ports == {"http", "metrics"}
