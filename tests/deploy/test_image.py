@@ -160,6 +160,9 @@ async def test_the_embedded_image_delivers_on_sqlite_and_stops_cleanly(
     container = Container(image, "embedded", {"HOMING_PORT": str(port), **LOOPBACK}, ["run"])
     container.start(f"{data}:/var/lib/homing")
     try:
+        # `homing tenant` refuses until `homing run` has brought the schema up to date.
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            await eventually(lambda: _ready(client), timeout=60, what="the container's /readyz")
         tenant = json.loads(container.exec("tenant", "create", "acme", "--plan", "STARTUP"))
         got = await _deliver_one(port, tenant["api_key"], host_sandbox)
         assert len(got["messages"]) == 1, got
