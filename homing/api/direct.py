@@ -22,7 +22,7 @@ from homing.api.errors import error_response
 from homing.api.paths import routed_path
 from homing.api.refusals import count_refusal
 from homing.api.routes.notifications import accept_email
-from homing.api.schemas import EmailCreate
+from homing.api.schemas.email import EmailCreate
 from homing.api.sending_gate import PRINCIPAL_STATE
 from homing.errors import HomingError, PayloadTooLarge
 from homing.services import Services

@@ -90,7 +90,7 @@ VENDORS = frozenset({*homing.vendors.VENDORS, *BILLING_SOURCES})
 VENDOR_HOMES = "vendors"
 VENDOR_FACES: dict[str, str] = {"adapter": "providers", "verify": "inbound", "parse": "inbound"}
 # Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
-RESOURCE_FOLDERS = frozenset({"store", "api/routes", "managers"})
+RESOURCE_FOLDERS = frozenset({"store", "api/routes", "api/schemas", "managers"})
 # The HTTP mapping of the kernel's error tree (STYLE names both files).
 FACES = frozenset({"homing/errors.py", "homing/api/errors.py"})
 
@@ -272,7 +272,8 @@ def test_no_import_cycles_between_modules() -> None:
 def _faces(paths: list[Path]) -> bool:
     """Each file is one folder's face of one vendor (``providers/email/sendgrid.py``,
     ``inbound/verify/sendgrid.py``), or one layer's face of one resource
-    (``store/jobs.py``, ``api/routes/jobs.py``)."""
+    (``store/jobs.py``, ``api/routes/jobs.py``, ``api/schemas/jobs.py``: the API has two
+    faces of a resource, its routes and its bodies, one folder each)."""
     folders = [p.parent for p in paths]
     if paths[0].stem in VENDORS:
         return len(set(folders)) == len(folders)
@@ -282,7 +283,7 @@ def _faces(paths: list[Path]) -> bool:
         p.parent.relative_to(ROOT).as_posix() in RESOURCE_FOLDERS or r in FACES
         for p, r in zip(paths, relative, strict=True)
     )
-    return faces and len(set(layers)) == len(layers)
+    return faces and len(set(zip(layers, folders, strict=True))) == len(layers)
 
 
 def _in_vendor_home(path: Path) -> bool:

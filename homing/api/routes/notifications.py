@@ -13,7 +13,7 @@ import orjson
 from fastapi import APIRouter, Header, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, sending
-from homing.api.schemas import EmailCreate, NotificationCreate, Queued
+from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
 from homing.crypto import RequestHash, Sealer
 from homing.errors import UnknownProvider
 from homing.models import (
