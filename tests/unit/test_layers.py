@@ -90,7 +90,7 @@ VENDORS = frozenset({*homing.vendors.VENDORS, *BILLING_SOURCES})
 VENDOR_HOMES = "vendors"
 VENDOR_FACES: dict[str, str] = {"adapter": "providers", "verify": "inbound", "parse": "inbound"}
 # Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
-RESOURCE_FOLDERS = frozenset({"store", "api/routes", "api/schemas", "managers"})
+RESOURCE_FOLDERS = frozenset({"store", "store/tables", "api/routes", "api/schemas", "managers"})
 # The HTTP mapping of the kernel's error tree (STYLE names both files).
 FACES = frozenset({"homing/errors.py", "homing/api/errors.py"})
 
