@@ -45,7 +45,7 @@ FOLDERS = frozenset(
     {
         "webhooks",
         "store",
-        "queue",
+        "timing",
         "providers",
         "inbound",
         "managers",
@@ -64,17 +64,17 @@ ALLOWED: dict[str, frozenset[str]] = {
     "kernel": frozenset(),
     "webhooks": frozenset({"kernel"}),
     "store": frozenset({"kernel"}),
-    "queue": frozenset({"kernel", "store"}),
+    "timing": frozenset({"kernel", "store"}),
     "providers": frozenset({"kernel", "webhooks"}),
     "inbound": frozenset({"kernel", "store", "webhooks"}),
-    "managers": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
-    "dispatch": frozenset({"kernel", "store", "queue", "providers", "webhooks"}),
+    "managers": frozenset({"kernel", "store", "timing", "providers", "webhooks"}),
+    "dispatch": frozenset({"kernel", "store", "timing", "providers", "webhooks"}),
     "api": frozenset(
-        {"kernel", "webhooks", "store", "queue", "inbound", "managers", "services", "console"}
+        {"kernel", "webhooks", "store", "timing", "inbound", "managers", "services", "console"}
     ),
     # The web console: what the API may use (not the API itself, which installs it).
     "console": frozenset(
-        {"kernel", "webhooks", "store", "queue", "inbound", "managers", "services"}
+        {"kernel", "webhooks", "store", "timing", "inbound", "managers", "services"}
     ),
     "services": EVERY - {"services", "api", "console", "entry", "sandbox", "migrations"},
     "entry": EVERY - {"entry"},
@@ -364,7 +364,7 @@ DIRECT_STORE_USES: dict[tuple[str, str], str] = {
     ("homing/console/health_pages.py", "provider_health"): OPERATOR + " (health counts)",
     ("homing/console/health_pages.py", "signals"): OPERATOR + " (alert signals)",
     ("homing/console/key_pages.py", "keys"): AUDITED + "; the list is a plain read",
-    ("homing/console/letter_pages.py", "dead_letter_store"): (
+    ("homing/console/dead_letter_pages.py", "dead_letter_store"): (
         READ + " (redrive goes through DeadLetters)"
     ),
     ("homing/console/operator_letters.py", "dead_letter_store"): OPERATOR + " (dead letters)",

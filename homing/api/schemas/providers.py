@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from homing.api.schemas.shared import Strict
 from homing.models import Channel, ProviderAccount
-from homing.queue.pacing import RATE_RULES, RateRule
+from homing.timing.pacing import RATE_RULES, RateRule
 from homing.vendors import VENDORS
 
 # Every vendor's name, in the registry's order: the schema's enum.
