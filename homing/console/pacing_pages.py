@@ -1,7 +1,7 @@
 """A provider account's pacing rules: the ones in force, and an owner's override.
 
 An account is paced by its vendor's preset (``homing.timing.presets``) unless its
-``config.rate_rules`` overrides it (``homing.queue.pacing.account_rules``; an empty
+``config.rate_rules`` overrides it (``homing.timing.pacing.account_rules``; an empty
 override turns pacing off). The form is a table of at most ``MAX_RULES`` rows (scope,
 limit, per seconds) with empty rows to fill, so it needs no script; it is validated
 by the model the API validates ``rate_rules`` with (``RATE_RULES``) and stored as
