@@ -44,8 +44,6 @@ from homing.providers.endpoints import EndpointPolicy
 from homing.providers.guard import EndpointGuard, Resolver
 from homing.providers.transport import build_client
 from homing.providers.webhook.ssrf import parse_networks
-from homing.queue.pacing import Pacer
-from homing.queue.wakeup import PostgresWakeups, Wakeup, asyncpg_dsn
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
 from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhooks
 from homing.settings import Settings
@@ -71,6 +69,8 @@ from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
 from homing.store.volume import VolumeStore
+from homing.timing.pacing import Pacer
+from homing.timing.wakeups import PostgresWakeups, Wakeup, asyncpg_dsn
 
 log = logging.getLogger("homing")
 

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from homing import __version__, console
 from homing.api import errors
-from homing.api.admin_guard import AdminGuard
-from homing.api.bodies import capped, over_declared, too_large
-from homing.api.direct import DirectEmail
 from homing.api.error_responses import ERROR_RESPONSES
-from homing.api.errors import PassedOn, error_response
-from homing.api.host_guard import HostGuard
+from homing.api.middleware.admin_guard import AdminGuard
+from homing.api.middleware.body_limit import BodyLimit
+from homing.api.middleware.direct_email import DirectEmail
+from homing.api.middleware.host_guard import HostGuard
+from homing.api.middleware.request_id import RequestId
+from homing.api.middleware.sending_gate import SendingAdmission
 from homing.api.readiness import Readiness
-from homing.api.request_id import RequestId
 from homing.api.routes import (
     admin,
     admin_jobs,
@@ -39,38 +38,8 @@ from homing.api.routes import (
     webhooks,
 )
 from homing.api.scrape import Scrape
-from homing.api.sending_gate import SendingAdmission
 from homing.console.routing import refusal_page
-from homing.errors import PayloadTooLarge
 from homing.services import Services
-
-
-class BodyLimit:
-    """Refuse request bodies over ``limit`` bytes with 413, before they are parsed
-    (``homing.api.bodies``)."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        if over_declared(scope["headers"], self.limit):
-            await error_response(too_large(self.limit))(scope, receive, send)
-            return
-        receive_capped = capped(receive, self.limit)
-
-        async def limited() -> Message:
-            try:
-                return await receive_capped()
-            except PayloadTooLarge as exc:
-                # Raised inside the route's body parsing: passed on as an HTTPException,
-                # FastAPI hands it to the error handlers rather than making it a 400.
-                raise PassedOn(exc) from None
-
-        await self.app(scope, limited, send)
 
 
 def create_app(services: Services) -> FastAPI:

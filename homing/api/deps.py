@@ -8,7 +8,7 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from homing.api.key_scope import check_key_scope
-from homing.api.sending_gate import PRINCIPAL_STATE, principal_for
+from homing.api.middleware.sending_gate import PRINCIPAL_STATE, principal_for
 from homing.errors import Forbidden
 from homing.services import Services
 from homing.store.tenants import Principal

@@ -12,8 +12,8 @@ from typing import Annotated
 from fastapi import Query
 
 from homing.addresses import MAX_MAILBOX, InvalidAddress, parse_mailbox
-from homing.api.base_schemas import Moment
-from homing.api.schemas import JobSummary
+from homing.api.schemas.jobs import JobSummary
+from homing.api.schemas.shared import Moment
 from homing.errors import InvalidRequest
 from homing.models import Channel, Job, JobStatus
 from homing.store.job_search import JobFilter

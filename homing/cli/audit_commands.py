@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from homing.api.audit_schemas import AuditEventPublic
+from homing.api.schemas.audit import AuditEventPublic
 from homing.cli.dlq_commands import moment
 from homing.models import AuditAction
 from homing.services import Services

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from homing.api.inbound_schemas import EventReportRow
+from homing.api.schemas.delivery_events import EventReportRow
 
 if TYPE_CHECKING:
     from homing.services import Services

@@ -10,7 +10,8 @@ import argparse
 import json
 from typing import Any
 
-from homing.api.admission_schemas import TenantDetail, TenantList, TenantPublic, UsagePublic
+from homing.api.schemas.tenants import TenantDetail, TenantList, TenantPublic
+from homing.api.schemas.usage import UsagePublic
 from homing.errors import InvalidRequest
 from homing.managers.audit import CLI_ACTOR, diff, tenant_fields
 from homing.managers.plans import RATE_WINDOW_SECONDS

@@ -13,10 +13,10 @@ from fastapi import FastAPI
 
 from homing.console import (
     audit_pages,
+    dead_letter_pages,
     health_pages,
     invitation_pages,
     key_pages,
-    letter_pages,
     operator_letters,
     operator_pages,
     pacing_pages,
@@ -37,7 +37,7 @@ def install(app: FastAPI) -> None:
     """Add the console's routes to the app (after the API's own)."""
     tenant = (
         tenant_pages,
-        letter_pages,
+        dead_letter_pages,
         provider_setup,
         provider_pages,
         pacing_pages,

@@ -22,8 +22,8 @@ from starlette.responses import RedirectResponse, Response
 
 from homing.clock import parse_moment
 from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep
+from homing.console.dead_letter_pages import redrive_and_say
 from homing.console.forms import Form
-from homing.console.letter_pages import redrive_and_say
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound

@@ -1,7 +1,7 @@
 """A provider account's pacing rules: the ones in force, and an owner's override.
 
-An account is paced by its vendor's preset (``homing.queue.presets``) unless its
-``config.rate_rules`` overrides it (``homing.queue.pacing.account_rules``; an empty
+An account is paced by its vendor's preset (``homing.timing.presets``) unless its
+``config.rate_rules`` overrides it (``homing.timing.pacing.account_rules``; an empty
 override turns pacing off). The form is a table of at most ``MAX_RULES`` rows (scope,
 limit, per seconds) with empty rows to fill, so it needs no script; it is validated
 by the model the API validates ``rate_rules`` with (``RATE_RULES``) and stored as
@@ -27,9 +27,9 @@ from homing.console.templating import render
 from homing.errors import InvalidRequest
 from homing.managers.audit import diff
 from homing.models import AuditAction, ProviderAccount
-from homing.queue.pacing import RATE_RULES, Scope, account_rules
-from homing.queue.presets import PRESETS
 from homing.services import Services
+from homing.timing.pacing import RATE_RULES, Scope, account_rules
+from homing.timing.presets import PRESETS
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

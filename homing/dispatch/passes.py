@@ -27,7 +27,7 @@ from homing.models import (
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.registry import CREDENTIAL_FIELDS
-from homing.queue.pacing import Pacer
+from homing.timing.pacing import Pacer
 
 log = logging.getLogger("homing.dispatch")
 

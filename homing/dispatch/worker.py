@@ -31,11 +31,11 @@ from homing.models import (
     ProviderAccount,
     Queue,
 )
-from homing.queue.wakeup import Wakeup
 from homing.store.providers import ProviderStore
 from homing.store.queue import Applied, Completed, Failed, Outcome, QueueStore, Rescheduled
 from homing.store.suppressions import SuppressionStore
 from homing.store.tenants import TenantStore
+from homing.timing.wakeups import Wakeup
 
 log = logging.getLogger("homing.worker")
 

@@ -10,7 +10,7 @@ from homing.store.migrate import render_item
 
 # ``schema.metadata`` holds every table (it imports the inbound tables too), so
 # autogenerate and ``alembic check`` compare the whole schema, never a part of it.
-from homing.store.schema import metadata
+from homing.store.tables.core import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:

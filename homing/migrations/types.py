@@ -18,7 +18,7 @@ ID = sa.String(36)
 class UTCDateTime(sa.TypeDecorator[datetime]):
     """Timezone-aware UTC datetimes on both databases (SQLite drops the zone).
 
-    A copy of ``homing.store.columns.UTCDateTime`` as of revision 0001."""
+    A copy of ``homing.store.tables.columns.UTCDateTime`` as of revision 0001."""
 
     impl = sa.DateTime(timezone=True)
     cache_ok = True

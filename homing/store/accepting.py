@@ -50,9 +50,9 @@ from homing.models import Channel, DeliveryMode, Job, JobStatus, Priority, Queue
 from homing.store.database import Database
 from homing.store.ordering import place
 from homing.store.rows import job_from_row
-from homing.store.schema import jobs, queue_entries
 from homing.store.sql import one_of
 from homing.store.suppressions import recipient_of, suppress_rows
+from homing.store.tables.core import jobs, queue_entries
 from homing.store.usage import charge
 
 __all__ = [

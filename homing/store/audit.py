@@ -22,10 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import TenantSuspended
 from homing.models import Actor, ActorKind, AuditAction
-from homing.store.audit_schema import audit_events
 from homing.store.database import Database
-from homing.store.schema import tenants
 from homing.store.sql import one_of
+from homing.store.tables.audit import audit_events
+from homing.store.tables.core import tenants
 
 # Who acts for a tenant; the admin token, the command and Homing itself act on one.
 _TENANTS_OWN = frozenset({ActorKind.API_KEY, ActorKind.USER})

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import NotFound
 from homing.store.database import Database
-from homing.store.schema import dead_letters, jobs, tenants
+from homing.store.tables.core import dead_letters, jobs, tenants
 
 # The LIKE escape character; ``q`` is matched as literal text, never as a pattern.
 _ESCAPE = "\\"

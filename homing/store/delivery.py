@@ -16,15 +16,15 @@ from homing.clock import Clock, as_datetime
 from homing.models import DeliveryEvent, EntryStatus, EventError, EventType, Payment
 from homing.store.database import Database
 from homing.store.inbound import event_values, settle
-from homing.store.inbound_schema import inbound_events
 from homing.store.rerouting import reroute, wants_reroute
-from homing.store.schema import jobs, tenants
 from homing.store.suppressions import (
     add_suppression,
     recipient_of,
     remove_suppression,
     suppression_key,
 )
+from homing.store.tables.core import jobs, tenants
+from homing.store.tables.inbound import inbound_events
 
 MAX_JOB_ID = 36
 _REASONS = {EventType.BOUNCED: "hard_bounce", EventType.COMPLAINED: "complaint"}

@@ -17,8 +17,8 @@ from homing.models import DnsRecord, DomainStatus
 from homing.store.accepting import AcceptCheck
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.inbound_schema import sending_domains
-from homing.store.schema import provider_accounts
+from homing.store.tables.core import provider_accounts
+from homing.store.tables.inbound import sending_domains
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ from datetime import datetime
 
 from sqlalchemy import delete, exists, select
 
-from homing.store.console_schema import console_flashes
 from homing.store.database import Database
+from homing.store.tables.console import console_flashes
 
 # What a flash's secret is sealed under (with its row id): ``homing keys rotate`` too.
 FLASHES_TABLE = "console_flashes"

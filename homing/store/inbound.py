@@ -25,7 +25,7 @@ from homing.errors import StoreError
 from homing.models import DeliveryEvent, EntryStatus, EventType, RawEvent, new_id
 from homing.store.database import Database
 from homing.store.inbound_nonces import OneTime, claim
-from homing.store.inbound_schema import inbound_conflicts, inbound_events
+from homing.store.tables.inbound import inbound_conflicts, inbound_events
 
 MAX_EVENT_ID = 255
 # Events journaled per transaction: a body's events go in few transactions, yet no

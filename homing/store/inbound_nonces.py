@@ -23,7 +23,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.store.inbound_schema import inbound_nonces
+from homing.store.tables.inbound import inbound_nonces
 
 # Expired rows deleted per claim: more than one claim adds, so the table drains.
 PURGE_BATCH: Final = 100

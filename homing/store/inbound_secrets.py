@@ -12,8 +12,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.inbound_schema import provider_inbound
-from homing.store.schema import provider_accounts
+from homing.store.tables.core import provider_accounts
+from homing.store.tables.inbound import provider_inbound
 
 
 @dataclass(frozen=True, slots=True)

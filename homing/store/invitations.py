@@ -22,10 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from homing.errors import Conflict, NotFound
 from homing.models import Tenant, new_id
 from homing.store.audit import AuditEvent, write_event
-from homing.store.console_schema import invitations, memberships, users
 from homing.store.database import Database
 from homing.store.people import Role
-from homing.store.schema import tenants
+from homing.store.tables.console import invitations, memberships, users
+from homing.store.tables.core import tenants
 from homing.store.tenants import tenant_of
 
 _c = invitations.c

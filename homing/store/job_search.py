@@ -1,6 +1,6 @@
 """Searching jobs: the filters ``GET /v1/jobs`` and ``GET /admin/v1/jobs`` combine.
 
-Every filter has an index that ends in ``id`` (``homing/store/schema.py``), so a page,
+Every filter has an index that ends in ``id`` (``homing/store/tables/core.py``), so a page,
 newest first (ids are time-ordered), reads the index backwards and stops after
 ``limit + 1`` rows; ``tests/store/test_job_search_plans.py`` checks the plans.
 """
@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.models import Channel, Job, JobStatus
 from homing.store.rows import job_from_row
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 
 
 @dataclass(frozen=True, slots=True)

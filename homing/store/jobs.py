@@ -25,7 +25,7 @@ from homing.store.queue_view import (
     tenant_depths,
 )
 from homing.store.rows import attempt_from_row, job_from_row
-from homing.store.schema import attempts, dead_letters, jobs, queue_entries
+from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries
 from homing.store.usage import charge
 
 # The quotas that apply to a job of a channel (``Limits.quotas_for``).

@@ -18,7 +18,7 @@ from homing.crypto import generate_api_key
 from homing.errors import Conflict, NotFound
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.schema import api_keys
+from homing.store.tables.core import api_keys
 from homing.store.tenants import key_row
 
 

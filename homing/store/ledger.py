@@ -34,8 +34,8 @@ from homing.models import TERMINAL_STATUSES, JobStatus
 from homing.store.accepting import entry_row
 from homing.store.database import Database
 from homing.store.ordering import lock_keys, place, release_next
-from homing.store.schema import jobs, queue_entries
 from homing.store.sql import one_of
+from homing.store.tables.core import jobs, queue_entries
 
 __all__ = ["RECONCILE_LOCK_KEY", "EntryBatch", "JobBatch", "LedgerStore"]
 

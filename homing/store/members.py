@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
 from homing.store.audit import AuditEvent, write_event
-from homing.store.console_schema import memberships, users
 from homing.store.database import Database
 from homing.store.people import Role
+from homing.store.tables.console import memberships, users
 
 _m = memberships.c
 LAST_OWNER = "A tenant needs an owner: make someone else an owner first."

@@ -18,8 +18,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from homing.errors import StoreError
-from homing.store.columns import UTCDateTime
 from homing.store.database import Database
+from homing.store.tables.columns import UTCDateTime
 
 # Serialises migrations when several processes start against one PostgreSQL.
 _ADVISORY_LOCK = 0x484F4D49

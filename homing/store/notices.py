@@ -19,7 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from homing.clock import Clock, as_datetime
 from homing.models import Channel, new_id
 from homing.store.database import Database
-from homing.store.schema import dead_letters, notices, usage_counters
+from homing.store.tables.core import dead_letters, notices, usage_counters
 
 __all__ = ["Notice", "NoticeStore"]
 

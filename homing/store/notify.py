@@ -1,6 +1,6 @@
 """LISTEN/NOTIFY on PostgreSQL: the SQL behind the wake-ups between processes.
 
-``homing.queue.wakeup`` decides when to notify and coalesces bursts; this module owns
+``homing.timing.wakeups`` decides when to notify and coalesces bursts; this module owns
 the dedicated connection, its ``LISTEN`` and the ``NOTIFY`` it sends. Driver errors
 become ``StoreUnavailable`` here, at the store boundary.
 """

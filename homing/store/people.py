@@ -23,9 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from homing.errors import Conflict, NotFound
 from homing.models import Tenant, new_id
 from homing.store.audit import AuditEvent, write_event
-from homing.store.console_schema import console_sessions, memberships, users
 from homing.store.database import Database
-from homing.store.schema import tenants
+from homing.store.tables.console import console_sessions, memberships, users
+from homing.store.tables.core import tenants
 from homing.store.tenants import tenant_of
 
 

@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, case, func, select
 
 from homing.models import AttemptOutcome
 from homing.store.database import Database
-from homing.store.schema import attempts, tenants
+from homing.store.tables.core import attempts, tenants
 
 __all__ = ["LATENCY_BOUNDS_MS", "Health", "ProviderHealthStore", "p95_bound"]
 

@@ -13,8 +13,8 @@ from homing.errors import NotFound
 from homing.models import Channel, ProviderAccount
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.inbound_schema import provider_inbound
-from homing.store.schema import provider_accounts
+from homing.store.tables.core import provider_accounts
+from homing.store.tables.inbound import provider_inbound
 
 CREDENTIALS_FIELD = "credentials"
 PROVIDER_ACCOUNTS_TABLE = "provider_accounts"

@@ -22,8 +22,8 @@ from homing.store.database import Database
 from homing.store.ordering import lock_keys, release_next
 from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
-from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 from homing.store.suppressions import add_suppression, recipient_of
+from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from sqlalchemy import Label, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.store.ordering import BLOCKED
-from homing.store.schema import queue_entries, tenants
+from homing.store.tables.core import queue_entries, tenants
 
 TOP_TENANTS = 10
 

@@ -20,7 +20,7 @@ from homing.clock import as_datetime
 from homing.models import Attempt, AttemptOutcome, DeliveryEvent, JobStatus
 from homing.store.accepting import entry_row
 from homing.store.rows import attempt_to_row
-from homing.store.schema import attempts, jobs, queue_entries
+from homing.store.tables.core import attempts, jobs, queue_entries
 
 REROUTED_ERROR_CLASS = "undelivered"
 FALLBACK_FIELD = "fallback_on_undelivered"

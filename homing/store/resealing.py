@@ -19,12 +19,12 @@ from typing import Any
 from sqlalchemy import Table, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
-from homing.store.console_schema import console_flashes
 from homing.store.database import Database
 from homing.store.flashes import FLASH_SECRET_FIELD, FLASHES_TABLE
-from homing.store.inbound_schema import provider_inbound
 from homing.store.providers import CREDENTIALS_FIELD
-from homing.store.schema import dead_letters, jobs, provider_accounts, webhook_secrets
+from homing.store.tables.console import console_flashes
+from homing.store.tables.core import dead_letters, jobs, provider_accounts, webhook_secrets
+from homing.store.tables.inbound import provider_inbound
 from homing.store.webhooks import SECRET_FIELD, WEBHOOK_SECRETS_TABLE
 
 __all__ = ["PAGE_SIZE", "PAYLOAD_FIELD", "ResealStore", "Sealed", "Swap"]

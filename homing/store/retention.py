@@ -23,12 +23,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from homing.models import TERMINAL_STATUSES
-from homing.store.console_schema import invitations
 from homing.store.database import Database
 from homing.store.inbound_nonces import purge_expired
-from homing.store.inbound_schema import inbound_events
-from homing.store.schema import attempts, dead_letters, jobs, queue_entries
 from homing.store.sql import one_of
+from homing.store.tables.console import invitations
+from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries
+from homing.store.tables.inbound import inbound_events
 
 # Any fixed 64-bit number, the same in every Homing process: "retention is running".
 RETENTION_LOCK_KEY = 0x486F6D696E6752  # "HomingR"

@@ -26,8 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.models import AttemptOutcome, EntryStatus, new_id
 from homing.store.database import Database
-from homing.store.inbound_schema import inbound_events
-from homing.store.schema import alert_history, alerts_firing, attempts, dead_letters, jobs
+from homing.store.tables.core import alert_history, alerts_firing, attempts, dead_letters, jobs
+from homing.store.tables.inbound import inbound_events
 
 __all__ = ["Fired", "Firing", "InboundWindow", "ProviderCalls", "SignalStore"]
 

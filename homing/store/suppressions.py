@@ -23,10 +23,10 @@ from homing.errors import NotFound
 from homing.models import Channel, ClaimedJob, JobStatus
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.inbound_schema import suppressions
 from homing.store.ordering import lock_keys, release_next
-from homing.store.schema import jobs, queue_entries
 from homing.store.sql import one_of
+from homing.store.tables.core import jobs, queue_entries
+from homing.store.tables.inbound import suppressions
 
 SUPPRESSED_ERROR_CLASS = "suppressed"
 # The reasons a tenant may give for a suppression of their own (``POST /v1/suppressions``).

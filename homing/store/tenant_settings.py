@@ -19,7 +19,7 @@ from homing.clock import Clock, as_datetime
 from homing.models import SignatureFormat
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.schema import tenant_settings
+from homing.store.tables.core import tenant_settings
 
 __all__ = [
     "SETTING_NAMES",

@@ -13,7 +13,7 @@ from homing.errors import NotFound
 from homing.models import JobStatus, Plan, Tenant, new_id
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.schema import api_keys, jobs, queue_entries, tenants
+from homing.store.tables.core import api_keys, jobs, queue_entries, tenants
 
 _LAST_USED_RESOLUTION = timedelta(minutes=1)
 

@@ -26,7 +26,7 @@ from homing.clock import month_end
 from homing.errors import QuotaExceeded
 from homing.models import Channel, Quota
 from homing.store.database import Database
-from homing.store.schema import usage_counters
+from homing.store.tables.core import usage_counters
 
 _PK = ("tenant_id", "period", "channel")
 

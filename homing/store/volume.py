@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from sqlalchemy.sql.elements import ColumnElement
 
 from homing.store.database import Database
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 
 
 @dataclass(frozen=True, slots=True)

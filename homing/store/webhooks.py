@@ -17,7 +17,7 @@ from homing.clock import Clock, as_datetime
 from homing.errors import Conflict, NotFound
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.schema import webhook_gone_endpoints, webhook_secrets
+from homing.store.tables.core import webhook_gone_endpoints, webhook_secrets
 from homing.store.tenant_settings import TenantSettings, settings_columns, settings_of
 
 WEBHOOK_SECRETS_TABLE = "webhook_secrets"

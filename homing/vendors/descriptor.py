@@ -19,7 +19,7 @@ __all__ = ["ChatAddress", "Credential", "Endpoint", "RateRuleSpec", "Vendor"]
 # an HTTP API under ``config.base_url`` (default: the vendor's own), an SMTP server in
 # the credentials, or a whole webhook URL in the credentials.
 Endpoint = Literal["base_url", "smtp_server", "webhook_url"]
-# (scope, limit, per_seconds), in the shape of ``homing.queue.pacing.RateRule``.
+# (scope, limit, per_seconds), in the shape of ``homing.timing.pacing.RateRule``.
 RateRuleSpec = tuple[str, int, int]
 
 

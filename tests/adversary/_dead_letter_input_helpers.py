@@ -10,7 +10,7 @@ from sqlalchemy import update
 from homing.clock import as_datetime
 from homing.models import new_id
 from homing.services import Services
-from homing.store.schema import dead_letters, jobs, queue_entries
+from homing.store.tables.core import dead_letters, jobs, queue_entries
 from tests.admission_helpers import send_email
 from tests.conftest import TenantClient
 

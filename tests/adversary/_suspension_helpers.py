@@ -28,10 +28,10 @@ from homing.models import (
     new_id,
 )
 from homing.services import Services, build
-from homing.store.columns import metadata
 from homing.store.domain_rows import DomainStore, SendingDomain
 from homing.store.people import Role
 from homing.store.providers import seal_credentials
+from homing.store.tables.columns import metadata
 from tests.console_helpers import PASSWORD, add_user
 from tests.fixtures import TEST_SETTINGS, homing_defaults, settings_for, sqlite_url
 from tests.processes import HomingProcess, eventually, free_port, healthy

@@ -16,7 +16,7 @@ from homing.clock import ManualClock, as_datetime
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.people import Role
-from homing.store.schema import alert_history
+from homing.store.tables.core import alert_history
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in
 from tests.fixtures import settings_for

@@ -28,7 +28,7 @@ from homing.providers.webhook.ssrf import classify
 from homing.ratelimit import memory_limiter
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 from tests.conftest import TenantClient
 from tests.fixtures import homing_defaults, settings_for
 from tests.inbound.conftest import add_account

@@ -78,8 +78,8 @@ async def _objects_of(
 def _console_tenant_routes() -> list[tuple[str, str]]:
     from homing.console import (
         audit_pages,
+        dead_letter_pages,
         key_pages,
-        letter_pages,
         pacing_pages,
         provider_pages,
         provider_setup,
@@ -92,7 +92,7 @@ def _console_tenant_routes() -> list[tuple[str, str]]:
     found = []
     modules = (
         tenant_pages,
-        letter_pages,
+        dead_letter_pages,
         provider_pages,
         provider_setup,
         pacing_pages,

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from homing.models import new_id
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.schema import dead_letters
+from homing.store.tables.core import dead_letters
 from tests.admission_helpers import admission_settings
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant

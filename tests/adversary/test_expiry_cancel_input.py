@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from homing.models import MAX_TTL_SECONDS, Queue
 from homing.services import Services
-from homing.store.schema import jobs, queue_entries
+from homing.store.tables.core import jobs, queue_entries
 from tests.admission_helpers import EMAIL, send_email
 from tests.conftest import TenantClient
 

@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 from homing.managers.flashes import KEEP
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.console_schema import console_flashes
 from homing.store.people import Role
+from homing.store.tables.console import console_flashes
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import register

@@ -23,7 +23,7 @@ from sqlalchemy import func, select
 from homing.crypto import generate_master_key
 from homing.models import Plan
 from homing.services import Services, build
-from homing.store.inbound_schema import inbound_events
+from homing.store.tables.inbound import inbound_events
 from tests.fixtures import TEST_SETTINGS, homing_defaults, settings_for, sqlite_url
 from tests.inbound.conftest import Vendor, add_account
 from tests.processes import HomingProcess, eventually, free_port

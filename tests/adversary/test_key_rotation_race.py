@@ -22,7 +22,7 @@ from homing.models import Channel, Plan, ProviderAccount, new_id
 from homing.services import Services
 from homing.store.database import Database
 from homing.store.providers import open_credentials, seal_credentials
-from homing.store.schema import provider_accounts
+from homing.store.tables.core import provider_accounts
 
 REPLACEMENT = {"api_key": "re_live_replaced_while_rotating"}
 

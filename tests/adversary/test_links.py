@@ -27,7 +27,7 @@ from homing.models import AuditAction, Plan
 from homing.services import Services, build
 from homing.store.audit import AuditFilter
 from homing.store.people import Role
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 from tests.console_helpers import PASSWORD, add_user, csrf_of
 from tests.fixtures import settings_for, sqlite_url
 from tests.processes import HomingProcess, eventually, free_port, healthy

@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 
 from homing.inbound.verify.mailgun import MAX_AGE_SECONDS
 from homing.services import Services
-from homing.store.inbound_schema import inbound_conflicts, inbound_events, suppressions
+from homing.store.tables.inbound import inbound_conflicts, inbound_events, suppressions
 from tests.conftest import TenantClient
 from tests.inbound.conftest import MAILGUN_KEY, connect, mailgun_body
 

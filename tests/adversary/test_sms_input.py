@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from homing.addresses import MAX_PHONE, InvalidPhoneNumber, phone_key, sms_sender
-from homing.api.sms_schemas import MAX_SMS_SEGMENTS, SmsCreate
+from homing.api.schemas.sms import MAX_SMS_SEGMENTS, SmsCreate
 from homing.settings import Settings
 from tests.conftest import TenantClient
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.schema import api_keys
+from homing.store.tables.core import api_keys
 from tests.admission_helpers import admission_settings, send_email
 from tests.conftest import TenantClient
 

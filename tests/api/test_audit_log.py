@@ -19,7 +19,7 @@ from homing.models import AuditAction
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.audit_schema import audit_events
+from homing.store.tables.audit import audit_events
 from tests.conftest import TenantClient, make_tenant
 from tests.fixtures import settings_for
 

@@ -14,7 +14,7 @@ import homing.addresses as addresses
 from homing.models import Plan, Priority
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.schema import jobs, queue_entries
+from homing.store.tables.core import jobs, queue_entries
 from tests.admission_helpers import EMAIL, admission_settings, send_email, usage
 from tests.conftest import TenantClient, make_tenant
 

@@ -1,4 +1,4 @@
-"""The one body cap (homing.api.bodies): refused by Content-Length before a byte is
+"""The one body cap (homing.api.middleware.body_limit): refused by Content-Length before a byte is
 read, else as soon as the bytes that arrive pass the cap."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from starlette.requests import ClientDisconnect
 from starlette.types import Message
 
-from homing.api.bodies import declared_length, read_body
+from homing.api.middleware.body_limit import declared_length, read_body
 from homing.errors import PayloadTooLarge
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from homing.clock import ManualClock
 from homing.models import Queue
 from homing.services import Services
-from homing.store.schema import queue_entries
+from homing.store.tables.core import queue_entries
 from tests.admission_helpers import send_email
 from tests.conftest import TenantClient, deliver, job, make_tenant
 from tests.metrics_helpers import Moves, scrape

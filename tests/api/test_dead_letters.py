@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from homing.models import Plan
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.schema import dead_letters, queue_entries
+from homing.store.tables.core import dead_letters, queue_entries
 from tests.admission_helpers import ADMIN, admission_settings
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant

@@ -1,5 +1,6 @@
-"""The short way for ``POST /v1/notifications/email`` (homing.api.direct): a valid request
-is accepted without FastAPI, anything else reaches FastAPI exactly as it was sent."""
+"""The short way for ``POST /v1/notifications/email`` (homing.api.middleware.direct_email):
+a valid request is accepted without FastAPI, anything else reaches FastAPI exactly as it
+was sent."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from homing.api.direct import DirectEmail
-from homing.api.sending_gate import PRINCIPAL_STATE
+from homing.api.middleware.direct_email import DirectEmail
+from homing.api.middleware.sending_gate import PRINCIPAL_STATE
 from homing.models import Plan
 from homing.services import Services
 from tests.conftest import TenantClient

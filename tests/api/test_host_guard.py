@@ -1,4 +1,4 @@
-"""The host guard (``homing.api.host_guard``) is the first gate: a refused request never
+"""The host guard (``homing.api.middleware.host_guard``) is the first gate: a refused request never
 reaches the app behind it (no body read, no session, no database), and two Host headers
 are one too many."""
 
@@ -9,7 +9,7 @@ import json
 from starlette.responses import PlainTextResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from homing.api.host_guard import HostGuard
+from homing.api.middleware.host_guard import HostGuard
 from homing.console.routing import refusal_page
 from homing.hosts import AllowedHosts
 

@@ -16,7 +16,7 @@ from homing.models import Channel, Plan, Priority, Queue
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.accepting import NewJob
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 from homing.store.tenants import Principal
 from tests.admission_helpers import EMAIL, admission_settings, send_email, usage
 from tests.conftest import TenantClient, make_tenant

@@ -46,7 +46,7 @@ from homing.models import Channel, Plan
 from homing.sandbox.server import SandboxServer
 from homing.sandbox.state import FaultRule
 from homing.services import Services, build
-from homing.store.schema import attempts, jobs
+from homing.store.tables.core import attempts, jobs
 from tests.conftest import _truncate
 from tests.figures import record
 from tests.fixtures import HOMING_TIMING, settings_for

@@ -14,8 +14,8 @@ from homing.models import Actor, ActorKind, AuditAction
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.audit import AuditEvent, AuditFilter
-from homing.store.audit_schema import audit_events
 from homing.store.people import Role
+from homing.store.tables.audit import audit_events
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import get_args
 
-from homing.api.inbound_schemas import SuppressionCreate
+from homing.api.schemas.suppressions import SuppressionCreate
 from homing.models import ActorKind, AuditAction, Channel
 from homing.sandbox.server import SandboxServer
 from homing.services import Services

@@ -10,7 +10,7 @@ from homing.clock import ManualClock
 from homing.models import Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.schema import dead_letters
+from homing.store.tables.core import dead_letters
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, job, register, send
 

@@ -11,7 +11,7 @@ from sqlalchemy import select
 from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.schema import dead_letters, queue_entries
+from homing.store.tables.core import dead_letters, queue_entries
 from tests.chat_helpers import register_telegram, send_chat
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, deliver, job, register, send

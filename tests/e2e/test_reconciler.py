@@ -15,7 +15,7 @@ from homing.models import Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.ledger import LedgerStore
-from homing.store.schema import jobs, queue_entries
+from homing.store.tables.core import jobs, queue_entries
 from tests.conftest import TenantClient
 from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, job, register, send
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from homing.queue.pacing import account_rules
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
+from homing.timing.pacing import account_rules
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, deliver, job
 

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from homing.models import Plan
 from homing.services import Services
-from homing.store.inbound_schema import inbound_events
+from homing.store.tables.inbound import inbound_events
 from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import PAYSTACK_KEY, POLAR_SECRET
 

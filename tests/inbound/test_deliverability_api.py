@@ -15,7 +15,7 @@ from homing.clock import as_datetime
 from homing.models import DnsRecord, DomainStatus, new_id
 from homing.services import Services
 from homing.store.domain_rows import SendingDomain
-from homing.store.inbound_schema import inbound_events
+from homing.store.tables.inbound import inbound_events
 from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import add_account, send_email
 

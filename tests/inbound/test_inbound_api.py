@@ -14,13 +14,13 @@ from homing.clock import ManualClock
 from homing.inbound.parse.resend import split as resend_split
 from homing.inbound.verify import sendgrid as sendgrid_verify
 from homing.services import Services
-from homing.store.inbound_schema import (
+from homing.store.tables.core import jobs, queue_entries
+from homing.store.tables.inbound import (
     inbound_conflicts,
     inbound_events,
     provider_inbound,
     suppressions,
 )
-from homing.store.schema import jobs, queue_entries
 from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import (
     MAILGUN_KEY,

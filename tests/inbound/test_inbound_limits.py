@@ -15,7 +15,7 @@ from homing.clock import ManualClock
 from homing.services import Services
 from homing.settings import Settings
 from homing.store import inbound as inbound_store
-from homing.store.inbound_schema import inbound_events
+from homing.store.tables.inbound import inbound_events
 from tests.admission_helpers import unique_prefix
 from tests.conftest import REDIS_URL, TenantClient, make_tenant
 from tests.inbound.conftest import connect, mailgun_body, send_email

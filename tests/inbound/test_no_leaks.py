@@ -8,7 +8,7 @@ import httpx
 from sqlalchemy import select
 
 from homing.services import Services
-from homing.store.schema import metadata
+from homing.store.tables.core import metadata
 from tests.conftest import TenantClient
 from tests.inbound.conftest import (
     MAILGUN_KEY,

@@ -29,7 +29,7 @@ from homing.models import Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.schema import metadata
+from homing.store.tables.core import metadata
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import register, send

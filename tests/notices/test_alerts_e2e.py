@@ -13,7 +13,7 @@ from homing.clock import ManualClock, as_datetime
 from homing.models import new_id
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.inbound_schema import inbound_events
+from homing.store.tables.inbound import inbound_events
 from tests.conftest import TenantClient, deliver
 from tests.e2e.conftest import register, send
 from tests.fixtures import Sandbox

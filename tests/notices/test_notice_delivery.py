@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from homing.managers.notices import NoticeKind
 from homing.models import JobStatus, Priority, Queue
 from homing.services import Services
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 from tests.conftest import TenantClient, deliver
 from tests.fixtures import Sandbox
 from tests.notices.conftest import PLATFORM_FROM

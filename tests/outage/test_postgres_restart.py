@@ -26,7 +26,7 @@ from homing.managers.accounts import NewProvider
 from homing.models import Channel, JobStatus, Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 from tests.figures import record
 from tests.fixtures import HOMING_TIMING, settings_for
 from tests.outage.servers import PostgresCluster

@@ -28,7 +28,7 @@ from homing.models import Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
 from homing.settings import Settings
-from homing.store.schema import dead_letters
+from homing.store.tables.core import dead_letters
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import register, send
 from tests.figures import record

@@ -36,7 +36,7 @@ from homing.api.app import create_app
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.schema import metadata
+from homing.store.tables.core import metadata
 from homing.webhooks import verify
 from tests.figures import record
 from tests.fixtures import serving, settings_for

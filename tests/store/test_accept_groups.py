@@ -22,7 +22,7 @@ from homing.managers.sending_domains import DomainNotVerified
 from homing.models import Channel, JobStatus, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
-from homing.store.schema import jobs, queue_entries
+from homing.store.tables.core import jobs, queue_entries
 from homing.store.usage import UsageStore
 from tests.conftest import stored_tenant
 

@@ -17,8 +17,8 @@ from sqlalchemy.exc import IntegrityError
 from homing.alerts import MAX_DETAIL
 from homing.errors import StoreError
 from homing.services import Services
-from homing.store.schema import alert_history, alerts_firing
 from homing.store.signals import HISTORY_DETAIL, SignalStore
+from homing.store.tables.core import alert_history, alerts_firing
 
 AT = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 

@@ -11,8 +11,8 @@ from homing.errors import NotFound
 from homing.models import Actor, ActorKind, AuditAction, Plan
 from homing.services import Services
 from homing.store.audit import AuditEvent, AuditFilter
-from homing.store.audit_schema import audit_events
-from homing.store.schema import tenants
+from homing.store.tables.audit import audit_events
+from homing.store.tables.core import tenants
 
 SYSTEM = Actor(ActorKind.SYSTEM, "test")
 

@@ -16,7 +16,7 @@ from homing.managers.sending_domains import DomainNotVerified
 from homing.models import Channel, Plan, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
-from homing.store.schema import jobs
+from homing.store.tables.core import jobs
 
 QUOTA = (Quota("email", frozenset({Channel.EMAIL}), 3),)
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from homing.clock import ManualClock, as_datetime
 from homing.services import Services
 from homing.store.inbound_nonces import PURGE_BATCH, OneTime, TokenReused, claim
-from homing.store.inbound_schema import inbound_nonces
+from homing.store.tables.inbound import inbound_nonces
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 BODY, OTHER = "a" * 64, "b" * 64

@@ -14,9 +14,9 @@ from homing.managers.audit import CLI_ACTOR
 from homing.managers.retention import PURGED
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.console_schema import invitations
 from homing.store.people import Role
 from homing.store.retention import RETENTION_LOCK_KEY
+from homing.store.tables.console import invitations
 from tests.conftest import stored_tenant
 
 DAY = 86_400.0

@@ -16,7 +16,7 @@ from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import open_credentials, seal_credentials
-from homing.store.schema import jobs, provider_accounts, webhook_secrets
+from homing.store.tables.core import jobs, provider_accounts, webhook_secrets
 from homing.store.webhooks import SECRET_FIELD, WEBHOOK_SECRETS_TABLE
 from homing.webhooks.message import read_message, write_message
 

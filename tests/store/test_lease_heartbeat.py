@@ -18,7 +18,7 @@ from homing.models import Channel, Job, JobStatus, Plan, Priority, ProviderAccou
 from homing.providers.base import SendResult
 from homing.services import Services
 from homing.store.accepting import NewJob
-from homing.store.schema import attempts, queue_entries
+from homing.store.tables.core import attempts, queue_entries
 from tests.processes import eventually
 
 # Real seconds: the heartbeat ticks every third of it.

@@ -13,8 +13,8 @@ from alembic.autogenerate import render_python_code
 from alembic.operations import ops
 
 import homing.migrations
-from homing.store import columns
 from homing.store.migrate import render_item
+from homing.store.tables import columns
 
 MIGRATIONS = Path(homing.migrations.__file__).parent
 ALLOWED = "homing.migrations"
@@ -57,7 +57,7 @@ def test_revisions_import_nothing_of_homing_but_the_migrations_package() -> None
 
 def test_the_check_refuses_what_it_should() -> None:
     source = (
-        "from homing.store.schema import UTCDateTime\n"
+        "from homing.store.tables.core import UTCDateTime\n"
         "import homing.models\n"
         "from homing import store\n"
         "from . import helpers\n"
@@ -65,7 +65,7 @@ def test_the_check_refuses_what_it_should() -> None:
         "import sqlalchemy as sa\n"
     )
     modules = [m for m in _imported_modules(source) if _refused(m)]
-    assert modules == ["homing.store.schema", "homing.models", "homing", "."]
+    assert modules == ["homing.store.tables.core", "homing.models", "homing", "."]
 
 
 def test_autogenerate_writes_the_frozen_type_not_the_application_one() -> None:

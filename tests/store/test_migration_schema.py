@@ -29,7 +29,7 @@ from sqlalchemy import bindparam, inspect, select, text
 
 from homing.store.database import Database
 from homing.store.migrate import migrate
-from homing.store.schema import UTCDateTime, jobs, metadata, queue_entries, tenants
+from homing.store.tables.core import UTCDateTime, jobs, metadata, queue_entries, tenants
 from tests.conftest import POSTGRES_URL
 
 # The heads a database made by the code before the merge (commit 51f7b1d) is at.

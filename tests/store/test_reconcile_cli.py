@@ -19,7 +19,7 @@ from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.accepting import NewJob
 from homing.store.ledger import RECONCILE_LOCK_KEY
-from homing.store.schema import jobs, queue_entries
+from homing.store.tables.core import jobs, queue_entries
 from tests.conftest import stored_tenant
 from tests.fixtures import settings_for
 from tests.processes import eventually

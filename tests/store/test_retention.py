@@ -19,7 +19,7 @@ from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
 from homing.store.retention import RETENTION_LOCK_KEY
-from homing.store.schema import attempts, dead_letters, jobs
+from homing.store.tables.core import attempts, dead_letters, jobs
 from tests.conftest import stored_tenant
 
 DAY = 86_400.0

@@ -10,7 +10,7 @@ from homing.models import Channel, ClaimedJob, JobStatus, Plan, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.queue import Failed, Rescheduled
-from homing.store.schema import dead_letters, queue_entries
+from homing.store.tables.core import dead_letters, queue_entries
 
 LEASE = 30.0
 

@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SCOPE = [
     "homing/crypto.py",
     "homing/managers/admission.py",
-    "homing/api/admin_guard.py",
-    "homing/api/sending_gate.py",
+    "homing/api/middleware/admin_guard.py",
+    "homing/api/middleware/sending_gate.py",
     "homing/api/deps.py",
     "homing/api/routes/inbound.py",
     "homing/inbound/secrets.py",
@@ -54,7 +54,7 @@ REVIEWED: dict[tuple[str, str], str] = {
 # Modules that compare a secret themselves, and what they must call to do it.
 CONSTANT_TIME_CALLERS = {
     "homing/crypto.py": "compare_digest",
-    "homing/api/admin_guard.py": "constant_time_equals",
+    "homing/api/middleware/admin_guard.py": "constant_time_equals",
     "homing/inbound/verify/mailgun.py": "compare_digest",
     "homing/inbound/verify/paystack.py": "compare_digest",
     "homing/inbound/verify/postmark.py": "compare_digest",

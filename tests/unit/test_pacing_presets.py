@@ -9,9 +9,9 @@ import pytest
 
 from homing.clock import ManualClock
 from homing.models import Channel, Job, Priority, ProviderAccount
-from homing.queue.pacing import Pacer, RateRule, account_rules, is_group_chat
-from homing.queue.presets import share_of
 from homing.ratelimit import memory_limiter
+from homing.timing.pacing import Pacer, RateRule, account_rules, is_group_chat
+from homing.timing.presets import share_of
 
 
 def _account(provider: str = "telegram", **config: Any) -> ProviderAccount:

@@ -14,8 +14,8 @@ import pytest
 
 from homing.clock import ManualClock
 from homing.models import Priority
-from homing.queue.pacing import Pacer
 from homing.ratelimit import STORAGE_ERRORS, RateLimiter, memory_limiter, redis_limiter
+from homing.timing.pacing import Pacer
 from tests.admission_helpers import ThrowawayRedis, unique_prefix
 from tests.conftest import REDIS_URL
 from tests.processes import eventually, free_port

@@ -33,10 +33,10 @@ SQL_PACKAGES = frozenset(
         "aiosqlite",
         "sqlite3",
         "psycopg",
-        "homing.store.schema",
-        "homing.store.inbound_schema",
-        "homing.store.audit_schema",
-        "homing.store.console_schema",
+        "homing.store.tables.core",
+        "homing.store.tables.inbound",
+        "homing.store.tables.audit",
+        "homing.store.tables.console",
     }
 )
 

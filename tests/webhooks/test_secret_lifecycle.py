@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from homing.clock import ManualClock
 from homing.services import Services
-from homing.store.schema import metadata
+from homing.store.tables.core import metadata
 from homing.webhooks import verify
 from tests.conftest import TenantClient, make_tenant
 from tests.webhooks.conftest import OVERLAP_SECONDS, create_secret, deliver, job, send_webhook

@@ -11,16 +11,16 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 
 from homing.api.actors import ADMIN
-from homing.api.admission_schemas import (
+from homing.api.deps import ServicesDep
+from homing.api.schemas.shared import Page
+from homing.api.schemas.tenants import (
     TenantCreate,
     TenantCreated,
     TenantDetail,
     TenantPatch,
     TenantPublic,
-    UsagePublic,
 )
-from homing.api.base_schemas import Page
-from homing.api.deps import ServicesDep
+from homing.api.schemas.usage import UsagePublic
 from homing.managers.audit import diff, tenant_fields
 from homing.managers.plans import RATE_WINDOW_SECONDS
 from homing.models import AuditAction, Plan, Tenant

@@ -9,10 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
-from homing.api.base_schemas import Page
 from homing.api.deps import ServicesDep
 from homing.api.job_filters import CursorQuery, LimitQuery, job_filter, summary
-from homing.api.schemas import JobSummary
+from homing.api.schemas.jobs import JobSummary
+from homing.api.schemas.shared import Page
 from homing.store.job_search import JobFilter
 
 router = APIRouter(prefix="/admin/v1", tags=["admin"])

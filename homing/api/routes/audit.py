@@ -7,9 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from homing.api.audit_schemas import AuditEventPublic
-from homing.api.base_schemas import Moment, Page
 from homing.api.deps import LivePrincipalDep, ServicesDep
+from homing.api.schemas.audit import AuditEventPublic
+from homing.api.schemas.shared import Moment, Page
 from homing.errors import InvalidRequest
 from homing.models import AuditAction
 from homing.services import Services

@@ -14,15 +14,15 @@ from fastapi import APIRouter
 from pydantic import ValidationError
 
 from homing.addresses import Mailbox
-from homing.api.admission_schemas import (
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.routes.notifications import check_pins, email_job
+from homing.api.schemas.batch import (
     BatchItemResult,
     BatchResult,
     EmailBatchCreate,
     EmailBatchItem,
     ItemError,
 )
-from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.routes.notifications import check_pins, email_job
 from homing.errors import HomingError
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel, ProviderAccount

@@ -10,7 +10,6 @@ from __future__ import annotations
 import orjson
 from fastapi import APIRouter, Request, Response
 
-from homing.api.chat_schemas import ChatCreate, check_chat_id
 from homing.api.deps import SENDING_OPENAPI, sending
 from homing.api.routes.notifications import (
     IdempotencyKey,
@@ -19,7 +18,8 @@ from homing.api.routes.notifications import (
     request_hash,
     requested_priority,
 )
-from homing.api.schemas import Queued
+from homing.api.schemas.chat import ChatCreate, check_chat_id
+from homing.api.schemas.email import Queued
 from homing.errors import UnknownProvider
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ProviderAccount, resolve_pin
 from homing.services import Services

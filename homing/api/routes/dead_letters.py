@@ -10,8 +10,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from homing.api.actors import ADMIN, actor_of
-from homing.api.base_schemas import Moment, Page
-from homing.api.dead_letter_schemas import (
+from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.schemas.dead_letters import (
     MAX_Q,
     BulkBody,
     DeadLetterDetail,
@@ -19,7 +19,7 @@ from homing.api.dead_letter_schemas import (
     Purged,
     Redriven,
 )
-from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.schemas.shared import Moment, Page
 from homing.models import Actor, AuditAction
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter

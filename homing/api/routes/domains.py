@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from homing.api.actors import actor_of
-from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.inbound_schemas import DomainCreate, DomainPublic
+from homing.api.schemas.domains import DomainCreate, DomainPublic
+from homing.api.schemas.shared import Page
 from homing.models import AuditAction
 
 router = APIRouter(tags=["domains"])

@@ -14,9 +14,9 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from homing.api.bodies import read_body
 from homing.api.deps import ServicesDep
 from homing.api.errors import envelope
+from homing.api.middleware.body_limit import read_body
 from homing.inbound.billing import BILLING_SOURCES
 from homing.inbound.receiver import Scope
 from homing.inbound.sources import KINDS, MAX_BODY_BYTES

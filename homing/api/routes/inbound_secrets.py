@@ -6,7 +6,7 @@ from fastapi import APIRouter, Response
 
 from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.inbound_schemas import InboundSecretPublic, InboundSecretPut
+from homing.api.schemas.inbound_secrets import InboundSecretPublic, InboundSecretPut
 from homing.managers.audit import CHANGED
 from homing.models import AuditAction
 

@@ -7,12 +7,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 
-from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.inbound_schemas import history
 from homing.api.job_filters import CursorQuery, LimitQuery, job_filter, summary
-from homing.api.schemas import JobPublic, JobSummary, Queued
-from homing.api.sending_gate import RATE_STATE
+from homing.api.middleware.sending_gate import RATE_STATE
+from homing.api.schemas.delivery_events import history
+from homing.api.schemas.email import Queued
+from homing.api.schemas.jobs import JobPublic, JobSummary
+from homing.api.schemas.shared import Page
 from homing.metrics import JOBS_FINISHED
 from homing.store.job_search import JobFilter
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from homing.api.actors import actor_of
-from homing.api.admission_schemas import ApiKeyCreate, ApiKeyIssued, ApiKeyPublic
-from homing.api.base_schemas import Page
 from homing.api.deps import LivePrincipalDep, ServicesDep
+from homing.api.schemas.keys import ApiKeyCreate, ApiKeyIssued, ApiKeyPublic
+from homing.api.schemas.shared import Page
 from homing.models import AuditAction
 
 router = APIRouter(tags=["api keys"])

@@ -13,7 +13,7 @@ import orjson
 from fastapi import APIRouter, Header, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, sending
-from homing.api.schemas import EmailCreate, NotificationCreate, Queued
+from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
 from homing.crypto import RequestHash, Sealer
 from homing.errors import UnknownProvider
 from homing.models import (
@@ -131,8 +131,9 @@ async def send_email(
 async def accept_email(
     services: Services, principal: Principal, body: EmailCreate, idempotency_key: str | None
 ) -> Response:
-    """What ``send_email`` does once the request is validated (``homing.api.direct``
-    calls it too, for requests it serves without FastAPI)."""
+    """What ``send_email`` does once the request is validated
+    (``homing.api.middleware.direct_email`` calls it too, for requests it serves without
+    FastAPI)."""
     tenant = principal.tenant
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.

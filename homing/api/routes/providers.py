@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from homing.api.actors import actor_of
-from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.schemas import ProviderCreate, ProviderPatch, ProviderPublic
+from homing.api.schemas.providers import ProviderCreate, ProviderPatch, ProviderPublic
+from homing.api.schemas.shared import Page
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CHANGED, diff
 from homing.models import AuditAction, Channel

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.inbound_schemas import EventReport, EventReportRow
+from homing.api.schemas.delivery_events import EventReport, EventReportRow
 
 router = APIRouter(tags=["reports"])
 

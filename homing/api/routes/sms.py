@@ -1,6 +1,6 @@
 """Accepting SMS: one message, or up to 1,000 in one request, as email is accepted.
 
-The body is validated and its numbers made E.164 (``homing.api.sms_schemas``); the job
+The body is validated and its numbers made E.164 (``homing.api.schemas.sms``); the job
 carries the text's encoding and segment count, which ``GET /v1/jobs/{id}`` shows. The
 plan, the quota and suppression apply in the accepting transaction, as for email.
 """
@@ -13,7 +13,6 @@ import orjson
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
-from homing.api.admission_schemas import BatchItemResult, BatchResult
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.routes.batch import batch_answer, invalid_item, refused_item
 from homing.api.routes.notifications import (
@@ -23,8 +22,9 @@ from homing.api.routes.notifications import (
     request_hash,
     requested_priority,
 )
-from homing.api.schemas import Queued
-from homing.api.sms_schemas import SmsBatchCreate, SmsBatchItem, SmsCreate
+from homing.api.schemas.batch import BatchItemResult, BatchResult
+from homing.api.schemas.email import Queued
+from homing.api.schemas.sms import SmsBatchCreate, SmsBatchItem, SmsCreate
 from homing.crypto import Sealer
 from homing.errors import HomingError, UnknownProvider
 from homing.models import (

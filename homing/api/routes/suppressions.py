@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from homing.api.actors import actor_of
-from homing.api.base_schemas import Page
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.inbound_schemas import SuppressionCreate, SuppressionPublic
+from homing.api.schemas.shared import Page
+from homing.api.schemas.suppressions import SuppressionCreate, SuppressionPublic
 from homing.models import AuditAction, Channel
 from homing.store.suppressions import normalize_address
 

@@ -7,9 +7,9 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
 from homing.api.actors import actor_of
-from homing.api.bodies import read_body
 from homing.api.deps import LivePrincipalDep, PrincipalDep, ServicesDep
-from homing.api.settings_schemas import TenantSettingsPatch, TenantSettingsPublic
+from homing.api.middleware.body_limit import read_body
+from homing.api.schemas.tenant_settings import TenantSettingsPatch, TenantSettingsPublic
 from homing.managers.audit import diff
 from homing.models import AuditAction
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from homing.api.admission_schemas import UsagePublic
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.schemas.usage import UsagePublic
 from homing.managers.plans import RATE_WINDOW_SECONDS
 
 router = APIRouter(tags=["usage"])

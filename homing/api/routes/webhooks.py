@@ -7,7 +7,6 @@ import json
 from fastapi import APIRouter, Request, Response
 
 from homing.api.actors import actor_of
-from homing.api.base_schemas import Page
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.routes.notifications import (
     IdempotencyKey,
@@ -15,8 +14,9 @@ from homing.api.routes.notifications import (
     request_hash,
     requested_priority,
 )
-from homing.api.schemas import Queued
-from homing.api.webhook_schemas import (
+from homing.api.schemas.email import Queued
+from homing.api.schemas.shared import Page
+from homing.api.schemas.webhooks import (
     EndpointUrl,
     GoneEndpointPublic,
     WebhookCreate,

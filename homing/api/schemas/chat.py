@@ -7,7 +7,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from homing.api.schemas import NotificationCreate
+from homing.api.schemas.email import NotificationCreate
 from homing.errors import InvalidRequest
 from homing.vendors import VENDORS
 

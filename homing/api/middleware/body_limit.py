@@ -1,6 +1,6 @@
 """The one cap on request bodies, and the one way a body is read under it.
 
-Every request body is capped at ``HOMING_MAX_BODY_BYTES`` (``app.BodyLimit``); a route
+Every request body is capped at ``HOMING_MAX_BODY_BYTES`` (``BodyLimit``, below); a route
 that reads its body itself caps it tighter where it should (inbound events at
 ``HOMING_INBOUND_MAX_BODY_BYTES``, ``/v1/settings`` at 4 KiB). Either way a body is
 refused first by its declared Content-Length, before a byte of it is read, and then by
@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from starlette.requests import ClientDisconnect
-from starlette.types import Message, Receive
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from homing.api.errors import PassedOn, error_response
 from homing.errors import PayloadTooLarge
 
-__all__ = ["capped", "declared_length", "over_declared", "read_body", "too_large"]
+__all__ = ["BodyLimit", "capped", "declared_length", "over_declared", "read_body", "too_large"]
 
 
 def too_large(limit: int) -> PayloadTooLarge:
@@ -75,3 +76,31 @@ async def read_body(headers: Iterable[tuple[bytes, bytes]], receive: Receive, li
         chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(chunks)
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with 413, before they are parsed
+    (``homing.api.middleware.body_limit``)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if over_declared(scope["headers"], self.limit):
+            await error_response(too_large(self.limit))(scope, receive, send)
+            return
+        receive_capped = capped(receive, self.limit)
+
+        async def limited() -> Message:
+            try:
+                return await receive_capped()
+            except PayloadTooLarge as exc:
+                # Raised inside the route's body parsing: passed on as an HTTPException,
+                # FastAPI hands it to the error handlers rather than making it a 400.
+                raise PassedOn(exc) from None
+
+        await self.app(scope, limited, send)

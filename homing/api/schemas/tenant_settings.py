@@ -6,8 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from homing.api.base_schemas import Strict
-from homing.api.schemas import TtlSeconds
+from homing.api.schemas.shared import Strict, TtlSeconds
 from homing.store.tenant_settings import TenantSettings
 
 SignatureFormatName = Literal["design", "notifykit"]

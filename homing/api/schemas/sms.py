@@ -12,9 +12,9 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from homing.addresses import MAX_PHONE, phone_key, sms_sender
-from homing.api.admission_schemas import MAX_BATCH
-from homing.api.base_schemas import Strict
-from homing.api.schemas import NotificationCreate, PriorityName
+from homing.api.schemas.batch import MAX_BATCH
+from homing.api.schemas.email import NotificationCreate
+from homing.api.schemas.shared import PriorityName, Strict
 from homing.models import SmsSegments
 
 # Twilio takes at most 1,600 characters; ten segments is what carriers reliably join.

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_validator
 
-from homing.api.base_schemas import Strict
-from homing.api.schemas import NotificationCreate, PriorityName
+from homing.api.schemas.email import NotificationCreate
+from homing.api.schemas.shared import PriorityName, Strict
 from homing.webhooks.message import header_problem
 
 MAX_EVENT_TYPE = 200

@@ -2,7 +2,7 @@
 
 A rule is ``{"scope": "account"|"recipient"|"individual"|"group", "limit": N,
 "per_seconds": S}`` in the account's ``config.rate_rules``; an account without them gets
-its vendor's preset (``homing.queue.presets``). ``individual`` and ``group`` rules apply
+its vendor's preset (``homing.timing.presets``). ``individual`` and ``group`` rules apply
 to chat jobs: a Telegram chat id below zero (or an ``@channel``) is a group or channel,
 any other an individual chat. A send takes one slot from every rule that applies;
 when any is full the provider counts as throttled for this job (docs/architecture.md,
@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from homing.addresses import address_key
 from homing.clock import Clock
 from homing.models import Channel, Job, ProviderAccount
-from homing.queue.presets import PRESETS, share_of
 from homing.ratelimit import RateLimiter
+from homing.timing.presets import PRESETS, share_of
 
 Scope = Literal["account", "recipient", "individual", "group"]
 

@@ -1,7 +1,8 @@
-"""Tables, as SQLAlchemy Core metadata. Alembic migrations create them; this module
-is what queries are written against. One schema serves SQLite and PostgreSQL.
+"""The core tables (tenants to alerts), as SQLAlchemy Core metadata. Alembic migrations
+create them; queries are written against them. One schema serves SQLite and PostgreSQL.
 
-``metadata`` here holds every table, the inbound ones (``inbound_schema``) included."""
+``metadata`` here holds every table, the other groups (``inbound``, ``console``,
+``audit``) included."""
 
 from __future__ import annotations
 
@@ -22,14 +23,14 @@ from sqlalchemy import (
     text,
 )
 
-# The inbound tables are defined in their own module on the same metadata; importing
+# The other groups are defined in their own modules on the same metadata; importing
 # it here is what makes ``metadata`` hold every table.
-from homing.store import audit_schema as audit_schema
-from homing.store import console_schema as console_schema
-from homing.store import inbound_schema as inbound_schema
-from homing.store.columns import ID as ID
-from homing.store.columns import UTCDateTime as UTCDateTime
-from homing.store.columns import metadata as metadata
+from homing.store.tables import audit as audit
+from homing.store.tables import console as console
+from homing.store.tables import inbound as inbound
+from homing.store.tables.columns import ID as ID
+from homing.store.tables.columns import UTCDateTime as UTCDateTime
+from homing.store.tables.columns import metadata as metadata
 
 tenants = Table(
     "tenants",

@@ -2,8 +2,8 @@
 tenants, their signed-in sessions and the invitations to become a member; and (migration
 0021) the flash messages queued for a session's next page.
 
-They live beside ``homing.store.schema`` on the same ``metadata``; ``schema`` imports
-this module, so ``schema.metadata`` holds these tables too. A session is stored by the
+They live beside ``homing.store.tables.core`` on the same ``metadata``; ``schema`` imports
+this module, so ``core.metadata`` holds these tables too. A session is stored by the
 SHA-256 of its token only, and so is an invitation: a database reader cannot sign in
 or accept an invitation with what it reads.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sqlalchemy import Boolean, Column, ForeignKey, Index, String, Table, Text, false
 
-from homing.store.columns import ID, UTCDateTime, metadata
+from homing.store.tables.columns import ID, UTCDateTime, metadata
 
 users = Table(
     "users",

@@ -1,4 +1,5 @@
-"""The two shapes every body shares: ``Strict`` for what a client sends, ``Page`` for lists.
+"""What every body shares: ``Strict`` for what a client sends, ``Page`` for lists, and
+the field types several bodies use (``Name``, ``PriorityName``, ``TtlSeconds``, ``Moment``).
 
 A request body refuses what it does not name (``extra="forbid"``): a misspelt field is
 a 422, never silently dropped. Every list endpoint answers one ``Page``: ``data`` in the
@@ -9,13 +10,20 @@ on the last (lists that come whole have one page, so it is always null there).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Generic, TypeVar
+from typing import Annotated, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from homing.clock import in_utc
+from homing.models import MAX_TTL_SECONDS, MIN_TTL_SECONDS
 
-__all__ = ["Moment", "Page", "Strict"]
+__all__ = ["Moment", "Name", "Page", "PriorityName", "Strict", "TtlSeconds"]
+
+# A name a client gives (a key, a tenant): trimmed, 1 to 200 characters.
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
+# Whole seconds only: strict, so "60", 60.5 and true are refused (docs/reliability.md "Expiry").
+TtlSeconds = Annotated[int, Field(ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS, strict=True)]
 
 T = TypeVar("T")
 

@@ -1,7 +1,7 @@
 """The one ``MetaData`` every table is defined on, and the column types they share.
 
-``homing.store.schema`` and ``homing.store.inbound_schema`` both build on this module,
-and ``schema`` imports ``inbound_schema``, so whoever holds ``schema.metadata`` (the
+``homing.store.tables.core`` and ``homing.store.tables.inbound`` both build on this module,
+and ``core`` imports the other groups, so whoever holds ``core.metadata`` (the
 queries, Alembic's ``env.py``, the tests) sees every table, with no import cycle.
 """
 

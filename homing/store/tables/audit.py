@@ -1,7 +1,7 @@
 """The ``audit_events`` table: who changed what in a tenant's configuration, and when.
 
-Defined on the shared metadata (``homing.store.columns``); ``homing.store.schema``
-imports this module so that ``schema.metadata`` holds it. No foreign key to
+Defined on the shared metadata (``homing.store.tables.columns``); ``homing.store.tables.core``
+imports this module so that ``core.metadata`` holds it. No foreign key to
 ``tenants``: an event outlives job retention and names platform-wide changes too
 (``tenant_id`` NULL).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import JSON, Column, Index, String, Table
 
-from homing.store.columns import ID, UTCDateTime, metadata
+from homing.store.tables.columns import ID, UTCDateTime, metadata
 
 audit_events = Table(
     "audit_events",

@@ -1,7 +1,7 @@
 """Tables of inbound events, suppression and sending domains (migration 0005).
 
-They live beside ``homing.store.schema`` on the same ``metadata``
-(``homing.store.columns``); ``schema`` imports this module, so ``schema.metadata``
+They live beside ``homing.store.tables.core`` on the same ``metadata``
+(``homing.store.tables.columns``); ``core`` imports this module, so ``core.metadata``
 holds these tables too.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import JSON, Column, ForeignKey, Index, String, Table, Text, UniqueConstraint
 
-from homing.store.columns import ID, UTCDateTime, metadata
+from homing.store.tables.columns import ID, UTCDateTime, metadata
 
 # The append-only journal of verified inbound events (the S2S-postback discipline):
 # stored before anything is acted on, once per (source, account, event id).

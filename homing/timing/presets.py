@@ -14,7 +14,7 @@ from typing import Final
 from homing.models import Priority
 from homing.vendors import VENDORS
 
-# (scope, limit, per_seconds), in the shape of ``homing.queue.pacing.RateRule``.
+# (scope, limit, per_seconds), in the shape of ``homing.timing.pacing.RateRule``.
 PRESETS: Final[Mapping[str, tuple[tuple[str, int, int], ...]]] = {
     name: v.pacing for name, v in VENDORS.items() if v.pacing
 }

@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from homing.api.base_schemas import Moment, Strict
-from homing.api.schemas import AttemptPublic
+from homing.api.schemas.jobs import AttemptPublic
+from homing.api.schemas.shared import Moment, Strict
 from homing.managers.dead_letters import MAX_IDS
 from homing.models import Attempt
 from homing.store.dead_letters import DeadLetter, DeadLetterFilter

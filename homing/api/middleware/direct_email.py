@@ -17,13 +17,13 @@ from pydantic import ValidationError
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from homing.api.bodies import declared_length, read_body
 from homing.api.errors import error_response
+from homing.api.middleware.body_limit import declared_length, read_body
+from homing.api.middleware.sending_gate import PRINCIPAL_STATE
 from homing.api.paths import routed_path
 from homing.api.refusals import count_refusal
 from homing.api.routes.notifications import accept_email
-from homing.api.schemas import EmailCreate
-from homing.api.sending_gate import PRINCIPAL_STATE
+from homing.api.schemas.email import EmailCreate
 from homing.errors import HomingError, PayloadTooLarge
 from homing.services import Services
 from homing.store.tenants import Principal

@@ -1,0 +1,92 @@
+"""Bodies of the email routes: what every notification shares, and the email itself."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StringConstraints,
+    ValidationInfo,
+    model_validator,
+)
+
+from homing.addresses import Mailbox, parse_mailbox
+from homing.api.schemas.shared import PriorityName, Strict, TtlSeconds
+
+
+def _no_line_breaks(value: str) -> str:
+    if "\r" in value or "\n" in value or "\x00" in value:
+        raise ValueError("must not contain line breaks or NUL characters")
+    return value
+
+
+class NotificationCreate(Strict):
+    """What every notification body shares, whatever its channel."""
+
+    # Not delivered within this many seconds of acceptance, the job ends FAILED with
+    # error_class "expired" (the tenant's default_ttl_seconds for the channel if left out).
+    ttl_seconds: TtlSeconds | None = None
+
+
+HeaderText = Annotated[str, StringConstraints(min_length=1, max_length=998)]
+Body = Annotated[str, StringConstraints(max_length=5_000_000)]
+
+
+class EmailCreate(NotificationCreate):
+    to: Annotated[str, StringConstraints(min_length=3, max_length=400)]
+    from_: Annotated[str, StringConstraints(min_length=3, max_length=400)] = Field(alias="from")
+    subject: HeaderText
+    text: Body | None = None
+    html: Body | None = None
+    priority: PriorityName | None = None
+    provider: str | None = Field(default=None, max_length=100)
+    fallback: str | None = Field(default=None, max_length=100)
+    delivery: Literal["at_least_once", "at_most_once"] = "at_least_once"
+    ordering_key: str | None = Field(default=None, min_length=1, max_length=255)
+
+    model_config = ConfigDict(populate_by_name=True)
+    # The comparison key of ``to``, read with it: the accepting transaction checks
+    # suppressions by it rather than parsing the address again.
+    _recipient: str | None = PrivateAttr(default=None)
+
+    @property
+    def recipient(self) -> str | None:
+        """The suppression key of ``to`` (``Mailbox.key``), once validated."""
+        return self._recipient
+
+    @model_validator(mode="after")
+    def _valid(self, info: ValidationInfo) -> EmailCreate:
+        # Exactly one mailbox each, stored (and sent) in canonical form: homing.addresses.
+        # A batch validates its messages with one ``context`` dict: an address repeated
+        # in it (the sender, mostly) is parsed once for the request.
+        memo = info.context if isinstance(info.context, dict) else None
+        to = _mailbox(self.to, memo)
+        self.to, self._recipient = str(to), to.key
+        self.from_ = str(_mailbox(self.from_, memo))
+        _no_line_breaks(self.subject)
+        if self.text is None and self.html is None:
+            raise ValueError("give 'text', 'html' or both")
+        if self.fallback is not None and self.provider is None:
+            raise ValueError("'fallback' needs 'provider'")
+        return self
+
+
+def _mailbox(value: str, memo: dict[str, Mailbox] | None) -> Mailbox:
+    """The one mailbox ``value`` names (InvalidAddress otherwise), from ``memo`` when this
+    request read it already; ``memo`` lives for one request, at most two entries per
+    message, so one tenant's addresses never answer another's."""
+    if memo is not None and value in memo:
+        return memo[value]
+    mailbox = parse_mailbox(_no_line_breaks(value))
+    if memo is not None:
+        memo[value] = mailbox
+    return mailbox
+
+
+class Queued(BaseModel):
+    id: str
+    status: str

@@ -1,1 +1,0 @@
-"""Scheduling: wake-ups for idle workers (claims and leases live in the store)."""
