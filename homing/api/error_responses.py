@@ -82,6 +82,7 @@ ERROR_CODES: dict[int, tuple[str, ...]] = {
         "domains_unsupported",
         "domain_not_verified",
         "provider_error",
+        "template_error",
     ),
     429: ("rate_limited",),
     500: (

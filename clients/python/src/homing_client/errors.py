@@ -243,6 +243,10 @@ class ProviderError(UnprocessableError):
     code = "provider_error"
 
 
+class TemplateError(UnprocessableError):
+    code = "template_error"
+
+
 class RateLimitedError(RateLimitError):
     code = "rate_limited"
 
