@@ -36,6 +36,7 @@ from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.http import (
     USER_AGENT,
     parse_retry_after,
+    redact,
     response_detail,
     send_request,
 )
@@ -51,6 +52,9 @@ __all__ = [
     "HttpAdapter",
     "unreadable_batch",
 ]
+
+# How much of a vendor's words about one batch item a failure keeps.
+MAX_ITEM_WORDS: Final = 200
 
 # What a batch send says about one of its messages.
 BatchOutcome = SendResult | ProviderFailure
@@ -153,6 +157,10 @@ class HttpAdapter:
         if not response.is_success:
             return [self._failure(response)] * len(body)
         return response
+
+    def _item_words(self, words: object) -> str:
+        """A batch item's own words from the vendor: every secret masked, then capped."""
+        return redact(str(words or ""), self._secrets())[:MAX_ITEM_WORDS]
 
     def _failure(self, response: httpx.Response, secrets: Sequence[str] = ()) -> ProviderFailure:
         """The ``ProviderFailure`` of an error reply: its class, the vendor's words with

@@ -207,9 +207,7 @@ class PostmarkProvider(HttpAdapter):
                     SendResult(str(message_id) if message_id else None, answer.status_code)
                 )
                 continue
-            words = str(item.get("Message") or "")[:200]
-            for secret in self._secrets():
-                words = words.replace(secret, "***")
+            words = self._item_words(item.get("Message"))
             failure_class = classify_item(code, answer.status_code)
             outcomes.append(
                 ProviderFailure(

@@ -213,8 +213,7 @@ class ResendProvider(HttpAdapter):
             if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
                 return unreadable_batch(self.name, count, "an error without its index")
             assert isinstance(error, dict)
-            words = str(error.get("message") or "")[:200].replace(self._api_key, "***")
-            refused[index] = words
+            refused[index] = self._item_words(error.get("message"))
         if len(data) + len(refused) != count:
             return unreadable_batch(self.name, count, "not one answer per email")
         ids = iter(data)
