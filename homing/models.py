@@ -505,6 +505,7 @@ class AuditAction(enum.StrEnum):
     MEMBER_ROLE_CHANGED = "member.role_changed"
     MEMBER_REMOVED = "member.removed"
     USER_ADDED = "user.added"
+    USER_PASSWORD_SET = "user.password_set"
 
 
 class ActorKind(enum.StrEnum):

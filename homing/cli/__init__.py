@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
@@ -94,9 +95,14 @@ def run_loop(main: Coroutine[Any, Any, int]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        loopback = False
+        if args.command == "run" and args.demo:
+            from homing.cli.demo import allow_loopback_webhooks
+
+            loopback = allow_loopback_webhooks(os.environ)
         settings = Settings()
         configure_logging(settings.log_level)
-        return run_loop(_dispatch(args, settings))
+        return run_loop(_dispatch(args, settings, loopback))
     except KeyboardInterrupt:
         return 130
     except (ConfigError, HomingError) as exc:
@@ -104,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+async def _dispatch(args: argparse.Namespace, settings: Settings, loopback: bool = False) -> int:
     from homing.cli import runner
 
     if args.command == "sandbox":
@@ -113,7 +119,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         await serve_forever(args.host, args.port, args.smtp_port)
         return 0
     handlers: dict[str, Callable[[Services], Awaitable[int]]] = {
-        "run": lambda s: runner.run_all(s, _host(args, settings), _port(args, settings), args.demo),
+        "run": lambda s: runner.run_all(
+            s, _host(args, settings), _port(args, settings), args.demo, loopback
+        ),
         "api": lambda s: runner.run_api(
             s,
             _host(args, settings),

@@ -4,29 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
-import secrets
-import shlex
 import signal
 import socket
-import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from typing import Any
 
 import uvicorn
 
-from homing import vendors
 from homing.api.app import create_app
 from homing.cli.metrics_server import metrics_serving
 from homing.cli.supervisor import ChildProcesses, default_worker_processes
-from homing.errors import Conflict
-from homing.managers.accounts import NewProvider
-from homing.managers.audit import CLI_ACTOR
-from homing.models import Channel, Plan
 from homing.services import Services
-from homing.store.people import Role
 
 log = logging.getLogger("homing")
 
@@ -217,21 +207,28 @@ async def run_worker(services: Services, *, once: bool = False, supervised: bool
     return 0
 
 
-async def run_all(services: Services, host: str, port: int, demo: bool) -> int:
+async def run_all(
+    services: Services, host: str, port: int, demo: bool, loopback_webhooks: bool = False
+) -> int:
     """The API, and workers: in this process on SQLite, in child processes on
-    PostgreSQL (homing.cli.supervisor). ``demo`` adds the sandbox and a demo tenant."""
+    PostgreSQL (homing.cli.supervisor). ``demo`` adds the sandbox and a demo tenant
+    (homing.cli.demo); ``loopback_webhooks``: the demo let webhooks reach loopback."""
     sandbox = None
     env = dict(os.environ)
     if demo:
-        from homing.sandbox.server import SandboxServer
+        from homing.cli import demo as demo_mode
 
-        sandbox = SandboxServer(port=0, smtp_port=None)
-        await sandbox.start()
-        services.sandbox.allow(sandbox.base_url)  # test keys may send to it
+        sandbox, documented = await demo_mode.start_sandbox(host)
+        smtp = f"smtp://{host}:{sandbox.smtp_port}"
+        for url in (sandbox.base_url, smtp):
+            services.sandbox.allow(url)  # test keys may send to it
         env["HOMING_SANDBOX_URLS"] = ",".join(
-            filter(None, [env.get("HOMING_SANDBOX_URLS"), sandbox.base_url])
+            filter(None, [env.get("HOMING_SANDBOX_URLS"), sandbox.base_url, smtp])
         )
-        await _demo_tenant(services, sandbox.provider_base_url, f"http://{host}:{port}")
+        prepared = await demo_mode.prepare(services, sandbox)
+        demo_mode.announce(
+            prepared, f"http://{host}:{port}", sandbox, documented, loopback_webhooks
+        )
     processes = worker_processes(services)
     workers = ["worker", "--supervised"]
     children = ChildProcesses("worker", workers, processes, env) if processes else None
@@ -280,58 +277,6 @@ def worker_processes(services: Services) -> int:
         return 0
     configured = services.settings.run_worker_processes
     return default_worker_processes() if configured is None else configured
-
-
-async def _demo_tenant(services: Services, base_url: object, api_url: str) -> None:
-    tenant, key = await services.tenants.create("demo", Plan.STARTUP)
-    demo = (vendors.resend.VENDOR.name, vendors.sendgrid.VENDOR.name)
-    for priority, provider in enumerate(demo, start=1):
-        await services.accounts.register(
-            NewProvider(
-                tenant_id=tenant.id,
-                channel=Channel.EMAIL,
-                provider=provider,
-                credentials={"api_key": f"{provider}-demo-key-0000"},
-                config={"base_url": base_url(provider)},  # type: ignore[operator]
-                priority=priority,
-            )
-        )
-    body = json.dumps(
-        {"to": "ada@example.com", "from": "demo@example.com", "subject": "Hi", "text": "It works"}
-    )
-    curl = (
-        f"curl -s -X POST {api_url}/v1/notifications/email "
-        f"-H {shlex.quote('Authorization: Bearer ' + key)} "
-        f"-H 'Content-Type: application/json' -d {shlex.quote(body)}"
-    )
-    print(f"demo tenant {tenant.id}\nAPI key (shown once): {key}\ntry:\n  {curl}", file=sys.stdout)
-    email, password = await _demo_login(services, tenant.id)
-    print(
-        f"console: {api_url}/\nsign in as {email} with password {password} (shown once; "
-        "an owner of the demo tenant and an operator)",
-        file=sys.stdout,
-    )
-    sys.stdout.flush()
-
-
-async def _demo_login(services: Services, tenant_id: str) -> tuple[str, str]:
-    """A console user for the demo: owner of its tenant and operator, with a fresh
-    password; ``demo@example.com``, or a variant when an earlier demo took it."""
-    password = secrets.token_urlsafe(12)
-    for email in ("demo@example.com", f"demo-{tenant_id[-8:]}@example.com"):
-        try:
-            await services.people.add_user(
-                email,
-                password,
-                actor=CLI_ACTOR,
-                tenant_id=tenant_id,
-                role=Role.OWNER,
-                operator=True,
-            )
-        except Conflict:
-            continue
-        return email, password
-    raise Conflict("both demo emails are taken")
 
 
 def install_stop_signals(stop: asyncio.Event) -> None:

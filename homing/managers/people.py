@@ -219,6 +219,21 @@ class People:
         now = as_datetime(self._clock.now())
         await self._store.set_role(user.id, tenant_id, role, now, event)
 
+    async def reset_password(self, user: User, password: str, *, actor: Actor) -> None:
+        """Give ``user`` a new password (checked as a new one is) and sign them out
+        everywhere, with one ``user.password_set`` event (platform-wide: a user is not
+        one tenant's). ``homing run --demo`` uses it for its login."""
+        check_new_password(password)
+        digest = await asyncio.to_thread(hash_password, password)
+        event = self._audit.event(
+            actor,
+            AuditAction.USER_PASSWORD_SET,
+            tenant_id=None,
+            target_type="user",
+            changes={"email": user.email},
+        )
+        await self._store.set_password(user.id, digest, event)
+
     async def user(self, email: str) -> User | None:
         found = await self._store.credentials(normal_email(email))
         return found[0] if found else None

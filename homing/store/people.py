@@ -133,6 +133,22 @@ class PeopleStore:
             row = (await conn.execute(select(users).where(users.c.email == email))).first()
         return (_user(row), row.password_hash) if row else None
 
+    async def set_password(self, user_id: str, password_hash: str, audit: AuditEvent) -> int:
+        """A user's new password hash and its audit event, in one transaction that also
+        ends every session of theirs (a changed password signs them out everywhere);
+        how many sessions it ended. NotFound when there is no such user."""
+        async with self._db.transaction() as conn:
+            result = await conn.execute(
+                update(users).where(users.c.id == user_id).values(password_hash=password_hash)
+            )
+            if result.rowcount == 0:
+                raise NotFound("no such user")
+            ended = await conn.execute(
+                delete(console_sessions).where(console_sessions.c.user_id == user_id)
+            )
+            await write_event(conn, audit.about(target_id=user_id))
+        return int(ended.rowcount or 0)
+
     async def set_role(
         self, user_id: str, tenant_id: str, role: Role, now: datetime, audit: AuditEvent
     ) -> None:

@@ -1119,7 +1119,7 @@ export interface components {
          * @description The closed vocabulary of changes the audit log records.
          * @enum {string}
          */
-        AuditAction: "provider.added" | "provider.updated" | "provider.removed" | "provider.reordered" | "inbound_secret.rotated" | "inbound_secret.deleted" | "api_key.issued" | "api_key.revoked" | "webhook_secret.created" | "webhook_secret.rotated" | "webhook_secret.deleted" | "webhook_endpoint.enabled" | "suppression.added" | "suppression.removed" | "domain.added" | "domain.removed" | "tenant.created" | "tenant.updated" | "tenant.plan_changed" | "tenant.suspended" | "tenant.resumed" | "settings.updated" | "dead_letters.redriven" | "dead_letters.purged" | "master_key.rotated" | "user.invited" | "invitation.revoked" | "invitation.accepted" | "invitation.mailed" | "member.role_changed" | "member.removed" | "user.added";
+        AuditAction: "provider.added" | "provider.updated" | "provider.removed" | "provider.reordered" | "inbound_secret.rotated" | "inbound_secret.deleted" | "api_key.issued" | "api_key.revoked" | "webhook_secret.created" | "webhook_secret.rotated" | "webhook_secret.deleted" | "webhook_endpoint.enabled" | "suppression.added" | "suppression.removed" | "domain.added" | "domain.removed" | "tenant.created" | "tenant.updated" | "tenant.plan_changed" | "tenant.suspended" | "tenant.resumed" | "settings.updated" | "dead_letters.redriven" | "dead_letters.purged" | "master_key.rotated" | "user.invited" | "invitation.revoked" | "invitation.accepted" | "invitation.mailed" | "member.role_changed" | "member.removed" | "user.added" | "user.password_set";
         /**
          * AuditEventPublic
          * @description One change: who, what, to which target, when, and what changed (no secret:

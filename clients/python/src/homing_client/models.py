@@ -99,6 +99,7 @@ class AuditAction(
             "member.role_changed",
             "member.removed",
             "user.added",
+            "user.password_set",
         ]
     ]
 ):
@@ -136,6 +137,7 @@ class AuditAction(
             "member.role_changed",
             "member.removed",
             "user.added",
+            "user.password_set",
         ],
         Field(
             description="The closed vocabulary of changes the audit log records.",
