@@ -111,6 +111,7 @@ def build_message(email: OutgoingEmail) -> tuple[EmailMessage, str]:
             "from": content.from_,
             "subject": content.subject,
             "job id": email.job_id,
+            **{f"header {name}": value for name, value in content.headers},
         }
     )
     to, sender = mailboxes(content, "smtp")
@@ -123,6 +124,8 @@ def build_message(email: OutgoingEmail) -> tuple[EmailMessage, str]:
     message["Subject"] = content.subject
     message["Message-ID"] = message_id
     message["X-Homing-Job-Id"] = email.job_id
+    for name, value in content.headers:
+        message[name] = value
     if content.html is not None and content.text is None:
         message.set_content(content.html, subtype="html")
     else:
