@@ -11,6 +11,7 @@ import pytest
 from homing.dispatch.batching import batchable
 from homing.dispatch.senders import EmailSender
 from homing.email_headers import MAX_HEADERS, MAX_TOTAL, InvalidHeaders, email_headers
+from homing.managers.retention import SCRUBBED, scrub_payload
 from homing.models import (
     Channel,
     DeliveryMode,
@@ -126,3 +127,11 @@ def test_a_stored_payload_breaking_the_rules_is_message_permanent() -> None:
         EmailSender.outgoing(job)
     assert info.value.failure_class is FailureClass.MESSAGE_PERMANENT
     assert "victim" not in info.value.detail
+
+
+def test_retention_scrubs_the_fields_with_the_bodies() -> None:
+    # An unsubscribe link names its recipient; a redrive of the scrubbed job is refused.
+    scrubbed = scrub_payload({**PAYLOAD, "headers": RFC_8058})
+    assert scrubbed["headers"] == SCRUBBED
+    with pytest.raises(ProviderFailure):
+        EmailSender.outgoing(_job(scrubbed))
