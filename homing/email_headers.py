@@ -30,7 +30,10 @@ Headers = tuple[tuple[str, str], ...]
 
 MAX_HEADERS: Final = 20
 MAX_NAME: Final = 76
-MAX_VALUE: Final = 2_000
+# One line of RFC 5322 (998 characters) holds the longest name, ": " and the longest
+# value, so SMTP sends each field unfolded and unencoded (Python's folder would turn an
+# unbreakable long URL into RFC 2047 encoded words, which List-Unsubscribe must not be).
+MAX_VALUE: Final = 900
 MAX_TOTAL: Final = 8_000
 
 # RFC 5322 §3.6.8: field-name = 1*ftext, ftext = %d33-57 / %d59-126.

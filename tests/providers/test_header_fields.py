@@ -106,3 +106,13 @@ async def test_postmark_batch_carries_each_items_own_fields() -> None:
         await PostmarkProvider({"api_key": "pm"}, {}, http).send_batch(emails)
     body = json.loads(requests[0].content)
     assert [len(item.get("Headers", [])) for item in body] == [2, 0]
+
+
+def test_smtp_sends_a_long_field_on_one_line_never_encoded() -> None:
+    # An unbreakable URL longer than 78 characters: folding would need encoded words.
+    value = "<https://example.test/u/" + "a" * 800 + ">"
+    message, _ = build_message(email((("List-Unsubscribe", value),)))
+    wire = message.as_bytes()
+    assert f"List-Unsubscribe: {value}\r\n".encode() in wire
+    assert b"=?utf-8?" not in wire
+    assert max(len(line) for line in wire.split(b"\r\n")) <= 998

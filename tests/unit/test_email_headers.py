@@ -47,7 +47,7 @@ def test_rfc_8058_fields_pass_in_order() -> None:
         [["X:A", "v"]],
         [["", "v"]],
         [["X-" + "a" * 80, "v"]],
-        [["X-A", "v" * 2_001]],
+        [["X-A", "v" * 901]],
         [["X-A", "v"], ["x-a", "w"]],  # twice, ignoring case
         [["X-A"]],
         [["X-A", 1]],
@@ -95,7 +95,7 @@ def test_count_and_total_size_are_bounded() -> None:
     with pytest.raises(InvalidHeaders):
         email_headers([["X-1000", "v"]] * 1000)
     with pytest.raises(InvalidHeaders, match="in all"):
-        email_headers([[f"X-{n}", "v" * 1_990] for n in range(MAX_TOTAL // 1_990 + 1)])
+        email_headers([[f"X-{n}", "v" * 890] for n in range(MAX_TOTAL // 890 + 1)])
 
 
 def test_no_email_content_holds_refused_fields() -> None:
