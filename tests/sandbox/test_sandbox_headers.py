@@ -232,3 +232,26 @@ async def test_smtp_records_every_header_field_as_it_arrived(sandbox: SandboxSer
     assert ["List-Unsubscribe", UNSUBSCRIBE] in fields
     assert ["List-Unsubscribe-Post", ONE_CLICK] in fields
     assert ["X-Long", " ".join(["word"] * 40)] in fields
+
+
+async def test_a_postmark_batch_message_with_bad_headers_fails_alone(
+    guarded_sandbox: SandboxServer,
+) -> None:
+    batch = [_postmark_body({"X": "y"}), _postmark_body([{"Name": "X-A", "Value": "1"}])]
+    base = guarded_sandbox.provider_base_url("postmark")
+    async with httpx.AsyncClient(base_url=base, headers=POSTMARK_HEADERS) as http:
+        answer = await http.post("/email/batch", content=json.dumps(batch))
+    assert [item["ErrorCode"] for item in answer.json()] == [403, 0]
+    [message] = await listed(guarded_sandbox, "postmark")
+    assert message["headers"] == [["X-A", "1"]]
+
+
+@pytest.mark.usefixtures("resend_sdk")
+async def test_a_resend_strict_batch_with_bad_headers_sends_nothing(
+    guarded_sandbox: SandboxServer,
+) -> None:
+    good: Any = {"from": SENDER, "to": [TO], "subject": "Hi", "text": "x"}
+    bad: Any = {**good, "headers": ["List-Unsubscribe", UNSUBSCRIBE]}
+    with pytest.raises(resend.exceptions.ResendError):
+        await asyncio.to_thread(resend.Batch.send, [good, bad])
+    assert await listed(guarded_sandbox, "resend") == []
