@@ -110,3 +110,14 @@ async def test_a_vendor_batch_carries_each_jobs_own_fields(
     assert stats["requests"][vendor] == 1  # one batch call
     recorded = {m["job_id"]: sorted(m["headers"]) for m in await sb.messages(vendor)}
     assert recorded == wanted
+
+
+async def test_a_long_unsubscribe_link_arrives_over_smtp_as_it_was_given(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    await register(tenant, sandbox, "smtp", 1, credentials=smtp_credentials(sandbox))
+    link = "<https://example.test/u/" + "t" * 800 + ">"
+    await accept(services, tenant, "ada@example.com", [["List-Unsubscribe", link]])
+    assert await deliver(services) == 1
+    [message] = await sb.messages("smtp")
+    assert fields(message, "smtp") == [["List-Unsubscribe", link]]
