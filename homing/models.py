@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
+from homing.email_headers import email_headers
+
 
 class Channel(enum.StrEnum):
     """How a notification travels: email, SMS, chat or webhook."""
@@ -293,13 +295,20 @@ def resolve_pin(pin: str | None, accounts: Sequence[ProviderAccount]) -> Provide
 
 @dataclass(frozen=True, slots=True)
 class EmailContent:
-    """The message of an email job: recipient, sender, subject and bodies."""
+    """The message of an email job: recipient, sender, subject, bodies, and the extra
+    header fields (``homing.email_headers``: checked, in order) it carries."""
 
     to: str
     from_: str
     subject: str
     text: str | None = None
     html: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        # No email exists with header fields that could inject or override others.
+        if self.headers:
+            email_headers(self.headers)
 
 
 # SMS text (the SMS channel) -------------------------------------------------------------

@@ -10,7 +10,7 @@ has passed since its first email. Each waiting job gets its own item's outcome.
 Not batched, sent alone as before: a job with an ordering key (its order rests on one
 call at a time), an ``at_most_once`` job (a batch's idempotency key covers the batch,
 not the job, so a retry in another batch could not be recognised), a payload carrying
-anything but to/from/subject/text/html, and vendors without a batch endpoint.
+anything but to/from/subject/text/html/headers, and vendors without a batch endpoint.
 
 A batch call cut by the deadline, or whose answer cannot be read item by item, is
 ``uncertain`` for every job in it. A job whose call was cancelled (its claim was lost)
@@ -36,7 +36,9 @@ from homing.providers.registry import EMAIL_PROVIDERS
 log = logging.getLogger("homing.dispatch")
 
 # The payload fields a batch item carries; any other makes the job go alone.
-BATCHABLE_FIELDS = frozenset({"to", "from", "subject", "text", "html"})
+# Header fields travel per item in both batch endpoints (Resend's email objects and
+# Postmark's messages take them as a single send does).
+BATCHABLE_FIELDS = frozenset({"to", "from", "subject", "text", "html", "headers"})
 
 
 @runtime_checkable
@@ -78,7 +80,8 @@ def batchable(job: Job) -> bool:
 def _size(email: OutgoingEmail) -> int:
     content = email.content
     parts = (content.subject, content.text or "", content.html or "", content.to, content.from_)
-    return sum(len(str(part).encode()) for part in parts) + 256
+    fields = sum(len(name) + len(value) + 32 for name, value in content.headers)
+    return sum(len(str(part).encode()) for part in parts) + fields + 256
 
 
 class BatchingEmailSender(EmailSender):

@@ -12,6 +12,7 @@ from typing import Protocol
 import httpx
 
 from homing.crypto import Sealer
+from homing.email_headers import InvalidHeaders, email_headers
 from homing.errors import EndpointRefused, UnknownProvider
 from homing.models import EmailContent, FailureClass, Job, ProviderAccount, SmsContent
 from homing.providers.base import (
@@ -89,8 +90,15 @@ class EmailSender:
 
     @staticmethod
     def outgoing(job: Job) -> OutgoingEmail:
-        """The email an email job sends."""
+        """The email an email job sends; a payload whose header fields break the rules
+        of ``homing.email_headers`` is ``message_permanent``, never sent as it is."""
         payload = job.payload
+        try:
+            headers = email_headers(payload.get("headers"))
+        except InvalidHeaders as exc:
+            raise ProviderFailure(
+                FailureClass.MESSAGE_PERMANENT, f"email: not sent, {exc}"
+            ) from None
         return OutgoingEmail(
             job_id=job.id,
             content=EmailContent(
@@ -99,6 +107,7 @@ class EmailSender:
                 subject=payload["subject"],
                 text=payload.get("text"),
                 html=payload.get("html"),
+                headers=headers,
             ),
             # Stable across every retry of this job, so an idempotent provider
             # recognises a resend after a timeout.

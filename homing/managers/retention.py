@@ -41,8 +41,9 @@ PURGED = Counter(
 
 # What replaces a scrubbed body; a reader can tell it from any real one.
 SCRUBBED = "[removed by retention]"
-# The payload fields that carry content: email's subject and bodies, a webhook's body.
-_CONTENT_FIELDS = frozenset({"subject", "text", "html", "body", "payload"})
+# The payload fields that carry content: email's subject, bodies and extra header fields
+# (an unsubscribe link names its recipient), a webhook's body.
+_CONTENT_FIELDS = frozenset({"subject", "text", "html", "headers", "body", "payload"})
 _SEALED_FIELDS = frozenset({"headers_sealed"})
 _DAY = 86_400.0
 

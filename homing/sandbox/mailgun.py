@@ -3,6 +3,11 @@
 Sends are form bodies (urlencoded or multipart) with HTTP Basic ``api:<key>``. Success
 is 200 ``{"id": "<…@domain>", "message": "Queued. Thank you."}``; errors are
 ``{"message"}`` except 401, whose body is the plain text ``Forbidden``.
+
+Header fields come as ``h:<Name>`` form fields, each appended to the message as a MIME
+header (documentation.mailgun.com, "Sending messages": ``h:X-My-Header``). The ``o:``,
+``h:`` and ``v:`` fields together take at most 16 kB (``MAX_OPTIONS_BYTES``); more is a
+400 (the wording of that refusal is the sandbox's own).
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from homing.sandbox.state import FaultScope, RecordedMessage, SandboxState
 PROVIDER = "mailgun"
 SANDBOX_DOMAIN = "sandbox.homing.test"
 _NO_BODY = "Need at least one of 'text', 'html' or 'template' parameters specified"
+MAX_OPTIONS_BYTES = 16 * 1024
+_OPTION_PREFIXES = ("o:", "h:", "v:")
+_TOO_MANY_OPTIONS = "Too much data in o:, h: and v: parameters: at most 16kB in all"
 
 
 def forbidden() -> PlainTextResponse:
@@ -85,7 +93,18 @@ def _problem(form: Form) -> JSONResponse | None:
         )
     if not any(_first(form, name) for name in ("text", "html", "template")):
         return message_response(400, _NO_BODY)
+    options = sum(
+        len(key.encode()) + len(value.encode())
+        for key, value in form
+        if key.startswith(_OPTION_PREFIXES)
+    )
+    if options > MAX_OPTIONS_BYTES:
+        return message_response(400, _TOO_MANY_OPTIONS)
     return None
+
+
+def _headers(form: Form) -> tuple[tuple[str, str], ...]:
+    return tuple((key[2:], value) for key, value in form if key.startswith("h:") and key[2:])
 
 
 def _job_id(form: Form) -> str | None:
@@ -109,6 +128,7 @@ def _record(form: Form, message_id: str, request: Request) -> RecordedMessage:
         message_id=message_id,
         job_id=_job_id(form),
         idempotency_key=request.headers.get("idempotency-key"),
+        headers=_headers(form),
     )
 
 

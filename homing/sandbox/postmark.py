@@ -11,6 +11,12 @@ answers 200 with one result per message in the order sent, each ``{"ErrorCode",
 "Message", "MessageID", "To", "SubmittedAt"}``: an invalid message fails alone (its
 ErrorCode, e.g. 300), the others are sent. More than 500 is refused whole (ErrorCode
 410), as is a body over 50 MB (HTTP 413).
+
+Header fields come in ``Headers``, an array of ``{"Name", "Value"}``
+(postmarkapp.com/developer/api/email-api, "Headers"), on a single send and on each
+message of a batch. Postmark documents no limits of its own for them; the sandbox
+answers one that is not an array of string pairs with 422 ErrorCode 403 (Incompatible
+JSON input), per message in a batch.
 """
 
 from __future__ import annotations
@@ -107,7 +113,20 @@ def _problem(payload: Any) -> JSONResponse | None:
         return error_response(422, 300, "You may not have more than 50 recipients per message.")
     if not payload.get("TextBody") and not payload.get("HtmlBody"):
         return error_response(422, 300, "Provide either email TextBody or HtmlBody or both.")
+    if payload.get("Headers") is not None and not _valid_headers(payload["Headers"]):
+        message = "Incompatible JSON input: Headers is an array of {Name, Value} strings."
+        return error_response(422, 403, message)
     return None
+
+
+def _valid_headers(headers: Any) -> bool:
+    return isinstance(headers, list) and all(
+        isinstance(item, dict)
+        and isinstance(item.get("Name"), str)
+        and bool(item["Name"])
+        and isinstance(item.get("Value"), str)
+        for item in headers
+    )
 
 
 def _record(payload: dict[str, Any], message_id: str, request: Request) -> RecordedMessage:
@@ -123,6 +142,7 @@ def _record(payload: dict[str, Any], message_id: str, request: Request) -> Recor
         message_id=message_id,
         job_id=None if job_id is None else str(job_id),
         idempotency_key=request.headers.get("idempotency-key"),
+        headers=tuple((item["Name"], item["Value"]) for item in payload.get("Headers") or []),
     )
 
 

@@ -11,6 +11,11 @@ the order sent. Validation is strict by default: one invalid email refuses the w
 batch (422, nothing recorded). ``x-batch-validation: permissive`` sends the valid ones
 and lists the rest as ``errors: [{"index", "message"}]``. Attachments and scheduling
 are not taken in a batch (422). ``Idempotency-Key`` works as for a single send.
+
+Header fields come in ``headers``, an object of string values
+(resend.com/docs/api-reference/emails/send-email, ``headers``), on a single send and on
+each email of a batch. Resend documents no refusal of its own for them; the sandbox
+answers one that is not an object of strings with 422 ``validation_error``.
 """
 
 from __future__ import annotations
@@ -107,6 +112,12 @@ def _problem(payload: Any) -> JSONResponse | None:
         return error_response(422, "validation_error", _BAD_FROM)
     if not _recipients(payload["to"]):
         return error_response(422, "validation_error", "Invalid `to` field.")
+    headers = payload.get("headers")
+    if headers is not None and not (
+        isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())
+    ):
+        message = "Invalid `headers` field: an object of string values."
+        return error_response(422, "validation_error", message)
     tags = payload.get("tags") or []
     if not isinstance(tags, list) or not all(_valid_tag(tag) for tag in tags):
         message = "Tags should only contain ASCII letters, numbers, underscores, or dashes."
@@ -132,6 +143,7 @@ def _record(payload: dict[str, Any], email_id: str, idempotency_key: str | None)
         message_id=email_id,
         job_id=tags.get("hjid"),
         idempotency_key=idempotency_key,
+        headers=tuple((str(k), str(v)) for k, v in (payload.get("headers") or {}).items()),
     )
 
 

@@ -3,11 +3,18 @@
 Success is 202 with an empty body and the id in ``X-Message-Id``; every error is
 ``{"errors": [{"message", "field", "help"}]}``. A key containing ``invalid`` is
 revoked (401); one containing ``restricted`` lacks the ``mail.send`` scope (403).
+
+Header fields come in ``headers``, an object of string values, on the message and on
+each personalization (whose fields win). The documented refusals are 400s
+(twilio.com/docs/sendgrid/api-reference/mail-send/errors, "Headers errors"): a value
+that is not a string, a key twice (the sandbox compares keys ignoring case), a key
+with non-ASCII characters or spaces, a reserved key (``RESERVED_HEADERS``).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 from typing import Any
@@ -50,7 +57,60 @@ _NO_SUBJECT = (
     "The subject is required. You can get around this requirement if you use a template "
     "with a subject defined or if every personalization has a subject defined."
 )
+# Keys SendGrid refuses in `headers`, compared ignoring case.
+RESERVED_HEADERS = frozenset(
+    {
+        "x-sg-id",
+        "x-sg-eid",
+        "received",
+        "dkim-signature",
+        "content-type",
+        "content-transfer-encoding",
+        "to",
+        "from",
+        "subject",
+        "reply-to",
+        "cc",
+        "bcc",
+    }
+)
+_HEADER_KEY = re.compile(r"[!-~]+")
+_HEADER_VALUES = "The header values must be strings."
+_HEADER_DUPLICATE = "The headers cannot contain duplicate keys."
+_HEADER_KEY_CHARACTERS = "Header keys cannot contain non-ASCII characters and empty spaces."
+_HEADER_RESERVED = "Header can not be one of the reserved keys."
 Problem = tuple[str, str | None]
+
+
+class _Object(dict[str, Any]):
+    """A JSON object that remembers its keys in order, repeats included."""
+
+    keys_sent: list[str]
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    result = _Object(pairs)
+    result.keys_sent = [key for key, _ in pairs]
+    return result
+
+
+def _header_problems(headers: Any, field: str) -> list[Problem]:
+    """SendGrid's refusals of one ``headers`` object (None: there is none)."""
+    if headers is None:
+        return []
+    if not isinstance(headers, dict):
+        return [(f"Invalid type. Expected: object, given: {type(headers).__name__}.", field)]
+    keys = headers.keys_sent if isinstance(headers, _Object) else list(headers)
+    problems: list[Problem] = []
+    if len({key.lower() for key in keys}) != len(keys):
+        problems.append((_HEADER_DUPLICATE, field))
+    if not all(isinstance(value, str) for value in headers.values()):
+        problems.append((_HEADER_VALUES, field))
+    if not all(_HEADER_KEY.fullmatch(key) for key in keys):
+        problems.append((_HEADER_KEY_CHARACTERS, field))
+    if any(key.lower() in RESERVED_HEADERS for key in keys):
+        problems.append((_HEADER_RESERVED, field))
+    return problems
 
 
 def errors_response(
@@ -97,6 +157,11 @@ def _problems(payload: Any) -> list[Problem]:
         for index, item in enumerate(personalizations):
             if not isinstance(item, dict) or not _emails(item.get("to")):
                 problems.append((_NO_TO, f"personalizations.{index}.to"))
+            elif "headers" in item:
+                field = f"personalizations.{index}.headers"
+                problems.extend(_header_problems(item["headers"], field))
+    if "headers" in payload:
+        problems.extend(_header_problems(payload["headers"], "headers"))
     sender = payload.get("from")
     if not isinstance(sender, dict) or "@" not in str(sender.get("email", "")):
         problems.append((_NO_FROM, "from.email"))
@@ -136,6 +201,16 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def _headers(
+    payload: dict[str, Any], personalization: dict[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """The message's header fields, a personalization's replacing the message's own."""
+    fields = {key.lower(): (key, value) for key, value in _mapping(payload.get("headers")).items()}
+    for key, value in _mapping(personalization.get("headers")).items():
+        fields[key.lower()] = (key, value)
+    return tuple(fields.values())
+
+
 def _record(payload: dict[str, Any], message_id: str, request: Request) -> RecordedMessage:
     personalizations: list[dict[str, Any]] = payload["personalizations"]
     first = personalizations[0]
@@ -155,6 +230,7 @@ def _record(payload: dict[str, Any], message_id: str, request: Request) -> Recor
         message_id=message_id,
         job_id=_text(custom_args.get("hjid")),
         idempotency_key=request.headers.get("idempotency-key"),
+        headers=_headers(payload, first),
     )
 
 
@@ -166,7 +242,7 @@ async def send(state: SandboxState, request: Request) -> Response:
     if "restricted" in key:
         return errors_response(403, [("access forbidden", None)])
     try:
-        payload = json.loads(await request.body())
+        payload = json.loads(await request.body(), object_pairs_hook=_object)
     except ValueError:
         return errors_response(400, [("Bad Request", None)])
     if problems := _problems(payload):

@@ -3,13 +3,15 @@
 AUTH PLAIN and LOGIN are offered without TLS; a username or password containing
 ``invalid`` gets ``535 5.7.8``. Each message is recorded as provider ``smtp``. A fault
 rule is taken per transaction (at MAIL) and its status answered at RCPT, or at DATA
-for the codes that belong there (451, 552, 554).
+for the codes that belong there (451, 552, 554). A message's ``headers`` are all its
+header fields as they arrived, in order, unfolded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 import weakref
 from email import policy
@@ -23,6 +25,7 @@ from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
 from homing.sandbox.state import FaultMode, FaultRule, FaultScope, RecordedMessage, SandboxState
 
 PROVIDER = "smtp"
+_FOLD = re.compile(r"\r?\n(?=[ \t])")
 HOSTNAME = "sandbox.homing.test"
 DATA_STAGE_CODES = frozenset({451, 552, 554})
 REPLIES = {
@@ -84,7 +87,14 @@ def parse_message(content: bytes, mail_from: str, rcpt_tos: list[str]) -> Record
         job_id=_header(message, "X-Homing-Job-Id"),
         idempotency_key=_header(message, "Resend-Idempotency-Key")
         or _header(message, "Idempotency-Key"),
+        headers=arrived_headers(message),
     )
+
+
+def arrived_headers(message: EmailMessage) -> tuple[tuple[str, str], ...]:
+    """Every header field of ``message`` in the order it arrived, each value unfolded
+    (RFC 5322 §2.2.3: a CRLF before white space removed) and left unparsed."""
+    return tuple((name, _FOLD.sub("", str(value)).strip()) for name, value in message.raw_items())
 
 
 def _header(message: EmailMessage, name: str) -> str | None:

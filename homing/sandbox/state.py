@@ -143,7 +143,13 @@ class FaultBook:
 
 @dataclass(frozen=True, slots=True)
 class RecordedMessage:
-    """One message the sandbox accepted, as a test reads it back."""
+    """One message the sandbox accepted, as a test reads it back.
+
+    ``headers`` are the extra header fields the message carried, as (name, value) in the
+    order the vendor's request gave them (SendGrid's and Resend's ``headers`` object,
+    Postmark's ``Headers`` array, Mailgun's ``h:`` fields); for SMTP every header field
+    of the message as it arrived, unfolded.
+    """
 
     provider: str
     to: tuple[str, ...]
@@ -155,6 +161,7 @@ class RecordedMessage:
     job_id: str | None = None
     idempotency_key: str | None = None
     received_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    headers: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of ``GET /_sandbox/messages`` (``sender`` becomes ``from``)."""
@@ -169,6 +176,7 @@ class RecordedMessage:
             "job_id": self.job_id,
             "message_id": self.message_id,
             "received_at": self.received_at.isoformat(),
+            "headers": [[name, value] for name, value in self.headers],
         }
 
 

@@ -33,6 +33,7 @@ KERNEL = frozenset(
         "crypto",
         "logs",
         "addresses",
+        "email_headers",
         "hosts",
         "ratelimit",
         "alerts",

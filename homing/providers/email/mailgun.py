@@ -151,6 +151,8 @@ class MailgunProvider(HttpAdapter):
         if content.html is not None:
             form["html"] = content.html
         form["v:hjid"] = email.job_id
+        for name, value in content.headers:
+            form[f"h:{name}"] = value
         return form
 
     async def send(self, email: OutgoingEmail) -> SendResult:

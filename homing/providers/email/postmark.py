@@ -170,6 +170,8 @@ class PostmarkProvider(HttpAdapter):
             payload["TextBody"] = content.text
         if content.html is not None:
             payload["HtmlBody"] = content.html
+        if content.headers:
+            payload["Headers"] = [{"Name": name, "Value": value} for name, value in content.headers]
         return payload
 
     async def send(self, email: OutgoingEmail) -> SendResult:

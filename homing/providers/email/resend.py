@@ -171,6 +171,8 @@ class ResendProvider(HttpAdapter):
             payload["text"] = content.text
         if content.html is not None:
             payload["html"] = content.html
+        if content.headers:
+            payload["headers"] = dict(content.headers)
         return payload
 
     async def send(self, email: OutgoingEmail) -> SendResult:

@@ -141,13 +141,17 @@ class SendGridProvider(HttpAdapter):
             for kind, value in (("text/plain", content.text), ("text/html", content.html))
             if value is not None
         ]
-        return {
+        payload: dict[str, Any] = {
             "personalizations": [{"to": [_address(to)]}],
             "from": _address(sender),
             "subject": content.subject,
             "content": parts,
             "custom_args": {"hjid": email.job_id},
         }
+        if content.headers:
+            # ``headers``: an object of string values (names unique: homing.email_headers).
+            payload["headers"] = dict(content.headers)
+        return payload
 
     async def send(self, email: OutgoingEmail) -> SendResult:
         """Submit ``email``; 202 means accepted, anything else raises ``ProviderFailure``."""

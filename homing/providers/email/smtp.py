@@ -111,18 +111,25 @@ def build_message(email: OutgoingEmail) -> tuple[EmailMessage, str]:
             "from": content.from_,
             "subject": content.subject,
             "job id": email.job_id,
+            **{f"header {name}": value for name, value in content.headers},
         }
     )
     to, sender = mailboxes(content, "smtp")
     message_id = f"<{uuid.uuid4()}@{sender.domain}>"
     # 7bit keeps non-ASCII bodies quoted-printable or base64, so no 8BITMIME is needed.
-    message = EmailMessage(policy=SMTP_POLICY.clone(cte_type="7bit"))
+    # refold_source="none" leaves the raw extra fields as they are; every other field is
+    # a header object, folded by the policy as before.
+    message = EmailMessage(policy=SMTP_POLICY.clone(cte_type="7bit", refold_source="none"))
     message["Date"] = formatdate(usegmt=True)
     message["From"] = str(sender)
     message["To"] = str(to)
     message["Subject"] = content.subject
     message["Message-ID"] = message_id
     message["X-Homing-Job-Id"] = email.job_id
+    for name, value in content.headers:
+        # Raw, so the field goes out as given: one line (homing.email_headers bounds it
+        # to fit), never refolded into encoded words.
+        message.set_raw(name, value)
     if content.html is not None and content.text is None:
         message.set_content(content.html, subtype="html")
     else:

@@ -1,0 +1,120 @@
+"""The extra header fields an email job may carry, and the rules they keep.
+
+An email job's payload may hold ``"headers": [[name, value], ...]``: header fields
+Homing puts on the message through each vendor's own header mechanism (SendGrid's and
+Resend's ``headers`` object, Postmark's ``Headers`` array, Mailgun's ``h:`` fields, the
+SMTP message itself), so the vendor's DKIM signature covers them (RFC 8058 §4 asks that
+of ``List-Unsubscribe`` and ``List-Unsubscribe-Post``). The public API does not take
+them (docs/sending.md, "Header fields"): Homing writes them itself.
+
+The rules, each checked in time linear in the input and before anything is sent:
+
+- at most ``MAX_HEADERS`` fields, names unique ignoring case (SendGrid and Resend take
+  an object, and SendGrid refuses duplicate keys);
+- a name is an RFC 5322 field name (printable US-ASCII but ``:``), at most ``MAX_NAME``
+  characters; a value is printable US-ASCII, space and tab (no CR, LF or NUL, so no
+  header injection and no folding done by hand), at most ``MAX_VALUE`` characters; all
+  names and values together at most ``MAX_TOTAL`` characters (Mailgun takes 16 kB of
+  ``o:``, ``h:`` and ``v:`` fields in all);
+- no field Homing or a vendor owns (``OWNED``, ``OWNED_PREFIXES``): the addresses, the
+  subject, the date, the ids, the MIME structure, signatures and trace fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+Headers = tuple[tuple[str, str], ...]
+
+MAX_HEADERS: Final = 20
+MAX_NAME: Final = 76
+# One line of RFC 5322 (998 characters) holds the longest name, ": " and the longest
+# value, so SMTP sends each field unfolded and unencoded (Python's folder would turn an
+# unbreakable long URL into RFC 2047 encoded words, which List-Unsubscribe must not be).
+MAX_VALUE: Final = 900
+MAX_TOTAL: Final = 8_000
+
+# RFC 5322 §3.6.8: field-name = 1*ftext, ftext = %d33-57 / %d59-126.
+_NAME: Final = re.compile(r"[!-9;-~]+")
+_VALUE: Final = re.compile(r"[ -~\t]*")
+
+OWNED: Final = frozenset(
+    {
+        "from",
+        "sender",
+        "to",
+        "cc",
+        "bcc",
+        "reply-to",
+        "subject",
+        "date",
+        "message-id",
+        "mime-version",
+        "dkim-signature",
+        "domainkey-signature",
+        "authentication-results",
+        "received",
+        "return-path",
+        "x-sg-id",
+        "x-sg-eid",
+        "x-mailgun-variables",
+    }
+)
+OWNED_PREFIXES: Final = ("content-", "resent-", "arc-", "x-homing-")
+
+
+class InvalidHeaders(ValueError):
+    """The email's header fields break a rule of ``homing.email_headers``."""
+
+
+def email_headers(value: object) -> Headers:
+    """The header fields ``value`` holds (a sequence of ``[name, value]`` pairs, as a
+    job's payload stores them), checked; ``InvalidHeaders`` naming the first rule broken.
+    ``None`` or empty: none."""
+    if value is None:
+        return ()
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise InvalidHeaders("headers must be a list of [name, value] pairs")
+    if len(value) > MAX_HEADERS:
+        raise InvalidHeaders(f"at most {MAX_HEADERS} header fields")
+    fields: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    total = 0
+    for pair in value:
+        name, text = _pair(pair)
+        total += len(name) + len(text)
+        if total > MAX_TOTAL:
+            raise InvalidHeaders(f"header fields hold at most {MAX_TOTAL} characters in all")
+        key = name.lower()
+        if key in seen:
+            raise InvalidHeaders(f"header field {name!r} appears more than once")
+        if key in OWNED or key.startswith(OWNED_PREFIXES):
+            raise InvalidHeaders(f"header field {name!r} is set by Homing or the vendor")
+        seen.add(key)
+        fields.append((name, text))
+    return tuple(fields)
+
+
+def _pair(pair: object) -> tuple[str, str]:
+    if not isinstance(pair, Sequence) or isinstance(pair, str | bytes) or len(pair) != 2:
+        raise InvalidHeaders("each header field is a [name, value] pair")
+    name, text = pair
+    if not isinstance(name, str) or not isinstance(text, str):
+        raise InvalidHeaders("a header field's name and value are strings")
+    if not 0 < len(name) <= MAX_NAME or not _NAME.fullmatch(name):
+        raise InvalidHeaders(
+            f"a header field name is 1 to {MAX_NAME} printable US-ASCII characters but ':'"
+        )
+    if len(text) > MAX_VALUE or not _VALUE.fullmatch(text):
+        raise InvalidHeaders(
+            f"a header field value is at most {MAX_VALUE} printable US-ASCII characters,"
+            " spaces or tabs (no CR, LF or NUL)"
+        )
+    return name, text
+
+
+def as_payload(headers: Headers) -> list[list[str]]:
+    """``headers`` as a job's payload stores them (JSON: a list of two-item lists)."""
+    return [[name, text] for name, text in headers]
