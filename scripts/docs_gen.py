@@ -30,7 +30,8 @@ METHODS = ("get", "post", "put", "patch", "delete")
 HEADER = """# API reference
 
 Generated from the OpenAPI document that `GET /openapi.json` serves (interactive at
-`/docs` on a running Homing) by `scripts/docs_gen.py`; do not edit it by hand. What each
+`/docs`, Swagger UI, and `/redoc` on a running Homing, their assets served by Homing
+itself so both work offline) by `scripts/docs_gen.py`; do not edit it by hand. What each
 route does, and why, is told on the topic pages: [Sending](sending.md),
 [Channels and providers](channels.md), [Webhooks](webhooks.md),
 [Inbound events](inbound.md), [Operations](operations.md). Errors have one shape,

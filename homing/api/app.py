@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from homing import __version__, console
-from homing.api import errors
+from homing.api import api_docs, errors
 from homing.api.error_responses import ERROR_RESPONSES
 from homing.api.middleware.admin_guard import AdminGuard
 from homing.api.middleware.body_limit import BodyLimit
@@ -48,6 +48,9 @@ def create_app(services: Services) -> FastAPI:
         version=__version__,
         description="Multi-tenant notification delivery with fallback, retries and fairness.",
         responses=ERROR_RESPONSES,
+        # /docs and /redoc come from homing.api.api_docs, with their assets served here.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.services = services
     app.state.readiness = Readiness(services)
@@ -55,6 +58,7 @@ def create_app(services: Services) -> FastAPI:
     metrics_token = services.settings.metrics_token
     app.state.metrics_token = metrics_token.get_secret_value() if metrics_token else None
     errors.install(app)
+    api_docs.install(app)
     for module in (health, notifications, jobs, providers, webhooks):
         app.include_router(module.router)
     for module in (batch, keys, usage, admin):
