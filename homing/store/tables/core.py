@@ -28,6 +28,7 @@ from sqlalchemy import (
 from homing.store.tables import audit as audit
 from homing.store.tables import console as console
 from homing.store.tables import inbound as inbound
+from homing.store.tables import recipients as recipients
 from homing.store.tables.columns import ID as ID
 from homing.store.tables.columns import UTCDateTime as UTCDateTime
 from homing.store.tables.columns import metadata as metadata
