@@ -290,7 +290,7 @@ async def accept_together(
     rows, copies = _new_rows(accepts, outcomes, epoch)
     if rows:
         preferred = [(row, p) for i, row in rows.items() if (p := accepts[i].new.preference)]
-        await unwanted_rows(conn, preferred)
+        await unwanted_rows(conn, preferred, postgres)
         await _insert(conn, rows, epoch, postgres)
         await _charge(conn, accepts, rows, outcomes, month_of(epoch), whole)
     for i, row in rows.items():
@@ -466,6 +466,8 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "ordering_key": new.ordering_key,
         "recipient": new.address_key or recipient_of(new.channel, new.payload),
         "expires_at": None if new.ttl_seconds is None else as_datetime(epoch + new.ttl_seconds),
+        "recipient_id": None if new.preference is None else new.preference.recipient_id,
+        "category": None if new.preference is None else new.preference.category,
     }
 
 

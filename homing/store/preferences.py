@@ -3,17 +3,19 @@
 Read and changed through the API, and checked in the accepting transaction
 (``unwanted_rows``): a new job for a recipient in a category it does not want on that
 channel (its own choice, else the category's default) is stored SUPPRESSED with
-error_class ``preference``, gets no queue entry and uses no quota, as a suppressed
-address does (``homing.store.suppressions.suppress_rows``).
+error_class ``preference``, and one past the category's frequency cap for that
+recipient with error_class ``frequency_cap``; either gets no queue entry and uses no
+quota, as a suppressed address does (``homing.store.suppressions.suppress_rows``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -21,12 +23,21 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from homing.clock import Clock, as_datetime
 from homing.models import JobStatus
 from homing.store.database import Database
+from homing.store.ordering import lock_keys
 from homing.store.sql import one_of
+from homing.store.tables.core import jobs
 from homing.store.tables.recipients import categories, recipient_preferences
 
-__all__ = ["PREFERENCE_ERROR_CLASS", "PreferenceCheck", "PreferenceStore", "unwanted_rows"]
+__all__ = [
+    "FREQUENCY_CAP_ERROR_CLASS",
+    "PREFERENCE_ERROR_CLASS",
+    "PreferenceCheck",
+    "PreferenceStore",
+    "unwanted_rows",
+]
 
 PREFERENCE_ERROR_CLASS = "preference"
+FREQUENCY_CAP_ERROR_CLASS = "frequency_cap"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,38 +94,108 @@ class PreferenceStore:
 
 
 async def unwanted_rows(
-    conn: AsyncConnection, checked: Sequence[tuple[dict[str, Any], PreferenceCheck]]
+    conn: AsyncConnection,
+    checked: Sequence[tuple[dict[str, Any], PreferenceCheck]],
+    postgres: bool,
 ) -> None:
     """Turn the new, still PENDING ``jobs`` rows whose recipient does not want their
-    category on their channel into SUPPRESSED ones: one query for the recipients'
-    choices and one for the categories' defaults, whatever the number of rows."""
+    category on their channel, or whose category's frequency cap that recipient has
+    reached, into SUPPRESSED ones. One query for the recipients' choices and one for
+    the categories, whatever the number of rows; one count per capped (recipient,
+    category) pair."""
     wanted = [(row, check) for row, check in checked if row["status"] == JobStatus.PENDING.value]
     if not wanted:
         return
+    chosen = await _chosen(conn, wanted)
+    found = await _categories(conn, wanted)
+    capped: list[tuple[dict[str, Any], PreferenceCheck, dict[str, int]]] = []
+    for row, check in wanted:
+        channel = row["channel"]
+        defaults, cap = found.get((row["tenant_id"], check.category), ({}, None))
+        allowed = chosen.get((check.recipient_id, check.category, channel))
+        if allowed is None:
+            allowed = bool(defaults.get(channel))
+        if not allowed:
+            _suppress(row, PREFERENCE_ERROR_CLASS, "the recipient does not want this category")
+        elif cap is not None:
+            capped.append((row, check, cap))
+    if capped:
+        await _over_cap(conn, capped, postgres)
+
+
+async def _chosen(
+    conn: AsyncConnection, wanted: Sequence[tuple[dict[str, Any], PreferenceCheck]]
+) -> dict[tuple[str, str, str], bool]:
     p = recipient_preferences.c
     query = select(p.recipient_id, p.category_key, p.channel, p.allowed).where(
         one_of(conn, p.recipient_id, {check.recipient_id for _, check in wanted}),
         one_of(conn, p.category_key, {check.category for _, check in wanted}),
     )
-    chosen = {
+    return {
         (r.recipient_id, r.category_key, r.channel): bool(r.allowed)
         for r in (await conn.execute(query)).all()
     }
+
+
+async def _categories(
+    conn: AsyncConnection, wanted: Sequence[tuple[dict[str, Any], PreferenceCheck]]
+) -> dict[tuple[str, str], tuple[dict[str, bool], dict[str, int] | None]]:
     c = categories.c
-    query = select(c.tenant_id, c.key, c.defaults).where(
+    query = select(c.tenant_id, c.key, c.defaults, c.frequency_cap).where(
         one_of(conn, c.tenant_id, {row["tenant_id"] for row, _ in wanted}),
         one_of(conn, c.key, {check.category for _, check in wanted}),
     )
-    defaults = {(r.tenant_id, r.key): r.defaults for r in (await conn.execute(query)).all()}
-    for row, check in wanted:
-        channel = row["channel"]
-        allowed = chosen.get((check.recipient_id, check.category, channel))
-        if allowed is None:
-            allowed = bool(defaults.get((row["tenant_id"], check.category), {}).get(channel))
-        if not allowed:
-            row.update(
-                status=JobStatus.SUPPRESSED.value,
-                error="the recipient does not want this category on this channel",
-                error_class=PREFERENCE_ERROR_CLASS,
-                completed_at=row["created_at"],
-            )
+    rows = (await conn.execute(query)).all()
+    return {(r.tenant_id, r.key): (r.defaults, r.frequency_cap) for r in rows}
+
+
+async def _over_cap(
+    conn: AsyncConnection,
+    capped: Sequence[tuple[dict[str, Any], PreferenceCheck, dict[str, int]]],
+    postgres: bool,
+) -> None:
+    """Suppress the rows past their category's cap for their recipient: the jobs it
+    got in the rolling window (any status but SUPPRESSED) plus the ones before it
+    here. On PostgreSQL each (recipient, category) pair is counted under an advisory
+    lock held to the commit, so concurrent accepts count each other: exact."""
+    pairs = {(row["tenant_id"], check.recipient_id, check.category) for row, check, _ in capped}
+    await lock_keys(conn, postgres, [(t, f"cap\0{r}\0{c}") for t, r, c in pairs])
+    counts: dict[tuple[str, str], int] = {}
+    for row, check, cap in capped:
+        pair = (check.recipient_id, check.category)
+        if pair not in counts:
+            since = row["created_at"] - timedelta(seconds=cap["per_seconds"])
+            counts[pair] = await _sent_since(conn, pair, since, cap["count"])
+        if counts[pair] >= cap["count"]:
+            _suppress(row, FREQUENCY_CAP_ERROR_CLASS, "the category's frequency cap is reached")
+        else:
+            counts[pair] += 1
+
+
+async def _sent_since(
+    conn: AsyncConnection, pair: tuple[str, str], since: datetime, limit: int
+) -> int:
+    """Jobs sent to this (recipient, category) since ``since``, counted up to ``limit``
+    (on ``ix_jobs_recipient_category``: the walk stops at the cap)."""
+    j = jobs.c
+    recent = (
+        select(j.id)
+        .where(
+            j.recipient_id == pair[0],
+            j.category == pair[1],
+            j.created_at > since,
+            j.status != JobStatus.SUPPRESSED.value,
+        )
+        .limit(limit)
+        .subquery()
+    )
+    return int((await conn.execute(select(func.count()).select_from(recent))).scalar_one())
+
+
+def _suppress(row: dict[str, Any], error_class: str, error: str) -> None:
+    row.update(
+        status=JobStatus.SUPPRESSED.value,
+        error=error,
+        error_class=error_class,
+        completed_at=row["created_at"],
+    )

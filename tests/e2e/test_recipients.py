@@ -145,3 +145,20 @@ async def test_a_repeat_by_recipient_is_a_replay_after_its_address_changed(
     assert again.status_code == 202, again.text
     assert again.json()["id"] == first.json()["id"]
     assert again.headers["Idempotent-Replayed"] == "true"
+
+
+async def test_past_its_frequency_cap_a_send_ends_suppressed_with_no_provider_call(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    await put_category(tenant, "alerts", frequency_cap={"count": 2, "per_seconds": 3600})
+    await put_recipient(tenant, "user-6", email="ada@example.com")
+    ids = []
+    for _ in range(3):
+        response = await email_by_recipient(tenant, recipient="user-6", category="alerts")
+        assert response.status_code == 202, response.text
+        ids.append(response.json()["id"])
+    assert await deliver(services) == 2
+    last = await job(tenant, ids[-1])
+    assert (last["status"], last["error_class"]) == ("SUPPRESSED", "frequency_cap")
+    assert len(await sb.messages("resend")) == 2

@@ -4,6 +4,8 @@
 per channel; ``recipient_counts``: how many each tenant has (the bound is checked
 against it); ``categories``: a tenant's kinds of notification and their defaults by
 channel; ``recipient_preferences``: a recipient's choice per category and channel.
+``jobs`` gains the recipient (its row id) and category a job was sent to, indexed for
+frequency caps.
 
 Revision ID: 0025
 Revises: 0024
@@ -74,8 +76,17 @@ def upgrade() -> None:
         ),
     )
 
+    op.add_column("jobs", sa.Column("recipient_id", ID))
+    op.add_column("jobs", sa.Column("category", sa.String(64)))
+    op.create_index(
+        "ix_jobs_recipient_category", "jobs", ["recipient_id", "category", "created_at"]
+    )
+
 
 def downgrade() -> None:
+    op.drop_index("ix_jobs_recipient_category", table_name="jobs")
+    op.drop_column("jobs", "category")
+    op.drop_column("jobs", "recipient_id")
     op.drop_table("recipient_preferences")
     op.drop_table("categories")
     op.drop_table("recipient_counts")
