@@ -162,3 +162,23 @@ async def test_past_its_frequency_cap_a_send_ends_suppressed_with_no_provider_ca
     last = await job(tenant, ids[-1])
     assert (last["status"], last["error_class"]) == ("SUPPRESSED", "frequency_cap")
     assert len(await sb.messages("resend")) == 2
+
+
+async def test_an_sms_batch_by_recipient_refuses_the_unreachable_item_alone(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    await register_sms(tenant, sandbox, "twilio", 1)
+    await put_recipient(tenant, "has-phone", phone="+14155552671")
+    await put_recipient(tenant, "email-only", email="ada@example.com")
+    messages = [{"recipient": r, "body": "Hi"} for r in ("has-phone", "email-only", "nobody")]
+    response = await tenant.post("/v1/notifications/sms/batch", json={"messages": messages})
+    assert response.status_code == 202, response.text
+    results = response.json()["results"]
+    assert [r.get("error", {}).get("code") for r in results] == [
+        None,
+        "recipient_unreachable",
+        "unknown_recipient",
+    ]
+    assert await deliver(services) == 1
+    [text] = await sb.messages("twilio")
+    assert text["to"] == ["+14155552671"]
