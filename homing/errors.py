@@ -13,6 +13,10 @@
     ├── InvalidRequest            the request is well formed but not acceptable
     │   ├── InvalidCredentials    the provider rejected the credentials
     │   ├── UnknownProvider       a pinned provider the tenant does not have
+    │   ├── UnknownRecipient      a send names a recipient the tenant does not have
+    │   ├── RecipientUnreachable  the recipient has no address on the send's channel
+    │   ├── UnknownCategory       a send or preference names a category the tenant
+    │   │                         does not have
     │   ├── UrlRefused            a webhook URL Homing will not call (SSRF guard)
     │   ├── EndpointRefused       a provider endpoint Homing will not call (not the
     │   │                         vendor's API, nor allowed by the operator)
@@ -110,6 +114,24 @@ class UnknownProvider(InvalidRequest):
     """No enabled provider of this tenant matches."""
 
     code = "unknown_provider"
+
+
+class UnknownRecipient(InvalidRequest):
+    """No recipient of this tenant has this external id."""
+
+    code = "unknown_recipient"
+
+
+class RecipientUnreachable(InvalidRequest):
+    """The recipient has no address on this channel."""
+
+    code = "recipient_unreachable"
+
+
+class UnknownCategory(InvalidRequest):
+    """The tenant has no category of this key."""
+
+    code = "unknown_category"
 
 
 class UrlRefused(InvalidRequest):

@@ -34,6 +34,7 @@ from homing.managers.notices import Notices
 from homing.managers.people import People, SessionRules
 from homing.managers.plans import load_plans
 from homing.managers.platform_email import PlatformEmail
+from homing.managers.recipients import RecipientBounds, Recipients
 from homing.managers.reconciler import ReconcilePolicy, Reconciler
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.tenancy import TenantAdmin
@@ -49,6 +50,7 @@ from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhoo
 from homing.settings import Settings
 from homing.store.audit import AuditStore
 from homing.store.batches import BatchStore
+from homing.store.categories import CategoryStore
 from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
 from homing.store.flashes import FlashStore
@@ -60,9 +62,11 @@ from homing.store.members import MemberStore
 from homing.store.migrate import migrate
 from homing.store.notices import NoticeStore
 from homing.store.people import PeopleStore
+from homing.store.preferences import PreferenceStore
 from homing.store.provider_health import ProviderHealthStore
 from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
+from homing.store.recipients import RecipientStore
 from homing.store.retention import RetentionStore
 from homing.store.signals import SignalStore
 from homing.store.tenant_settings import TenantSettingsStore
@@ -130,6 +134,22 @@ class Services:
         """The tenant settings resource (``/v1/settings``)."""
         return TenantSettingsManager(
             TenantSettingsStore(self.db, self.clock), self.webhooks.check_url
+        )
+
+    @cached_property
+    def recipients(self) -> Recipients:
+        """Recipients, categories and preferences (docs/recipients.md)."""
+        s = self.settings
+        bounds = RecipientBounds(
+            max_recipients=s.max_recipients_per_tenant,
+            max_categories=s.max_categories_per_tenant,
+            data_max_bytes=s.recipient_data_max_bytes,
+        )
+        return Recipients(
+            RecipientStore(self.db, self.clock),
+            CategoryStore(self.db, self.clock),
+            PreferenceStore(self.db, self.clock),
+            bounds,
         )
 
     # Notices and platform email (docs/operations.md, "Notices to tenants and platform email").

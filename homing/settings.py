@@ -67,6 +67,11 @@ class Settings(BaseSettings):
 
     max_body_bytes: int = Field(default=1_048_576, ge=1024)
 
+    # Recipients, categories and preferences (docs/recipients.md, "Bounds").
+    max_recipients_per_tenant: int = Field(default=1_000_000, ge=1, le=100_000_000)
+    max_categories_per_tenant: int = Field(default=100, ge=1, le=1000)
+    recipient_data_max_bytes: int = Field(default=16_384, ge=2, le=262_144)
+
     # Templates (docs/templates.md, "Bounds").
     template_max_source_chars: int = Field(default=65_536, ge=1024, le=1_048_576)
     template_max_rendered_chars: int = Field(default=262_144, ge=1024, le=4_194_304)

@@ -54,6 +54,10 @@ TABLES = (
     "inbound_conflicts",
     "inbound_events",
     "suppressions",
+    "recipient_preferences",
+    "recipients",
+    "recipient_counts",
+    "categories",
     "sending_domains",
     "provider_inbound",
     "attempts",
@@ -207,6 +211,9 @@ class TenantClient:
 
     async def post(self, path: str, **kw: Any) -> httpx.Response:
         return await self.api.post(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)
+
+    async def put(self, path: str, **kw: Any) -> httpx.Response:
+        return await self.api.put(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)
 
     async def patch(self, path: str, **kw: Any) -> httpx.Response:
         return await self.api.patch(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)

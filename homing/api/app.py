@@ -19,6 +19,7 @@ from homing.api.routes import (
     admin_jobs,
     audit,
     batch,
+    categories,
     chat,
     dead_letters,
     domains,
@@ -30,6 +31,7 @@ from homing.api.routes import (
     notifications,
     prometheus,
     providers,
+    recipients,
     reports,
     sms,
     suppressions,
@@ -72,6 +74,8 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(chat.router)
     app.include_router(audit.router)
     app.include_router(sms.router)
+    app.include_router(recipients.router)
+    app.include_router(categories.router)
     # The web console at / (homing.console): its pages, after every API route.
     console.install(app)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)

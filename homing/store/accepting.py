@@ -49,6 +49,7 @@ from homing.errors import HomingError, IdempotencyConflict, QuotaExceeded, Store
 from homing.models import Channel, DeliveryMode, Job, JobStatus, Priority, Queue, Quota, new_id
 from homing.store.database import Database
 from homing.store.ordering import place
+from homing.store.preferences import PreferenceCheck, unwanted_rows
 from homing.store.rows import job_from_row
 from homing.store.sql import one_of
 from homing.store.suppressions import recipient_of, suppress_rows
@@ -95,9 +96,13 @@ class NewJob:
     request_aliases: frozenset[str] = field(default=frozenset(), repr=False)
     # Counted in the tenant's monthly usage; Homing's own notices to a tenant are not.
     metered: bool = True
-    # ``recipient_of(channel, payload)`` when the caller read it already (the API, as it
-    # validated ``to``); worked out here otherwise.
-    recipient: str | None = None
+    # The comparison key of the address it goes to, ``recipient_of(channel, payload)``,
+    # when the caller read it already (the API, as it validated ``to``); worked out
+    # here otherwise. Stored in the ``jobs.recipient`` column.
+    address_key: str | None = None
+    # Sent to a recipient in a category: its preferences are checked in the accepting
+    # transaction (``homing.store.preferences.unwanted_rows``).
+    preference: PreferenceCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +274,8 @@ async def accept_together(
 ) -> list[Outcome]:
     """Accept these jobs in the caller's transaction, with one statement of each kind
     for all of them: replay those whose Idempotency-Key is stored, apply each new job's
-    rule, store the rest (SUPPRESSED for a suppressed recipient), place their queue
+    rule, store the rest (SUPPRESSED for a suppressed address, or for a recipient that
+    does not want the job's category on its channel), place their queue
     entries and count them. One outcome each, in order: Accepted, the accept's own
     refusal, or (``whole=False``) "again, alone" where a quota refused several
     together. With ``whole=True`` a quota refusal raises QuotaExceeded for all."""
@@ -283,6 +289,8 @@ async def accept_together(
     await _check(conn, accepts, outcomes)
     rows, copies = _new_rows(accepts, outcomes, epoch)
     if rows:
+        preferred = [(row, p) for i, row in rows.items() if (p := accepts[i].new.preference)]
+        await unwanted_rows(conn, preferred, postgres)
         await _insert(conn, rows, epoch, postgres)
         await _charge(conn, accepts, rows, outcomes, month_of(epoch), whole)
     for i, row in rows.items():
@@ -456,8 +464,10 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "completed_at": None,
         "test": new.test,
         "ordering_key": new.ordering_key,
-        "recipient": new.recipient or recipient_of(new.channel, new.payload),
+        "recipient": new.address_key or recipient_of(new.channel, new.payload),
         "expires_at": None if new.ttl_seconds is None else as_datetime(epoch + new.ttl_seconds),
+        "recipient_id": None if new.preference is None else new.preference.recipient_id,
+        "category": None if new.preference is None else new.preference.category,
     }
 
 

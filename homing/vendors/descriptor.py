@@ -38,12 +38,14 @@ class Credential:
 class ChatAddress:
     """The chat ids a chat vendor takes: a linear-time pattern over at most 100
     characters, the words that describe it, whether ``@names`` are case-insensitive,
-    and the text formats the vendor renders."""
+    the text formats the vendor renders, and the field of a recipient that holds its
+    chat id (``PUT /v1/recipients/{external_id}``)."""
 
     pattern: str
     help: str
     fold_at_names: bool = False
     formats: frozenset[str] = frozenset({"plain", "markdown", "html"})
+    recipient_field: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,5 +20,6 @@ VENDOR = Vendor(
         pattern=r"[#@]?[A-Za-z0-9][A-Za-z0-9._-]{0,79}",
         help="a channel name such as #alerts",
         formats=frozenset({"plain", "markdown"}),
+        recipient_field="slack_channel",
     ),
 )

@@ -22,5 +22,6 @@ VENDOR = Vendor(
         pattern=r"-?[0-9]{1,20}|@[A-Za-z][A-Za-z0-9_]{4,31}",
         help="a numeric chat id or an @channel name",
         fold_at_names=True,
+        recipient_field="telegram_chat_id",
     ),
 )

@@ -41,6 +41,16 @@ TEST_KEY_ROUTES = {
 }
 # What needs a live key: configuration, secrets, API keys.
 LIVE_KEY_ROUTES = {
+    # Recipients hold personal data and are live state (docs/recipients.md).
+    ("PUT", "/v1/recipients/{external_id}"),
+    ("GET", "/v1/recipients"),
+    ("GET", "/v1/recipients/{external_id}"),
+    ("DELETE", "/v1/recipients/{external_id}"),
+    ("GET", "/v1/recipients/{external_id}/preferences"),
+    ("PATCH", "/v1/recipients/{external_id}/preferences"),
+    ("PUT", "/v1/categories/{key}"),
+    ("GET", "/v1/categories"),
+    ("GET", "/v1/categories/{key}"),
     ("POST", "/v1/api-keys"),
     ("GET", "/v1/api-keys"),
     ("DELETE", "/v1/api-keys/{key_id}"),

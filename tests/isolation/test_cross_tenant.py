@@ -88,6 +88,12 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("POST", "/t/{tenant_id}/invitations/{invitation_id}/revoke"): "console, owners",
     ("POST", "/t/{tenant_id}/users/{user_id}/role"): "console, owners of the seat's tenant",
     ("POST", "/t/{tenant_id}/users/{user_id}/remove"): "console, owners of the seat's tenant",
+    # External ids and category keys are the tenant's own names: a PUT of one another
+    # tenant uses creates the caller's own (201), touching nothing of the other's;
+    # tests/adversary/test_recipient_input.py pins that the same id in two tenants
+    # names two recipients.
+    ("PUT", "/v1/recipients/{external_id}"): "creates the caller's own recipient of that id",
+    ("PUT", "/v1/categories/{key}"): "creates the caller's own category of that key",
     # An invitation's token is its own credential (stored as a hash), for no tenant's key.
     ("GET", "/invitations/{token}"): "console, by the invitation's token",
     ("POST", "/invitations/{token}"): "console, by the invitation's token",
@@ -99,6 +105,7 @@ BODIES: dict[tuple[str, str], Any] = {
     ("PUT", "/v1/providers/{provider_id}/inbound"): {
         "signing_secret": "whsec_" + base64.b64encode(os.urandom(24)).decode()
     },
+    ("PATCH", "/v1/recipients/{external_id}/preferences"): {"categories": {}},
 }
 ADMIN_TOKEN = "admin-token-isolation-0123456789"
 # Written on every authenticated request (to the minute); not a change A made to B.
@@ -152,9 +159,15 @@ async def _objects(
         json=BODIES[("PUT", "/v1/providers/{provider_id}/inbound")],
         headers=tenant.headers,
     )
-    for response in (key, domain, inbound):
+    person = await tenant.put(f"/v1/recipients/person-{name}", json={"email": "p@example.com"})
+    category = await tenant.put(
+        f"/v1/categories/kind-{name}", json={"name": "Kind", "kind": "transactional"}
+    )
+    for response in (key, domain, inbound, person, category):
         assert response.status_code in (200, 201), response.text
     ids = {
+        "external_id": f"person-{name}",
+        "key": f"kind-{name}",
         "dead_letter_id": letter_id,
         "provider_id": provider["id"],
         "job_id": job_id,
@@ -189,7 +202,7 @@ def test_every_route_with_a_path_parameter_is_exercised_or_explained(
     app = create_app(services)
     table = list(route_table(app))
     assert ("GET", "/v1/jobs/{job_id}") in table, "the route walk found the app's routes"
-    known = {"provider_id", "job_id", "key_id", "domain_id", "dead_letter_id"}
+    known = {"provider_id", "job_id", "key_id", "domain_id", "dead_letter_id", "external_id", "key"}
     unknown = [
         f"{method} {path}: no tenant object for {sorted(set(params) - known)}"
         for method, path, params in _exercised(app)

@@ -7,7 +7,8 @@ authenticated and within its rate) and serves a well-formed request itself: it r
 the body, validates it with the route's own model and calls the route's own
 ``accept_email``. Anything else goes on to FastAPI unchanged, its body replayed: another
 path, a content type other than JSON, a body without a declared length or over the
-limit, a body or an ``Idempotency-Key`` that does not validate. So every refusal is the
+limit, a body or an ``Idempotency-Key`` that does not validate, a send by ``recipient``
+or in a ``category`` (the route looks those up first). So every refusal is the
 route's own, word for word, and only a valid request takes the short way.
 """
 
@@ -97,10 +98,15 @@ class DirectEmail:
 
 
 def _email(body: bytes) -> EmailCreate | None:
+    """The plain email of ``body``; None for one FastAPI must serve (not valid, or
+    sent by recipient or in a category: ``send_email`` addresses those)."""
     try:
-        return EmailCreate.model_validate_json(body)
+        email = EmailCreate.model_validate_json(body)
     except ValidationError:
         return None
+    if email.recipient is not None or email.category is not None:
+        return None
+    return email
 
 
 def _replaying(body: bytes, receive: Receive) -> Receive:

@@ -9,12 +9,14 @@ Each new message counts toward the quota; the request counts once toward the rat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from fastapi import APIRouter
 from pydantic import ValidationError
 
 from homing.addresses import Mailbox
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.routes.addressing import addressed_items
 from homing.api.routes.notifications import check_pins, email_job
 from homing.api.schemas.batch import (
     BatchItemResult,
@@ -24,6 +26,7 @@ from homing.api.schemas.batch import (
     ItemError,
 )
 from homing.errors import HomingError
+from homing.managers.recipients import ADDRESS_FIELDS
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel, ProviderAccount
 from homing.services import Services
@@ -91,10 +94,22 @@ async def send_email_batch(
             parsed.append((index, EmailBatchItem.model_validate(raw, context=addresses)))
         except ValidationError as exc:
             results[index] = invalid_item(index, exc, Channel.EMAIL)
+    preferences = {}
+    for index, item, target in await addressed_items(
+        services, tenant.id, parsed, ADDRESS_FIELDS[Channel.EMAIL], Channel.EMAIL, results
+    ):
+        if target.address is not None:
+            item.address_to(target.address)
+        preferences[index] = target.preference
+    parsed = [(index, item) for index, item in parsed if index in preferences]
     if any(item.provider is not None for _, item in parsed):
         accounts = await services.providers.all(tenant.id, Channel.EMAIL, enabled_only=True)
         parsed = _pinned_ok(parsed, accounts, results)
-    news = [email_job(services.sealer, tenant.id, item, item.idempotency_key) for _, item in parsed]
+    news = []
+    for index, item in parsed:
+        new = email_job(services.sealer, tenant.id, item, item.idempotency_key)
+        preference = preferences[index]
+        news.append(new if preference is None else replace(new, preference=preference))
     # The sending-domain rule (homing.managers.sending_domains) runs in the accepting transaction,
     # as for a single email: one query for the batch, a refusal for each message it fails.
     domains = services.inbound.domains

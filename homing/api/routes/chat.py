@@ -7,10 +7,13 @@ before anything is stored.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import orjson
 from fastapi import APIRouter, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, sending
+from homing.api.routes.addressing import addressed
 from homing.api.routes.notifications import (
     IdempotencyKey,
     hashed_fields,
@@ -55,7 +58,8 @@ def chat_job(
     )
     address = VENDORS[kind].chat if kind in VENDORS else None
     folds = address is not None and address.fold_at_names
-    to = body.to.lower() if body.to.startswith("@") and folds else body.to
+    to = body.to or ""
+    to = to.lower() if to.startswith("@") and folds else to
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.CHAT,
@@ -84,6 +88,14 @@ async def send_chat(
     principal, services = sending(request)
     tenant = principal.tenant
     account = await chat_account(services, tenant.id, body.provider)
-    check_chat_id(account.provider, body.to, body.format)
+    vendor = VENDORS[account.provider].chat if account.provider in VENDORS else None
+    # A recipient's chat id for this vendor is in the field its descriptor names.
+    field = vendor.recipient_field if vendor is not None else ""
+    target = await addressed(services, tenant.id, body, field)
+    if target.address is not None:
+        body.to = target.address
+    check_chat_id(account.provider, body.to or "", body.format)
     job = chat_job(services, tenant.id, body, account.provider, idempotency_key)
+    if target.preference is not None:
+        job = replace(job, preference=target.preference)
     return queued(services, await services.admission.accept(principal, job))

@@ -7,15 +7,18 @@ Admission (authentication, suspension, the rate limit) has already run in the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, Header, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, sending
+from homing.api.routes.addressing import addressed
 from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
 from homing.crypto import RequestHash, Sealer
 from homing.errors import UnknownProvider
+from homing.managers.recipients import ADDRESS_FIELDS
 from homing.models import (
     QUEUE_FOR_CHANNEL,
     Channel,
@@ -26,6 +29,7 @@ from homing.models import (
 )
 from homing.services import Services
 from homing.store.accepting import Accepted, NewJob
+from homing.store.preferences import PreferenceCheck
 from homing.store.tenants import Principal
 
 router = APIRouter(tags=["notifications"])
@@ -65,11 +69,19 @@ def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
             raise UnknownProvider(f"no enabled email provider matches {pin!r}", {"provider": pin})
 
 
+# Fields added after the first fingerprints were stored: left out while unset.
+_LATER_FIELDS = ("ttl_seconds", "recipient", "category")
+
+
 def hashed_fields(body: NotificationCreate, names: set[str]) -> set[str]:
     """The fields of ``body`` its request fingerprint covers: a field added later
-    (``ttl_seconds``) is left out while unset, so the hashes stored before it still match
-    their repeats."""
-    return names if body.ttl_seconds is not None else names - {"ttl_seconds"}
+    (``ttl_seconds``, ``recipient``, ``category``) is left out while unset, so the
+    hashes stored before it still match their repeats; a send by recipient is that
+    request whatever address the recipient has now, so its ``to`` is left out."""
+    unset = {name for name in _LATER_FIELDS if getattr(body, name, None) is None}
+    if getattr(body, "recipient", None) is not None:
+        unset.add("to")
+    return names - unset
 
 
 def email_job(
@@ -99,7 +111,7 @@ def email_job(
         idempotency_key=idempotency_key,
         request_hash=fingerprint.stored,
         request_aliases=fingerprint.accepted,
-        recipient=body.recipient,
+        address_key=body.address_key,
     )
 
 
@@ -123,20 +135,32 @@ def queued(services: Services, accepted: Accepted) -> Response:
 async def send_email(
     body: EmailCreate, request: Request, idempotency_key: IdempotencyKey = None
 ) -> Response:
-    """Queue one email. Answered 202 once the job and its queue entry are committed."""
+    """Queue one email. Answered 202 once the job and its queue entry are committed.
+
+    ``recipient`` in place of ``to`` sends to that recipient's email; with a
+    ``category`` its preferences apply (docs/recipients.md)."""
     principal, services = sending(request)
-    return await accept_email(services, principal, body, idempotency_key)
+    target = await addressed(services, principal.tenant.id, body, ADDRESS_FIELDS[Channel.EMAIL])
+    if target.address is not None:
+        body.address_to(target.address)
+    return await accept_email(services, principal, body, idempotency_key, target.preference)
 
 
 async def accept_email(
-    services: Services, principal: Principal, body: EmailCreate, idempotency_key: str | None
+    services: Services,
+    principal: Principal,
+    body: EmailCreate,
+    idempotency_key: str | None,
+    preference: PreferenceCheck | None = None,
 ) -> Response:
-    """What ``send_email`` does once the request is validated
+    """What ``send_email`` does once the request is validated and addressed
     (``homing.api.middleware.direct_email`` calls it too, for requests it serves without
-    FastAPI)."""
+    FastAPI: those name no recipient and no category)."""
     tenant = principal.tenant
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
     sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
     job = email_job(services.sealer, tenant.id, body, idempotency_key)
+    if preference is not None:
+        job = replace(job, preference=preference)
     return queued(services, await services.admission.accept(principal, job, sender_rule))

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
+from homing.api.routes.addressing import addressed, addressed_items
 from homing.api.routes.batch import batch_answer, invalid_item, refused_item
 from homing.api.routes.notifications import (
     IdempotencyKey,
@@ -27,6 +28,7 @@ from homing.api.schemas.email import Queued
 from homing.api.schemas.sms import SmsBatchCreate, SmsBatchItem, SmsCreate
 from homing.crypto import Sealer
 from homing.errors import HomingError, UnknownProvider
+from homing.managers.recipients import ADDRESS_FIELDS
 from homing.models import (
     QUEUE_FOR_CHANNEL,
     Channel,
@@ -36,10 +38,13 @@ from homing.models import (
     resolve_pin,
 )
 from homing.store.accepting import NewJob
+from homing.store.preferences import PreferenceCheck
 
 router = APIRouter(tags=["notifications"])
 
 _SMS_FIELDS = set(SmsCreate.model_fields)
+# The recipient's field that holds its phone number.
+_FIELD = ADDRESS_FIELDS[Channel.SMS]
 
 
 def check_sms_pins(body: SmsCreate, accounts: Sequence[ProviderAccount]) -> None:
@@ -49,8 +54,15 @@ def check_sms_pins(body: SmsCreate, accounts: Sequence[ProviderAccount]) -> None
             raise UnknownProvider(f"no enabled SMS provider matches {pin!r}", {"provider": pin})
 
 
-def sms_job(sealer: Sealer, tenant_id: str, body: SmsCreate, idempotency_key: str | None) -> NewJob:
-    """The job for one validated SMS; the plan may still change its priority."""
+def sms_job(
+    sealer: Sealer,
+    tenant_id: str,
+    body: SmsCreate,
+    idempotency_key: str | None,
+    preference: PreferenceCheck | None = None,
+) -> NewJob:
+    """The job for one validated and addressed SMS; the plan may still change its
+    priority. ``preference``: the recipient's, when it is sent by recipient in a category."""
     fields = body.model_dump(by_alias=True, include=hashed_fields(body, _SMS_FIELDS))
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
     cost = SmsSegments.of(body.body)
@@ -77,6 +89,7 @@ def sms_job(sealer: Sealer, tenant_id: str, body: SmsCreate, idempotency_key: st
         idempotency_key=idempotency_key,
         request_hash=fingerprint.stored,
         request_aliases=fingerprint.accepted,
+        preference=preference,
     )
 
 
@@ -92,10 +105,13 @@ async def send_sms(
     """Queue one SMS. Answered 202 once the job and its queue entry are committed."""
     principal, services = sending(request)
     tenant = principal.tenant
+    target = await addressed(services, tenant.id, body, _FIELD)
+    if target.address is not None:
+        body.to = target.address
     if body.provider is not None:
         accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
         check_sms_pins(body, accounts)
-    job = sms_job(services.sealer, tenant.id, body, idempotency_key)
+    job = sms_job(services.sealer, tenant.id, body, idempotency_key, target.preference)
     return queued(services, await services.admission.accept(principal, job))
 
 
@@ -117,10 +133,21 @@ async def send_sms_batch(
             valid.append((index, SmsBatchItem.model_validate(raw)))
         except ValidationError as exc:
             results[index] = invalid_item(index, exc, Channel.SMS)
+    targets = {}
+    for index, item, target in await addressed_items(
+        services, tenant.id, valid, _FIELD, Channel.SMS, results
+    ):
+        if target.address is not None:
+            item.to = target.address
+        targets[index] = target
+    valid = [(index, item) for index, item in valid if index in targets]
     if any(item.provider is not None for _, item in valid):
         accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
         valid = _pinned(valid, accounts, results)
-    news = [sms_job(services.sealer, tenant.id, item, item.idempotency_key) for _, item in valid]
+    news = [
+        sms_job(services.sealer, tenant.id, item, item.idempotency_key, targets[index].preference)
+        for index, item in valid
+    ]
     outcomes = await services.admission.accept_many(principal, news)
     return batch_answer(services, len(body.messages), valid, outcomes, results)
 

@@ -7,7 +7,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from homing.api.schemas.email import NotificationCreate
+from homing.api.schemas.email import PersonalCreate
 from homing.errors import InvalidRequest
 from homing.vendors import VENDORS
 
@@ -22,8 +22,8 @@ CHAT_IDS: Final = {
 CHAT_ID_HELP: Final = {name: v.chat.help for name, v in VENDORS.items() if v.chat is not None}
 
 
-class ChatCreate(NotificationCreate):
-    to: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+class ChatCreate(PersonalCreate):
+    to: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
     text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
     format: Literal["plain", "markdown", "html"] = "plain"
     provider: str | None = Field(default=None, max_length=100)
@@ -32,6 +32,7 @@ class ChatCreate(NotificationCreate):
 
     @model_validator(mode="after")
     def _no_nul(self) -> ChatCreate:
+        self._one_destination(self.to)
         if "\x00" in self.text:
             raise ValueError("'text' must not contain NUL characters")
         return self

@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from homing.addresses import Mailbox, parse_mailbox
-from homing.api.schemas.shared import PriorityName, Strict, TtlSeconds
+from homing.api.schemas.shared import CategoryKey, ExternalId, PriorityName, Strict, TtlSeconds
 
 
 def _no_line_breaks(value: str) -> str:
@@ -32,12 +32,30 @@ class NotificationCreate(Strict):
     ttl_seconds: TtlSeconds | None = None
 
 
+class PersonalCreate(NotificationCreate):
+    """A notification that may go to a recipient rather than an address (email, SMS,
+    chat: the channels a recipient has an address on)."""
+
+    # In place of ``to``: the tenant's recipient of this external id, whose address on
+    # the channel the job goes to (docs/recipients.md).
+    recipient: ExternalId | None = None
+    # The tenant's category of the notification; with a recipient, its preferences apply.
+    category: CategoryKey | None = None
+
+    def _one_destination(self, to: object) -> None:
+        """ValueError unless exactly one of ``to`` and ``recipient`` is given."""
+        if to is None and self.recipient is None:
+            raise ValueError("give 'to' or 'recipient'")
+        if to is not None and self.recipient is not None:
+            raise ValueError("give 'to' or 'recipient', not both")
+
+
 HeaderText = Annotated[str, StringConstraints(min_length=1, max_length=998)]
 Body = Annotated[str, StringConstraints(max_length=5_000_000)]
 
 
-class EmailCreate(NotificationCreate):
-    to: Annotated[str, StringConstraints(min_length=3, max_length=400)]
+class EmailCreate(PersonalCreate):
+    to: Annotated[str, StringConstraints(min_length=3, max_length=400)] | None = None
     from_: Annotated[str, StringConstraints(min_length=3, max_length=400)] = Field(alias="from")
     subject: HeaderText
     text: Body | None = None
@@ -51,12 +69,17 @@ class EmailCreate(NotificationCreate):
     model_config = ConfigDict(populate_by_name=True)
     # The comparison key of ``to``, read with it: the accepting transaction checks
     # suppressions by it rather than parsing the address again.
-    _recipient: str | None = PrivateAttr(default=None)
+    _address_key: str | None = PrivateAttr(default=None)
 
     @property
-    def recipient(self) -> str | None:
+    def address_key(self) -> str | None:
         """The suppression key of ``to`` (``Mailbox.key``), once validated."""
-        return self._recipient
+        return self._address_key
+
+    def address_to(self, address: str) -> None:
+        """Send to ``address``: the email of the recipient the body names."""
+        to = _mailbox(address, None)
+        self.to, self._address_key = str(to), to.key
 
     @model_validator(mode="after")
     def _valid(self, info: ValidationInfo) -> EmailCreate:
@@ -64,8 +87,10 @@ class EmailCreate(NotificationCreate):
         # A batch validates its messages with one ``context`` dict: an address repeated
         # in it (the sender, mostly) is parsed once for the request.
         memo = info.context if isinstance(info.context, dict) else None
-        to = _mailbox(self.to, memo)
-        self.to, self._recipient = str(to), to.key
+        self._one_destination(self.to)
+        if self.to is not None:
+            to = _mailbox(self.to, memo)
+            self.to, self._address_key = str(to), to.key
         self.from_ = str(_mailbox(self.from_, memo))
         _no_line_breaks(self.subject)
         if self.text is None and self.html is None:

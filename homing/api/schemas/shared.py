@@ -15,15 +15,30 @@ from typing import Annotated, Generic, Literal, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from homing.clock import in_utc
+from homing.managers.recipients import CATEGORY_KEY, EXTERNAL_ID
 from homing.models import MAX_TTL_SECONDS, MIN_TTL_SECONDS
 
-__all__ = ["Moment", "Name", "Page", "PriorityName", "Strict", "TtlSeconds"]
+__all__ = [
+    "CategoryKey",
+    "ExternalId",
+    "Moment",
+    "Name",
+    "Page",
+    "PriorityName",
+    "Strict",
+    "TtlSeconds",
+]
 
 # A name a client gives (a key, a tenant): trimmed, 1 to 200 characters.
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
 PriorityName = Literal["CRITICAL", "NORMAL", "LOW"]
 # Whole seconds only: strict, so "60", 60.5 and true are refused (docs/reliability.md "Expiry").
 TtlSeconds = Annotated[int, Field(ge=MIN_TTL_SECONDS, le=MAX_TTL_SECONDS, strict=True)]
+
+# A recipient's external id and a category's key (docs/recipients.md): bounded, and
+# nothing a path or a log line would read otherwise.
+ExternalId = Annotated[str, StringConstraints(pattern=f"^{EXTERNAL_ID}$")]
+CategoryKey = Annotated[str, StringConstraints(pattern=f"^{CATEGORY_KEY}$")]
 
 T = TypeVar("T")
 

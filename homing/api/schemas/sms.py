@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from homing.addresses import MAX_PHONE, phone_key, sms_sender
 from homing.api.schemas.batch import MAX_BATCH
-from homing.api.schemas.email import NotificationCreate
+from homing.api.schemas.email import PersonalCreate
 from homing.api.schemas.shared import PriorityName, Strict
 from homing.models import SmsSegments
 
@@ -22,8 +22,8 @@ MAX_SMS_CHARACTERS: Final = 1600
 MAX_SMS_SEGMENTS: Final = 10
 
 
-class SmsCreate(NotificationCreate):
-    to: Annotated[str, StringConstraints(min_length=2, max_length=MAX_PHONE)]
+class SmsCreate(PersonalCreate):
+    to: Annotated[str, StringConstraints(min_length=2, max_length=MAX_PHONE)] | None = None
     from_: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PHONE)] | None = Field(
         default=None, alias="from"
     )
@@ -41,7 +41,9 @@ class SmsCreate(NotificationCreate):
 
     @model_validator(mode="after")
     def _valid(self) -> SmsCreate:
-        self.to = phone_key(self.to)
+        self._one_destination(self.to)
+        if self.to is not None:
+            self.to = phone_key(self.to)
         if self.from_ is not None:
             self.from_ = sms_sender(self.from_)
         if "\x00" in self.body:

@@ -28,6 +28,7 @@ from sqlalchemy import (
 from homing.store.tables import audit as audit
 from homing.store.tables import console as console
 from homing.store.tables import inbound as inbound
+from homing.store.tables import recipients as recipients
 from homing.store.tables.columns import ID as ID
 from homing.store.tables.columns import UTCDateTime as UTCDateTime
 from homing.store.tables.columns import metadata as metadata
@@ -111,6 +112,10 @@ jobs = Table(
     Column("recipient", String(400)),
     # Not delivered by then, the job ends FAILED "expired" (``ttl_seconds``; migration 0014).
     Column("expires_at", UTCDateTime),
+    # Sent to a recipient (its ``recipients.id``) in a category (migration 0025): what
+    # a category's frequency cap counts, through ``ix_jobs_recipient_category``.
+    Column("recipient_id", ID),
+    Column("category", String(64)),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
@@ -130,6 +135,7 @@ jobs = Table(
     Index("ix_jobs_tenant_channel", "tenant_id", "channel", "id"),
     Index("ix_jobs_status", "status", "id"),
     Index("ix_jobs_recipient", "recipient", "id"),
+    Index("ix_jobs_recipient_category", "recipient_id", "category", "created_at"),
 )
 
 # The hot table: a row exists only while its job has work to do. ``available_at`` is

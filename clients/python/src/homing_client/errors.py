@@ -219,6 +219,18 @@ class UnknownProviderError(UnprocessableError):
     code = "unknown_provider"
 
 
+class UnknownRecipientError(UnprocessableError):
+    code = "unknown_recipient"
+
+
+class RecipientUnreachableError(UnprocessableError):
+    code = "recipient_unreachable"
+
+
+class UnknownCategoryError(UnprocessableError):
+    code = "unknown_category"
+
+
 class UrlRefusedError(UnprocessableError):
     code = "url_refused"
 

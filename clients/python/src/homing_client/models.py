@@ -183,6 +183,20 @@ class TtlSeconds(RootModel[int]):
     root: Annotated[int, Field(ge=1, le=2592000, title="Ttl Seconds")]
 
 
+class Recipient(RootModel[str]):
+    root: Annotated[
+        str, Field(pattern="^[A-Za-z0-9][A-Za-z0-9._:@+=|~-]{0,254}$", title="Recipient")
+    ]
+
+
+class Category(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[a-z0-9][a-z0-9_.-]{0,63}$", title="Category")]
+
+
+class To(RootModel[str]):
+    root: Annotated[str, Field(max_length=100, min_length=1, title="To")]
+
+
 class Provider(RootModel[str]):
     root: Annotated[str, Field(max_length=100, title="Provider")]
 
@@ -196,7 +210,9 @@ class ChatCreate(BaseModel):
         extra="forbid",
     )
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
-    to: Annotated[str, Field(max_length=100, min_length=1, title="To")]
+    recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
+    category: Annotated[Category | None, Field(title="Category")] = None
+    to: Annotated[To | None, Field(title="To")] = None
     text: Annotated[str, Field(max_length=4096, min_length=1, title="Text")]
     format: Annotated[Literal["plain", "markdown", "html"] | None, Field(title="Format")] = "plain"
     provider: Annotated[Provider | None, Field(title="Provider")] = None
@@ -278,6 +294,10 @@ class EmailBatchCreate(BaseModel):
     ]
 
 
+class To1(RootModel[str]):
+    root: Annotated[str, Field(max_length=400, min_length=3, title="To")]
+
+
 class Text(RootModel[str]):
     root: Annotated[str, Field(max_length=5000000, title="Text")]
 
@@ -295,7 +315,9 @@ class EmailCreate(BaseModel):
         extra="forbid",
     )
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
-    to: Annotated[str, Field(max_length=400, min_length=3, title="To")]
+    recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
+    category: Annotated[Category | None, Field(title="Category")] = None
+    to: Annotated[To1 | None, Field(title="To")] = None
     from_: Annotated[str, Field(alias="from", max_length=400, min_length=3, title="From")]
     subject: Annotated[str, Field(max_length=998, min_length=1, title="Subject")]
     text: Annotated[Text | None, Field(title="Text")] = None
@@ -370,6 +392,14 @@ class FilterBody(BaseModel):
     since: Annotated[AwareDatetime | None, Field(title="Since")] = None
     until: Annotated[AwareDatetime | None, Field(title="Until")] = None
     q: Annotated[Q | None, Field(title="Q")] = None
+
+
+class FrequencyCap(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    count: Annotated[int, Field(ge=1, le=10000, title="Count")]
+    per_seconds: Annotated[int, Field(ge=1, le=2592000, title="Per Seconds")]
 
 
 class GoneEndpointPublic(BaseModel):
@@ -499,6 +529,19 @@ class PageJobSummary(BaseModel):
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
 
 
+class Preferences(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    categories: Annotated[
+        dict[
+            Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")],
+            dict[Literal["email", "sms", "chat"], bool],
+        ],
+        Field(title="Categories"),
+    ]
+
+
 class ProviderCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -561,6 +604,14 @@ class Queued(BaseModel):
     status: Annotated[str, Field(title="Status")]
 
 
+class QuietHours(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    start: Annotated[str, Field(pattern="^([01][0-9]|2[0-3]):[0-5][0-9]$", title="Start")]
+    end: Annotated[str, Field(pattern="^([01][0-9]|2[0-3]):[0-5][0-9]$", title="End")]
+
+
 class QuotaPublic(BaseModel):
     name: Annotated[str, Field(title="Name")]
     channels: Annotated[list[str], Field(title="Channels")]
@@ -586,6 +637,56 @@ class RateRule(BaseModel):
     per_seconds: Annotated[int, Field(ge=1, le=86400, title="Per Seconds")]
 
 
+class RecipientPublic(BaseModel):
+    external_id: Annotated[str, Field(title="External Id")]
+    email: Annotated[str | None, Field(title="Email")]
+    phone: Annotated[str | None, Field(title="Phone")]
+    telegram_chat_id: Annotated[str | None, Field(title="Telegram Chat Id")]
+    slack_channel: Annotated[str | None, Field(title="Slack Channel")]
+    locale: Annotated[str | None, Field(title="Locale")]
+    timezone: Annotated[str | None, Field(title="Timezone")]
+    data: Annotated[dict[str, Any] | None, Field(title="Data")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
+class Email(RootModel[str]):
+    root: Annotated[str, Field(max_length=400, min_length=3, title="Email")]
+
+
+class Phone(RootModel[str]):
+    root: Annotated[str, Field(max_length=32, min_length=2, title="Phone")]
+
+
+class TelegramChatId(RootModel[str]):
+    root: Annotated[str, Field(max_length=100, min_length=1, title="Telegram Chat Id")]
+
+
+class SlackChannel(RootModel[str]):
+    root: Annotated[str, Field(max_length=100, min_length=1, title="Slack Channel")]
+
+
+class Locale(RootModel[str]):
+    root: Annotated[str, Field(max_length=35, title="Locale")]
+
+
+class Timezone(RootModel[str]):
+    root: Annotated[str, Field(max_length=64, title="Timezone")]
+
+
+class RecipientPut(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    email: Annotated[Email | None, Field(title="Email")] = None
+    phone: Annotated[Phone | None, Field(title="Phone")] = None
+    telegram_chat_id: Annotated[TelegramChatId | None, Field(title="Telegram Chat Id")] = None
+    slack_channel: Annotated[SlackChannel | None, Field(title="Slack Channel")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+    timezone: Annotated[Timezone | None, Field(title="Timezone")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+
+
 class Redriven(BaseModel):
     matched: Annotated[int, Field(title="Matched")]
     redriven: Annotated[int, Field(title="Redriven")]
@@ -601,6 +702,10 @@ class SmsBatchCreate(BaseModel):
     ]
 
 
+class To2(RootModel[str]):
+    root: Annotated[str, Field(max_length=32, min_length=2, title="To")]
+
+
 class From(RootModel[str]):
     root: Annotated[str, Field(max_length=32, min_length=1, title="From")]
 
@@ -614,7 +719,9 @@ class SmsCreate(BaseModel):
         extra="forbid",
     )
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
-    to: Annotated[str, Field(max_length=32, min_length=2, title="To")]
+    recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
+    category: Annotated[Category | None, Field(title="Category")] = None
+    to: Annotated[To2 | None, Field(title="To")] = None
     from_: Annotated[From | None, Field(alias="from", title="From")] = None
     body: Annotated[str, Field(max_length=1600, min_length=1, title="Body")]
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
@@ -786,14 +893,48 @@ class BulkBody(BaseModel):
     all: Annotated[bool | None, Field(title="All")] = False
 
 
+class CategoryPublic(BaseModel):
+    key: Annotated[str, Field(title="Key")]
+    name: Annotated[str, Field(title="Name")]
+    kind: Annotated[str, Field(title="Kind")]
+    default: Annotated[dict[str, bool], Field(title="Default")]
+    frequency_cap: FrequencyCap | None
+    quiet_hours: QuietHours | None
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
+class CategoryPut(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    name: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
+    kind: Annotated[Literal["transactional", "marketing"], Field(title="Kind")]
+    default: Annotated[
+        dict[Literal["email", "sms", "chat"], bool] | None, Field(title="Default")
+    ] = None
+    frequency_cap: FrequencyCap | None = None
+    quiet_hours: QuietHours | None = None
+
+
 class EventReport(BaseModel):
     data: Annotated[list[EventReportRow], Field(title="Data")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
     hours: Annotated[int, Field(ge=1, title="Hours")]
 
 
+class PageCategoryPublic(BaseModel):
+    data: Annotated[list[CategoryPublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
 class PageProviderPublic(BaseModel):
     data: Annotated[list[ProviderPublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
+class PageRecipientPublic(BaseModel):
+    data: Annotated[list[RecipientPublic], Field(title="Data")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
 
 
