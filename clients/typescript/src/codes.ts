@@ -116,16 +116,34 @@ export class ProviderTimeoutError extends UnprocessableError {
   override readonly name: string = "ProviderTimeoutError";
 }
 
+/** `recipient_unreachable` (HTTP 422). */
+export class RecipientUnreachableError extends UnprocessableError {
+  static override readonly code: string = "recipient_unreachable";
+  override readonly name: string = "RecipientUnreachableError";
+}
+
 /** `template_error` (HTTP 422). */
 export class TemplateError extends UnprocessableError {
   static override readonly code: string = "template_error";
   override readonly name: string = "TemplateError";
 }
 
+/** `unknown_category` (HTTP 422). */
+export class UnknownCategoryError extends UnprocessableError {
+  static override readonly code: string = "unknown_category";
+  override readonly name: string = "UnknownCategoryError";
+}
+
 /** `unknown_provider` (HTTP 422). */
 export class UnknownProviderError extends UnprocessableError {
   static override readonly code: string = "unknown_provider";
   override readonly name: string = "UnknownProviderError";
+}
+
+/** `unknown_recipient` (HTTP 422). */
+export class UnknownRecipientError extends UnprocessableError {
+  static override readonly code: string = "unknown_recipient";
+  override readonly name: string = "UnknownRecipientError";
 }
 
 /** `url_refused` (HTTP 422). */
@@ -203,8 +221,11 @@ export const CODES: ReadonlyMap<string, ApiErrorClass> = new Map<string, ApiErro
   ["422 invalid_request", InvalidRequestError],
   ["422 provider_error", ProviderError],
   ["422 provider_timeout", ProviderTimeoutError],
+  ["422 recipient_unreachable", RecipientUnreachableError],
   ["422 template_error", TemplateError],
+  ["422 unknown_category", UnknownCategoryError],
   ["422 unknown_provider", UnknownProviderError],
+  ["422 unknown_recipient", UnknownRecipientError],
   ["422 url_refused", UrlRefusedError],
   ["422 validation_error", ValidationError],
   ["429 rate_limited", RateLimitedError],

@@ -54,6 +54,9 @@ export interface paths {
         /**
          * Send Email
          * @description Queue one email. Answered 202 once the job and its queue entry are committed.
+         *
+         *     ``recipient`` in place of ``to`` sends to that recipient's email; with a
+         *     ``category`` its preferences apply (docs/recipients.md).
          */
         post: operations["send_email_v1_notifications_email_post"];
         delete?: never;
@@ -997,6 +1000,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/recipients/{external_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Recipient
+         * @description One recipient; 404 when the tenant has none of this external id.
+         */
+        get: operations["get_recipient_v1_recipients__external_id__get"];
+        /**
+         * Put Recipient
+         * @description Create the recipient (201) or change the fields given (200; the others kept).
+         */
+        put: operations["put_recipient_v1_recipients__external_id__put"];
+        post?: never;
+        /**
+         * Delete Recipient
+         * @description Delete the recipient and its preferences; 404 when there is none. Its traces in
+         *     jobs, dead letters and events stay until erasure (a later slice).
+         */
+        delete: operations["delete_recipient_v1_recipients__external_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Recipients
+         * @description Recipients by external id; pass ``next_cursor`` back as ``cursor``.
+         */
+        get: operations["list_recipients_v1_recipients_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recipients/{external_id}/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Preferences
+         * @description Whether the recipient gets each category on each channel: its own choice,
+         *     else the category's default.
+         */
+        get: operations["get_preferences_v1_recipients__external_id__preferences_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Patch Preferences
+         * @description Set the choices given (the others kept) and answer the preferences; 422
+         *     ``unknown_category`` for a key the tenant has no category of.
+         */
+        patch: operations["patch_preferences_v1_recipients__external_id__preferences_patch"];
+        trace?: never;
+    };
+    "/v1/categories/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Category
+         * @description One category; 404 when the tenant has none of this key.
+         */
+        get: operations["get_category_v1_categories__key__get"];
+        /**
+         * Put Category
+         * @description Create the category (201) or replace it (200).
+         */
+        put: operations["put_category_v1_categories__key__put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Categories
+         * @description Categories by key; pass ``next_cursor`` back as ``cursor``.
+         */
+        get: operations["list_categories_v1_categories_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1198,6 +1320,51 @@ export interface components {
              */
             all?: boolean;
         };
+        /** CategoryPublic */
+        CategoryPublic: {
+            /** Key */
+            key: string;
+            /** Name */
+            name: string;
+            /** Kind */
+            kind: string;
+            /** Default */
+            default: {
+                [key: string]: boolean;
+            };
+            frequency_cap: components["schemas"]["FrequencyCap"] | null;
+            quiet_hours: components["schemas"]["QuietHours"] | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * CategoryPut
+         * @description ``PUT /v1/categories/{key}``: the whole category. A channel left out of
+         *     ``default`` is on for ``transactional`` and off for ``marketing``.
+         */
+        CategoryPut: {
+            /** Name */
+            name: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "transactional" | "marketing";
+            /** Default */
+            default?: {
+                [key: string]: boolean;
+            };
+            frequency_cap?: components["schemas"]["FrequencyCap"] | null;
+            quiet_hours?: components["schemas"]["QuietHours"] | null;
+        };
         /**
          * Channel
          * @description How a notification travels: email, SMS, chat or webhook.
@@ -1208,8 +1375,12 @@ export interface components {
         ChatCreate: {
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /** Recipient */
+            recipient?: string | null;
+            /** Category */
+            category?: string | null;
             /** To */
-            to: string;
+            to?: string | null;
             /** Text */
             text: string;
             /**
@@ -1363,8 +1534,12 @@ export interface components {
         EmailCreate: {
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /** Recipient */
+            recipient?: string | null;
+            /** Category */
+            category?: string | null;
             /** To */
-            to: string;
+            to?: string | null;
             /** From */
             from: string;
             /** Subject */
@@ -1485,6 +1660,13 @@ export interface components {
             until?: string | null;
             /** Q */
             q?: string | null;
+        };
+        /** FrequencyCap */
+        FrequencyCap: {
+            /** Count */
+            count: number;
+            /** Per Seconds */
+            per_seconds: number;
         };
         /** GoneEndpointPublic */
         GoneEndpointPublic: {
@@ -1638,6 +1820,13 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
+        /** Page[CategoryPublic] */
+        Page_CategoryPublic_: {
+            /** Data */
+            data: components["schemas"]["CategoryPublic"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** Page[DeadLetterPublic] */
         Page_DeadLetterPublic_: {
             /** Data */
@@ -1673,6 +1862,13 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
+        /** Page[RecipientPublic] */
+        Page_RecipientPublic_: {
+            /** Data */
+            data: components["schemas"]["RecipientPublic"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** Page[SuppressionPublic] */
         Page_SuppressionPublic_: {
             /** Data */
@@ -1686,6 +1882,18 @@ export interface components {
             data: components["schemas"]["TenantPublic"][];
             /** Next Cursor */
             next_cursor?: string | null;
+        };
+        /**
+         * Preferences
+         * @description A recipient's preferences: by category key, whether each channel gets it.
+         */
+        Preferences: {
+            /** Categories */
+            categories: {
+                [key: string]: {
+                    [key: string]: boolean;
+                };
+            };
         };
         /** ProviderCreate */
         ProviderCreate: {
@@ -1801,6 +2009,13 @@ export interface components {
             /** Top Tenants */
             top_tenants: components["schemas"]["TenantBacklogPublic"][];
         };
+        /** QuietHours */
+        QuietHours: {
+            /** Start */
+            start: string;
+            /** End */
+            end: string;
+        };
         /** QuotaPublic */
         QuotaPublic: {
             /** Name */
@@ -1842,6 +2057,60 @@ export interface components {
             /** Per Seconds */
             per_seconds: number;
         };
+        /** RecipientPublic */
+        RecipientPublic: {
+            /** External Id */
+            external_id: string;
+            /** Email */
+            email: string | null;
+            /** Phone */
+            phone: string | null;
+            /** Telegram Chat Id */
+            telegram_chat_id: string | null;
+            /** Slack Channel */
+            slack_channel: string | null;
+            /** Locale */
+            locale: string | null;
+            /** Timezone */
+            timezone: string | null;
+            /** Data */
+            data: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * RecipientPut
+         * @description ``PUT /v1/recipients/{external_id}``: the fields given are set (null clears
+         *     one), the others kept.
+         */
+        RecipientPut: {
+            /** Email */
+            email?: string | null;
+            /** Phone */
+            phone?: string | null;
+            /** Telegram Chat Id */
+            telegram_chat_id?: string | null;
+            /** Slack Channel */
+            slack_channel?: string | null;
+            /** Locale */
+            locale?: string | null;
+            /** Timezone */
+            timezone?: string | null;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+        };
         /** Redriven */
         Redriven: {
             /** Matched */
@@ -1862,8 +2131,12 @@ export interface components {
         SmsCreate: {
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /** Recipient */
+            recipient?: string | null;
+            /** Category */
+            category?: string | null;
             /** To */
-            to: string;
+            to?: string | null;
             /** From */
             from?: string | null;
             /** Body */
@@ -2223,7 +2496,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2357,7 +2630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2495,7 +2768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2629,7 +2902,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2770,7 +3043,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2904,7 +3177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3038,7 +3311,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3170,7 +3443,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3306,7 +3579,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3438,7 +3711,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3576,7 +3849,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3714,7 +3987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3846,7 +4119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3978,7 +4251,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4108,7 +4381,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4240,7 +4513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4372,7 +4645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4506,7 +4779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4642,7 +4915,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4774,7 +5047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4910,7 +5183,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5042,7 +5315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5174,7 +5447,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5309,7 +5582,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5445,7 +5718,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5579,7 +5852,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5717,7 +5990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5851,7 +6124,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5985,7 +6258,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6119,7 +6392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6254,7 +6527,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6388,7 +6661,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6526,7 +6799,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6658,7 +6931,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6794,7 +7067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6930,7 +7203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7064,7 +7337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7196,7 +7469,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7332,7 +7605,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7466,7 +7739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7598,7 +7871,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7732,7 +8005,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7866,7 +8139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7998,7 +8271,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8149,7 +8422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8291,7 +8564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8423,7 +8696,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8564,7 +8837,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8698,7 +8971,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8834,7 +9107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8970,7 +9243,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9112,7 +9385,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9246,7 +9519,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9382,7 +9655,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9518,7 +9791,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9656,7 +9929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9794,7 +10067,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9933,7 +10206,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10071,7 +10344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10207,7 +10480,1225 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_recipient_v1_recipients__external_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_recipient_v1_recipients__external_id__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecipientPut"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_recipient_v1_recipients__external_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_recipients_v1_recipients_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_RecipientPublic_"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_preferences_v1_recipients__external_id__preferences_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Preferences"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    patch_preferences_v1_recipients__external_id__preferences_patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Preferences"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Preferences"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_category_v1_categories__key__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CategoryPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_category_v1_categories__key__put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CategoryPut"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CategoryPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_categories_v1_categories_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_CategoryPublic_"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
