@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from homing.cli import audit_commands as audit_cli
+from homing.cli import completion
 from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
@@ -74,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     dlq_cli.add_commands(commands.add_parser("dlq", help="the dead-letter console"))
     audit_cli.add_commands(commands.add_parser("audit", help="the audit log"))
     user_cli.add_commands(commands.add_parser("user", help="web console users"))
+    completion.add_command(commands)
     return parser
 
 
@@ -93,7 +95,12 @@ def run_loop(main: Coroutine[Any, Any, int]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "completion":
+        # Before the settings: a completion script needs no configuration or database.
+        print(completion.bash_script(parser), end="")
+        return 0
     try:
         loopback = False
         if args.command == "run" and args.demo:
