@@ -36,6 +36,7 @@ from homing.managers.plans import load_plans
 from homing.managers.platform_email import PlatformEmail
 from homing.managers.reconciler import ReconcilePolicy, Reconciler
 from homing.managers.retention import Retention, RetentionPolicy
+from homing.managers.templates import TemplateBounds, Templates
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
 from homing.managers.watchkeeper import Watchkeeper
@@ -45,6 +46,7 @@ from homing.providers.guard import EndpointGuard, Resolver
 from homing.providers.transport import build_client
 from homing.providers.webhook.ssrf import parse_networks
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
+from homing.rendering.pool import RenderPool, pool_from
 from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhooks
 from homing.settings import Settings
 from homing.store.audit import AuditStore
@@ -65,6 +67,7 @@ from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.retention import RetentionStore
 from homing.store.signals import SignalStore
+from homing.store.templates import TemplateStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
@@ -131,6 +134,23 @@ class Services:
         return TenantSettingsManager(
             TenantSettingsStore(self.db, self.clock), self.webhooks.check_url
         )
+
+    @cached_property
+    def render_pool(self) -> RenderPool:
+        """This process's render workers (docs/templates.md): built on first use, and
+        its processes started by the first render; closed by ``aclose``."""
+        return pool_from(self.settings)
+
+    @cached_property
+    def templates(self) -> Templates:
+        """Templates, their versions, and rendering them for a send."""
+        s = self.settings
+        bounds = TemplateBounds(
+            templates=s.template_max_templates,
+            versions=s.template_max_versions,
+            data_bytes=s.template_max_data_bytes,
+        )
+        return Templates(TemplateStore(self.db, self.clock), self.render_pool, bounds)
 
     # Notices and platform email (docs/operations.md, "Notices to tenants and platform email").
     @cached_property
@@ -344,6 +364,8 @@ class Services:
         )
 
     async def aclose(self) -> None:
+        if "render_pool" in self.__dict__:  # built (and maybe started) by a render
+            await self.render_pool.close()
         if self.pg_wakeups is not None:
             await self.pg_wakeups.aclose()
         await self.alerter.aclose()

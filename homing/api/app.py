@@ -33,6 +33,7 @@ from homing.api.routes import (
     reports,
     sms,
     suppressions,
+    templates,
     tenant_settings,
     usage,
     webhooks,
@@ -68,6 +69,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(chat.router)
     app.include_router(audit.router)
     app.include_router(sms.router)
+    app.include_router(templates.router)
     # The web console at / (homing.console): its pages, after every API route.
     console.install(app)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)

@@ -7,15 +7,17 @@ Admission (authentication, suspension, the rate limit) has already run in the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Header, Request, Response
 
 from homing.api.deps import SENDING_OPENAPI, sending
 from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
+from homing.api.templated import render_one
 from homing.crypto import RequestHash, Sealer
 from homing.errors import UnknownProvider
+from homing.managers.templates import Rendered
 from homing.models import (
     QUEUE_FOR_CHANNEL,
     Channel,
@@ -65,26 +67,37 @@ def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
             raise UnknownProvider(f"no enabled email provider matches {pin!r}", {"provider": pin})
 
 
+# Fields added after the first hashes were stored: left out of a fingerprint while unset.
+_LATER_FIELDS = ("ttl_seconds", "template", "data", "locale")
+
+
 def hashed_fields(body: NotificationCreate, names: set[str]) -> set[str]:
     """The fields of ``body`` its request fingerprint covers: a field added later
-    (``ttl_seconds``) is left out while unset, so the hashes stored before it still match
-    their repeats."""
-    return names if body.ttl_seconds is not None else names - {"ttl_seconds"}
+    (``ttl_seconds``, ``template``…) is left out while unset, so the hashes stored
+    before it still match their repeats. A templated send's fingerprint is its request
+    (template, data, locale), not what it rendered to."""
+    unset = {f for f in _LATER_FIELDS if getattr(body, f, None) is None}
+    return names - unset if unset else names
 
 
 def email_job(
-    sealer: Sealer, tenant_id: str, body: EmailCreate, idempotency_key: str | None
+    sealer: Sealer,
+    tenant_id: str,
+    body: EmailCreate,
+    idempotency_key: str | None,
+    rendered: Rendered | None = None,
 ) -> NewJob:
-    """The job for one validated email; the plan may still change its priority."""
+    """The job for one validated email (its content ``rendered`` from its template,
+    when it names one); the plan may still change its priority."""
     fields = body.model_dump(by_alias=True, include=hashed_fields(body, _EMAIL_FIELDS))
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
-    payload = {
-        "to": body.to,
-        "from": body.from_,
-        "subject": body.subject,
-        "text": body.text,
-        "html": body.html,
-    }
+    payload: dict[str, Any] = {"to": body.to, "from": body.from_}
+    if rendered is None:
+        payload.update(subject=body.subject, text=body.text, html=body.html)
+    else:
+        part = rendered.part
+        payload.update(subject=part["subject"], text=part["text"], html=part["html"])
+        payload["template"] = rendered.template
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.EMAIL,
@@ -138,5 +151,8 @@ async def accept_email(
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
     sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
-    job = email_job(services.sealer, tenant.id, body, idempotency_key)
+    rendered = None
+    if body.template is not None:
+        rendered = await render_one(services, tenant.id, body, "email")
+    job = email_job(services.sealer, tenant.id, body, idempotency_key, rendered)
     return queued(services, await services.admission.accept(principal, job, sender_rule))

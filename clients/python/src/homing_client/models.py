@@ -177,8 +177,20 @@ class Channel(RootModel[Literal["email", "webhook", "sms", "chat"]]):
     ]
 
 
+class Template(RootModel[str]):
+    root: Annotated[str, Field(max_length=64, min_length=1, title="Template")]
+
+
+class Locale(RootModel[str]):
+    root: Annotated[str, Field(max_length=35, min_length=2, title="Locale")]
+
+
 class TtlSeconds(RootModel[int]):
     root: Annotated[int, Field(ge=1, le=2592000, title="Ttl Seconds")]
+
+
+class Text(RootModel[str]):
+    root: Annotated[str, Field(max_length=4096, min_length=1, title="Text")]
 
 
 class Provider(RootModel[str]):
@@ -193,13 +205,24 @@ class ChatCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     to: Annotated[str, Field(max_length=100, min_length=1, title="To")]
-    text: Annotated[str, Field(max_length=4096, min_length=1, title="Text")]
+    text: Annotated[Text | None, Field(title="Text")] = None
     format: Annotated[Literal["plain", "markdown", "html"] | None, Field(title="Format")] = "plain"
     provider: Annotated[Provider | None, Field(title="Provider")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
+
+
+class ChatPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    text: Annotated[str, Field(max_length=1048576, title="Text")]
+    format: Annotated[Literal["plain", "markdown", "html"] | None, Field(title="Format")] = "plain"
 
 
 class DeadLetterDetail(BaseModel):
@@ -276,7 +299,11 @@ class EmailBatchCreate(BaseModel):
     ]
 
 
-class Text(RootModel[str]):
+class Subject(RootModel[str]):
+    root: Annotated[str, Field(max_length=998, min_length=1, title="Subject")]
+
+
+class Text1(RootModel[str]):
     root: Annotated[str, Field(max_length=5000000, title="Text")]
 
 
@@ -292,11 +319,14 @@ class EmailCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     to: Annotated[str, Field(max_length=400, min_length=3, title="To")]
     from_: Annotated[str, Field(alias="from", max_length=400, min_length=3, title="From")]
-    subject: Annotated[str, Field(max_length=998, min_length=1, title="Subject")]
-    text: Annotated[Text | None, Field(title="Text")] = None
+    subject: Annotated[Subject | None, Field(title="Subject")] = None
+    text: Annotated[Text1 | None, Field(title="Text")] = None
     html: Annotated[Html | None, Field(title="Html")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     provider: Annotated[Provider | None, Field(title="Provider")] = None
@@ -305,6 +335,23 @@ class EmailCreate(BaseModel):
         Literal["at_least_once", "at_most_once"] | None, Field(title="Delivery")
     ] = "at_least_once"
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
+
+
+class Html1(RootModel[str]):
+    root: Annotated[str, Field(max_length=1048576, title="Html")]
+
+
+class Text2(RootModel[str]):
+    root: Annotated[str, Field(max_length=1048576, title="Text")]
+
+
+class EmailPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    subject: Annotated[str, Field(max_length=1048576, title="Subject")]
+    html: Annotated[Html1 | None, Field(title="Html")] = None
+    text: Annotated[Text2 | None, Field(title="Text")] = None
 
 
 class EndpointUrl(BaseModel):
@@ -428,6 +475,7 @@ class JobPublic(BaseModel):
     delivery_status: Annotated[str | None, Field(title="Delivery Status")] = None
     events: Annotated[list[DeliveryEventPublic] | None, Field(title="Events")] = None
     sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
+    template: Annotated[dict[str, Any] | None, Field(title="Template")] = None
 
 
 class JobStatus(
@@ -495,6 +543,29 @@ class PageGoneEndpointPublic(BaseModel):
 class PageJobSummary(BaseModel):
     data: Annotated[list[JobSummary], Field(title="Data")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
+class Version(RootModel[int]):
+    root: Annotated[int, Field(ge=1, title="Version")]
+
+
+class PreviewCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+    version: Annotated[Version | None, Field(title="Version")] = None
+
+
+class PreviewPublic(BaseModel):
+    template_id: Annotated[str, Field(title="Template Id")]
+    version: Annotated[int, Field(title="Version")]
+    locale: Annotated[str, Field(title="Locale")]
+    email: Annotated[dict[str, Any] | None, Field(title="Email")] = None
+    sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
+    chat: Annotated[dict[str, Any] | None, Field(title="Chat")] = None
+    webhook: Annotated[dict[str, Any] | None, Field(title="Webhook")] = None
 
 
 class ProviderCreate(BaseModel):
@@ -603,6 +674,10 @@ class From(RootModel[str]):
     root: Annotated[str, Field(max_length=32, min_length=1, title="From")]
 
 
+class Body(RootModel[str]):
+    root: Annotated[str, Field(max_length=1600, min_length=1, title="Body")]
+
+
 class Provider3(RootModel[str]):
     root: Annotated[str, Field(max_length=100, title="Provider")]
 
@@ -611,10 +686,13 @@ class SmsCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     to: Annotated[str, Field(max_length=32, min_length=2, title="To")]
     from_: Annotated[From | None, Field(alias="from", title="From")] = None
-    body: Annotated[str, Field(max_length=1600, min_length=1, title="Body")]
+    body: Annotated[Body | None, Field(title="Body")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     provider: Annotated[Provider3 | None, Field(title="Provider")] = None
     fallback: Annotated[Fallback | None, Field(title="Fallback")] = None
@@ -623,6 +701,13 @@ class SmsCreate(BaseModel):
     ] = "at_least_once"
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
     fallback_on_undelivered: Annotated[bool | None, Field(title="Fallback On Undelivered")] = False
+
+
+class SmsPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    body: Annotated[str, Field(max_length=1048576, title="Body")]
 
 
 class SuppressionCreate(BaseModel):
@@ -642,6 +727,32 @@ class SuppressionPublic(BaseModel):
     address: Annotated[str, Field(title="Address")]
     reason: Annotated[str, Field(title="Reason")]
     source: Annotated[str, Field(title="Source")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+
+
+class Name(RootModel[str]):
+    root: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
+
+
+class DefaultLocale(RootModel[str]):
+    root: Annotated[str, Field(max_length=35, min_length=2, title="Default Locale")]
+
+
+class TemplateCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    key: Annotated[str, Field(pattern="^[a-z0-9][a-z0-9_.-]{0,63}$", title="Key")]
+    name: Annotated[Name | None, Field(title="Name")] = None
+    default_locale: Annotated[DefaultLocale | None, Field(title="Default Locale")] = None
+
+
+class TemplatePublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    key: Annotated[str, Field(title="Key")]
+    name: Annotated[str, Field(title="Name")]
+    default_locale: Annotated[str, Field(title="Default Locale")]
+    channels: Annotated[list[str], Field(title="Channels")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
 
 
@@ -681,10 +792,6 @@ class TenantCreated(BaseModel):
     api_key: Annotated[
         str, Field(description="the tenant's first API key; shown this once", title="Api Key")
     ]
-
-
-class Name(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
 
 
 class TenantPatch(BaseModel):
@@ -731,6 +838,22 @@ class UsagePublic(BaseModel):
     quotas: Annotated[list[QuotaPublic], Field(title="Quotas")]
 
 
+class VersionPublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    template_id: Annotated[str, Field(title="Template Id")]
+    number: Annotated[int, Field(title="Number")]
+    locale: Annotated[str, Field(title="Locale")]
+    state: Annotated[str, Field(title="State")]
+    email: Annotated[dict[str, Any] | None, Field(title="Email")] = None
+    sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
+    chat: Annotated[dict[str, Any] | None, Field(title="Chat")] = None
+    webhook: Annotated[dict[str, Any] | None, Field(title="Webhook")] = None
+    variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+    published_at: Annotated[AwareDatetime | None, Field(title="Published At")] = None
+
+
 class WebhookCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -742,6 +865,13 @@ class WebhookCreate(BaseModel):
     event_type: Annotated[str | None, Field(title="Event Type")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
+
+
+class WebhookPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    payload: Annotated[dict[str, Any], Field(title="Payload")]
 
 
 class WebhookSecretIssued(BaseModel):
@@ -800,8 +930,18 @@ class PageSuppressionPublic(BaseModel):
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
 
 
+class PageTemplatePublic(BaseModel):
+    data: Annotated[list[TemplatePublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
 class PageTenantPublic(BaseModel):
     data: Annotated[list[TenantPublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
+class PageVersionPublic(BaseModel):
+    data: Annotated[list[VersionPublic], Field(title="Data")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
 
 
@@ -830,3 +970,27 @@ class TenantDetail(BaseModel):
     custom_quotas: Annotated[dict[str, int | None] | None, Field(title="Custom Quotas")]
     limits: LimitsPublic
     usage: UsagePublic
+
+
+class VersionCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    email: EmailPart | None = None
+    sms: SmsPart | None = None
+    chat: ChatPart | None = None
+    webhook: WebhookPart | None = None
+    variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+
+
+class VersionEdit(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    email: EmailPart | None = None
+    sms: SmsPart | None = None
+    chat: ChatPart | None = None
+    webhook: WebhookPart | None = None
+    variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
