@@ -8,7 +8,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from homing.api.schemas.email import NotificationCreate
-from homing.api.schemas.templates import Templated, content_or_template
+from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.errors import InvalidRequest
 from homing.vendors import VENDORS
 
@@ -37,11 +37,13 @@ class ChatCreate(NotificationCreate, Templated):
     def _no_nul(self) -> ChatCreate:
         if self.template is not None:
             given = {"text": self.text is not None, "format": "format" in self.model_fields_set}
-            content_or_template(given, templated=True)
+            content_or_template(self, given)
         elif self.text is None:
             raise ValueError("give 'text' (or 'template')")
-        elif "\x00" in self.text:
-            raise ValueError("'text' must not contain NUL characters")
+        else:
+            no_template_fields(self)
+            if "\x00" in self.text:
+                raise ValueError("'text' must not contain NUL characters")
         return self
 
 

@@ -16,7 +16,7 @@ from pydantic import (
 
 from homing.addresses import Mailbox, parse_mailbox
 from homing.api.schemas.shared import PriorityName, Strict, TtlSeconds
-from homing.api.schemas.templates import Templated, content_or_template
+from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 
 
 def _no_line_breaks(value: str) -> str:
@@ -71,10 +71,12 @@ class EmailCreate(NotificationCreate, Templated):
         self.from_ = str(_mailbox(self.from_, memo))
         if self.template is not None:
             given = {"subject": self.subject is not None, "text": self.text is not None}
-            content_or_template({**given, "html": self.html is not None}, templated=True)
+            content_or_template(self, {**given, "html": self.html is not None})
         elif self.subject is None:
             raise ValueError("give 'subject' (or 'template')")
         else:
+            if self.data is not None or self.locale is not None:
+                no_template_fields(self)
             _no_line_breaks(self.subject)
             if self.text is None and self.html is None:
                 raise ValueError("give 'text', 'html' or both")

@@ -15,7 +15,7 @@ from homing.addresses import MAX_PHONE, phone_key, sms_sender
 from homing.api.schemas.batch import MAX_BATCH
 from homing.api.schemas.email import NotificationCreate
 from homing.api.schemas.shared import PriorityName, Strict
-from homing.api.schemas.templates import Templated, content_or_template
+from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.models import SmsSegments
 
 # Twilio takes at most 1,600 characters; ten segments is what carriers reliably join.
@@ -49,10 +49,11 @@ class SmsCreate(NotificationCreate, Templated):
         if self.from_ is not None:
             self.from_ = sms_sender(self.from_)
         if self.template is not None:
-            content_or_template({"body": self.body is not None}, templated=True)
+            content_or_template(self, {"body": self.body is not None})
         elif self.body is None:
             raise ValueError("give 'body' (or 'template')")
         else:
+            no_template_fields(self)
             check_sms_body(self.body, ValueError)
         if self.fallback is not None and self.provider is None:
             raise ValueError("'fallback' needs 'provider'")

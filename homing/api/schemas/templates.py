@@ -13,13 +13,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    Field,
-    StringConstraints,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from homing.api.schemas.shared import Strict
 from homing.managers.templates import MAX_LOCALE
@@ -171,22 +165,23 @@ class PreviewPublic(BaseModel):
 
 class Templated(BaseModel):
     """The fields a send gives in place of its content: a template (key or id), its
-    data and a locale. Mixed into every send body."""
+    data and a locale. Mixed into every send body, whose own validator calls
+    ``content_or_template`` (one validator per body: the plain email is the hot path)."""
 
     template: TemplateRef | None = None
     data: dict[str, Any] | None = None
     locale: Locale | None = None
 
-    @model_validator(mode="after")
-    def _data_needs_template(self) -> Templated:
-        if self.template is None and (self.data is not None or self.locale is not None):
-            raise ValueError("'data' and 'locale' need 'template'")
-        return self
 
-
-def content_or_template(given: dict[str, bool], templated: bool) -> None:
-    """ValueError unless the body gives content (``given``: each content field's
-    presence) or a template, not both."""
+def content_or_template(body: Templated, given: dict[str, bool]) -> None:
+    """ValueError unless a templated ``body`` gives no content (``given``: each content
+    field's presence). Called only when ``body.template`` is set."""
     named = [name for name, present in given.items() if present]
-    if templated and named:
+    if named:
         raise ValueError(f"give 'template' or {', '.join(repr(n) for n in named)}, not both")
+
+
+def no_template_fields(body: Templated) -> None:
+    """ValueError when a body without a template gives ``data`` or ``locale``."""
+    if body.data is not None or body.locale is not None:
+        raise ValueError("'data' and 'locale' need 'template'")
