@@ -96,7 +96,11 @@ async def measure(requests: int, clients: int, templated: bool = False) -> str:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             services = await services_for(
-                url, Path(tmp), redis_url=REDIS_URL, redis_key_prefix=prefix
+                url,
+                Path(tmp),
+                redis_url=REDIS_URL,
+                redis_key_prefix=prefix,
+                allowed_hosts="homing.bench",  # the Host of _scope (the host guard)
             )
             try:
                 tenant, key = await services.tenant_admin.create(

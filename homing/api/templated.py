@@ -53,14 +53,24 @@ async def render_many(
     templates = services.templates
     refs = {b.template for b in bodies if b.template is not None}
     found = await templates.lookup(tenant_id, refs)
+    # As many at once as the pool has workers: a version that runs past the budget is
+    # known before the next item of it takes a worker (``runaway``).
+    lanes = asyncio.Semaphore(templates.pool.size)
+    runaway: set[str] = set()
 
     async def one(body: TemplatedBody) -> Rendered | HomingError | None:
         if body.template is None:
             return None
         try:
-            rendered = await templates.render(
-                found.get(body.template), body.template, channel, body.data or {}, body.locale
-            )
+            async with lanes:
+                rendered = await templates.render(
+                    found.get(body.template),
+                    body.template,
+                    channel,
+                    body.data or {},
+                    body.locale,
+                    runaway,
+                )
             check_rendered(channel, rendered.part)
         except HomingError as exc:
             return exc

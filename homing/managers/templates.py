@@ -218,10 +218,20 @@ class Templates:
         return found
 
     async def render(
-        self, live: Live | None, ref: str, channel: str, data: dict[str, Any], locale: str | None
+        self,
+        live: Live | None,
+        ref: str,
+        channel: str,
+        data: dict[str, Any],
+        locale: str | None,
+        runaway: set[str] | None = None,
     ) -> Rendered:
         """Render the live version for ``locale`` of ``live`` (None: ``ref`` named no
-        template of the tenant's) for ``channel``; TemplateError (422) otherwise."""
+        template of the tenant's) for ``channel``; TemplateError (422) otherwise.
+
+        ``runaway`` (one per request) holds the versions that ran past the time budget
+        in this request: a batch's later items of such a version are refused without
+        taking a render worker again, so one request cannot hold the pool for long."""
         if live is None:
             raise TemplateError("no such template", {"template": ref[:64]})
         chosen = live.choose(None if locale is None else normal_locale(locale))
@@ -230,7 +240,16 @@ class Templates:
                 f"the template has no {channel} part",
                 {"template": live.template.key, "channels": sorted(chosen.parts)},
             )
-        part = (await self._render(chosen, data, [channel]))[channel]
+        if runaway is not None and chosen.cache_key in runaway:
+            raise TemplateError(
+                "the template ran past the time budget for an earlier message of this request"
+            )
+        try:
+            part = (await self._render(chosen, data, [channel]))[channel]
+        except TemplateError as exc:
+            if runaway is not None and "budget_s" in exc.details:
+                runaway.add(chosen.cache_key)
+            raise
         template = {
             "id": live.template.id,
             "key": live.template.key,

@@ -161,3 +161,22 @@ async def test_a_runaway_template_sent_is_422_within_the_budget_while_healthz_an
     response = await send
     assert response.status_code == 422 and response.json()["error"]["code"] == "template_error"
     assert time.monotonic() - started < 1.0 + 2.0
+
+
+async def test_a_batch_of_a_runaway_template_holds_the_pool_for_one_budget_not_one_per_item(
+    services: Services, tenant: TenantClient
+) -> None:
+    await services.render_pool.start()
+    loop = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
+    await _published(tenant, "spin", email={"subject": "s", "text": loop})
+    item = {"to": "a@b.co", "from": "c@d.co", "template": "spin", "data": {}}
+    started = time.monotonic()
+    response = await tenant.post("/v1/notifications/email/batch", json={"messages": [item] * 20})
+    elapsed = time.monotonic() - started
+    assert response.status_code == 202, response.text
+    answer = response.json()
+    assert answer["rejected"] == 20
+    assert {r["error"]["code"] for r in answer["results"]} == {"template_error"}
+    # One worker, a 1 s budget: the first item spends it, the other 19 are refused
+    # without rendering (20 s otherwise).
+    assert elapsed < 1.0 + 3.0, elapsed
