@@ -203,15 +203,13 @@ class Templates:
         return await self.store.publish(template, version_id)
 
     async def lookup(self, tenant_id: str, refs: Collection[str]) -> dict[str, Live]:
-        """Each named template with its live versions, by the ref it was named with (two
-        queries, however many refs); a ref that names none of the tenant's is absent."""
+        """Each named template with its live versions, by the ref it was named with (one
+        query, however many refs); a ref that names none of the tenant's is absent."""
         if not refs:
             return {}
-        rows = await self.store.get_many(tenant_id, refs)
-        versions = await self.store.live(tenant_id, [r.id for r in rows])
         found: dict[str, Live] = {}
-        for row in rows:
-            live = Live(row, tuple(v for v in versions if v.template_id == row.id))
+        for row, versions in await self.store.lookup(tenant_id, refs):
+            live = Live(row, tuple(versions))
             for ref in (row.id, row.key):
                 if ref in refs:
                     found[ref] = live

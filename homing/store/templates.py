@@ -103,6 +103,13 @@ def _version(row: Any) -> VersionRow:
     )
 
 
+class _Row:
+    """Attribute access to a dict, for ``_version``."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+
 async def _lock(conn: AsyncConnection, query: Any) -> None:
     """Hold ``query``'s row until the transaction ends (PostgreSQL; SQLite holds the
     database already)."""
@@ -154,14 +161,35 @@ class TemplateStore:
             row = (await conn.execute(query)).first()
         return None if row is None else _template(row)
 
-    async def get_many(self, tenant_id: str, refs: Collection[str]) -> list[TemplateRow]:
-        """The tenant's templates whose id or key is one of ``refs`` (one query)."""
+    async def lookup(
+        self, tenant_id: str, refs: Collection[str]
+    ) -> list[tuple[TemplateRow, list[VersionRow]]]:
+        """The tenant's templates whose id or key is one of ``refs``, each with its live
+        versions: one query (a send's only read of templates)."""
+        joined = templates.outerjoin(
+            template_versions,
+            (_v.template_id == _t.id) & (_v.tenant_id == tenant_id) & (_v.state == PUBLISHED),
+        )
+        columns = [c.label(f"t_{c.name}") for c in templates.c]
+        columns += [c.label(f"v_{c.name}") for c in template_versions.c]
         async with self._db.transaction() as conn:
-            query = select(templates).where(
-                _t.tenant_id == tenant_id, one_of(conn, _t.id, refs) | one_of(conn, _t.key, refs)
+            query = (
+                select(*columns)
+                .select_from(joined)
+                .where(
+                    _t.tenant_id == tenant_id,
+                    one_of(conn, _t.id, refs) | one_of(conn, _t.key, refs),
+                )
             )
-            rows = (await conn.execute(query)).all()
-        return [_template(r) for r in rows]
+            rows = (await conn.execute(query)).mappings().all()
+        found: dict[str, tuple[TemplateRow, list[VersionRow]]] = {}
+        for row in rows:
+            t = {name[2:]: value for name, value in row.items() if name.startswith("t_")}
+            entry = found.setdefault(t["id"], (TemplateRow(**t), []))
+            if row["v_id"] is not None:
+                v = {name[2:]: value for name, value in row.items() if name.startswith("v_")}
+                entry[1].append(_version(_Row(v)))
+        return list(found.values())
 
     async def page(
         self, tenant_id: str, limit: int, after: str | None

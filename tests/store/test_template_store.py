@@ -60,7 +60,9 @@ async def test_another_tenant_reads_none_of_it_and_delete_takes_the_versions(
     await store.publish(template, version.id)
     assert await store.get(other, "t") is None
     assert await store.get(other, template.id) is None
-    assert await store.get_many(other, ["t", template.id]) == []
+    assert await store.lookup(other, ["t", template.id]) == []
+    [(found, live)] = await store.lookup(owner, ["t", template.id])
+    assert (found.id, [v.id for v in live]) == (template.id, [version.id])
     assert await store.live(other, [template.id]) == []
     with pytest.raises(NotFound):
         await store.delete(other, template.id)
