@@ -149,6 +149,7 @@ class Services:
             templates=s.template_max_templates,
             versions=s.template_max_versions,
             data_bytes=s.template_max_data_bytes,
+            cache_seconds=s.template_cache_seconds,
         )
         return Templates(TemplateStore(self.db, self.clock), self.render_pool, bounds)
 

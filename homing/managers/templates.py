@@ -11,7 +11,9 @@ template up once (``lookup``), then renders per item.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -64,6 +66,11 @@ class TemplateBounds:
     templates: int = 500
     versions: int = 200
     data_bytes: int = 65_536
+    # How long a send may reuse this process's lookup of a template and its live
+    # versions (HOMING_TEMPLATE_CACHE_SECONDS; 0: never). A publish or delete through
+    # this process drops its entries at once; other processes see it within this time.
+    cache_seconds: float = 2.0
+    cache_entries: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +103,20 @@ class Rendered:
 class Templates:
     """Templates and versions of each tenant, and rendering them."""
 
-    def __init__(self, store: TemplateStore, pool: RenderPool, bounds: TemplateBounds) -> None:
+    def __init__(
+        self,
+        store: TemplateStore,
+        pool: RenderPool,
+        bounds: TemplateBounds,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.store = store
         self.pool = pool
         self.bounds = bounds
+        self._now = now
+        # (tenant id, ref) → (until, Live): found templates only, so refs that name
+        # nothing cannot fill it; bounded, oldest dropped first.
+        self._cache: OrderedDict[tuple[str, str], tuple[float, Live]] = OrderedDict()
 
     async def create(
         self, tenant_id: str, key: str, name: str | None, default_locale: str | None
@@ -132,6 +149,7 @@ class Templates:
         rendered content and send as they are."""
         template = await self.get(tenant_id, ref)
         await self.store.delete(tenant_id, template.id)
+        self._forget(template)
 
     async def channels(self, tenant_id: str, ids: Collection[str]) -> dict[str, list[str]]:
         """The channels each template's live versions serve, by template id."""
@@ -200,20 +218,44 @@ class Templates:
     async def publish(self, tenant_id: str, ref: str, version_id: str) -> VersionRow:
         """Make a version its locale's live one; jobs already accepted keep their content."""
         template = await self.get(tenant_id, ref)
-        return await self.store.publish(template, version_id)
+        try:
+            return await self.store.publish(template, version_id)
+        finally:
+            self._forget(template)
 
     async def lookup(self, tenant_id: str, refs: Collection[str]) -> dict[str, Live]:
         """Each named template with its live versions, by the ref it was named with (one
         query, however many refs); a ref that names none of the tenant's is absent."""
         if not refs:
             return {}
+        now = self._now()
         found: dict[str, Live] = {}
-        for row, versions in await self.store.lookup(tenant_id, refs):
+        for ref in refs:
+            cached = self._cache.get((tenant_id, ref))
+            if cached is not None and cached[0] > now:
+                found[ref] = cached[1]
+        wanted = [ref for ref in refs if ref not in found]
+        if not wanted:
+            return found
+        for row, versions in await self.store.lookup(tenant_id, wanted):
             live = Live(row, tuple(versions))
             for ref in (row.id, row.key):
                 if ref in refs:
                     found[ref] = live
+                self._remember(tenant_id, ref, now, live)
         return found
+
+    def _remember(self, tenant_id: str, ref: str, now: float, live: Live) -> None:
+        if self.bounds.cache_seconds <= 0:
+            return
+        self._cache[(tenant_id, ref)] = (now + self.bounds.cache_seconds, live)
+        self._cache.move_to_end((tenant_id, ref))
+        while len(self._cache) > self.bounds.cache_entries:
+            self._cache.popitem(last=False)
+
+    def _forget(self, template: TemplateRow) -> None:
+        for ref in (template.id, template.key):
+            self._cache.pop((template.tenant_id, ref), None)
 
     async def render(
         self,

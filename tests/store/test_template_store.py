@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from homing.errors import Conflict, NotFound
+from homing.managers.templates import TemplateBounds, Templates
 from homing.services import Services
 from homing.store.templates import DRAFT, PUBLISHED, RETIRED
 from tests.conftest import stored_tenant
@@ -69,3 +70,30 @@ async def test_another_tenant_reads_none_of_it_and_delete_takes_the_versions(
     await store.delete(owner, template.id)
     assert await store.get(owner, "t") is None
     assert await store.live(owner, [template.id]) == []
+
+
+async def test_a_send_lookup_is_reused_for_the_cache_seconds_and_dropped_by_a_publish(
+    services: Services,
+) -> None:
+    store = services.templates.store
+    moment = [100.0]
+    templates = Templates(
+        store, services.render_pool, TemplateBounds(cache_seconds=2), now=lambda: moment[0]
+    )
+    tenant = await stored_tenant(services)
+    template = await templates.create(tenant, "t", None, None)
+    v1 = await templates.add_version(tenant, "t", None, SMS, None)
+    await templates.publish(tenant, "t", v1.id)
+    assert [v.number for v in (await templates.lookup(tenant, {"t"}))["t"].versions] == [1]
+    # Published by another process (straight to the store): seen once the entry expires.
+    v2 = await store.add_version(template, "en", SMS, None, most=10)
+    await store.publish(template, v2.id)
+    assert [v.number for v in (await templates.lookup(tenant, {"t"}))["t"].versions] == [1]
+    moment[0] += 2.5
+    assert [v.number for v in (await templates.lookup(tenant, {"t"}))["t"].versions] == [2]
+    # Published through this process: seen at once.
+    v3 = await templates.add_version(tenant, "t", None, SMS, None)
+    await templates.publish(tenant, template.id, v3.id)
+    assert [v.number for v in (await templates.lookup(tenant, {"t"}))["t"].versions] == [3]
+    await templates.delete(tenant, "t")
+    assert await templates.lookup(tenant, {"t"}) == {}
