@@ -858,9 +858,12 @@ class WebhookCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     url: Annotated[str, Field(max_length=2048, min_length=1, title="Url")]
-    payload: JsonValue
+    payload: JsonValue | None = None
     headers: Annotated[dict[str, str] | None, Field(max_length=50, title="Headers")] = None
     event_type: Annotated[str | None, Field(title="Event Type")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
