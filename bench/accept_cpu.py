@@ -1,6 +1,6 @@
 """CPU per accepted email inside the API process, without the network (PostgreSQL + Redis).
 
-    python -m bench.accept_cpu [--requests N] [--clients C] [--record]
+    python -m bench.accept_cpu [--requests N] [--clients C] [--template] [--record]
 
 Builds the services and the ASGI app in this process and drives
 ``POST /v1/notifications/email`` through the app itself from C concurrent tasks (an
@@ -10,6 +10,11 @@ time per request: everything the API does for an accept (admission, validation, 
 group-commit transaction, the response) but not HTTP parsing or sockets, so the figure
 moves with Homing's code rather than with the machine's network stack or a client
 sharing the cores. PostgreSQL and Redis do their share in their own processes.
+
+``--template`` sends the same email by a published template (subject, HTML with a
+style block to inline, text derived from it) with per-request data instead: the render
+runs in the render pool's worker processes, so their CPU is not in the per-request
+figure, and requests/s is the number to compare (docs/templates.md).
 """
 
 from __future__ import annotations
@@ -38,6 +43,26 @@ from homing.models import Plan
 
 REDIS_URL = os.environ.get("HOMING_BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 PATH = "/v1/notifications/email"
+TEMPLATED = {
+    "to": MESSAGE["to"],
+    "from": MESSAGE["from"],
+    "template": "welcome",
+    "data": {"name": "Ada", "url": "https://example.com/start"},
+}
+WELCOME = {
+    "email": {
+        "subject": "Hi {{ name }}",
+        "html": "<style>p { color: #333 }</style>"
+        '<p>Hello {{ name }}, <a href="{{ url }}">start here</a>.</p>',
+    }
+}
+
+
+async def _publish_welcome(services: Any, tenant_id: str) -> None:
+    templates = services.templates
+    await templates.create(tenant_id, "welcome", None, None)
+    version = await templates.add_version(tenant_id, "welcome", None, WELCOME, None)
+    await templates.publish(tenant_id, "welcome", version.id)
 
 
 def _scope(key: str, body: bytes) -> dict[str, Any]:
@@ -64,21 +89,27 @@ def _scope(key: str, body: bytes) -> dict[str, Any]:
     }
 
 
-async def measure(requests: int, clients: int) -> str:
+async def measure(requests: int, clients: int, templated: bool = False) -> str:
     name = f"homing_bench_accept_{os.getpid()}"
     url = await fresh_postgres(name)
     prefix = f"homing-bench-{uuid.uuid4().hex[:12]}"
     try:
         with tempfile.TemporaryDirectory() as tmp:
             services = await services_for(
-                url, Path(tmp), redis_url=REDIS_URL, redis_key_prefix=prefix
+                url,
+                Path(tmp),
+                redis_url=REDIS_URL,
+                redis_key_prefix=prefix,
+                allowed_hosts="homing.bench",  # the Host of _scope (the host guard)
             )
             try:
-                _, key = await services.tenant_admin.create(
+                tenant, key = await services.tenant_admin.create(
                     "bench", Plan.STARTUP, rate_limit_per_minute=10**6, quotas={"email": 10**9}
                 )
+                if templated:
+                    await _publish_welcome(services, tenant.id)
                 app = create_app(services)
-                body = orjson.dumps(MESSAGE)
+                body = orjson.dumps(TEMPLATED if templated else MESSAGE)
                 statuses: dict[int, int] = {}
 
                 async def one() -> None:
@@ -116,8 +147,9 @@ async def measure(requests: int, clients: int) -> str:
     done = per_lane * clients
     if statuses != {202: done}:
         raise RuntimeError(f"not every request was accepted: {statuses}")
+    kind = " by template" if templated else ""
     return (
-        f"accept_cpu postgres ({clients} concurrent, Redis rate windows): {done:,} accepted, "
+        f"accept_cpu postgres{kind} ({clients} concurrent, Redis rate windows): {done:,} accepted, "
         f"{done / wall:,.0f}/s in one process, {cpu / done * 1000:.2f} ms CPU each "
         f"(API process only, no HTTP)"
     )
@@ -127,14 +159,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=8000)
     parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--template", action="store_true", help="send by a published template")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
+    run = measure(args.requests, args.clients, args.template)
     try:  # the loop homing's processes run on
         import uvloop
 
-        line = uvloop.run(measure(args.requests, args.clients))
+        line = uvloop.run(run)
     except ImportError:
-        line = asyncio.run(measure(args.requests, args.clients))
+        line = asyncio.run(run)
     print(line, flush=True)
     if args.record:
         append_section("accept_cpu", "python -m bench.accept_cpu --record", [line])

@@ -37,6 +37,7 @@ from homing.managers.platform_email import PlatformEmail
 from homing.managers.recipients import RecipientBounds, Recipients
 from homing.managers.reconciler import ReconcilePolicy, Reconciler
 from homing.managers.retention import Retention, RetentionPolicy
+from homing.managers.templates import TemplateBounds, Templates
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
 from homing.managers.watchkeeper import Watchkeeper
@@ -46,6 +47,7 @@ from homing.providers.guard import EndpointGuard, Resolver
 from homing.providers.transport import build_client
 from homing.providers.webhook.ssrf import parse_networks
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
+from homing.rendering.pool import RenderPool, pool_from
 from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhooks
 from homing.settings import Settings
 from homing.store.audit import AuditStore
@@ -69,6 +71,7 @@ from homing.store.queue import QueueStore
 from homing.store.recipients import RecipientStore
 from homing.store.retention import RetentionStore
 from homing.store.signals import SignalStore
+from homing.store.templates import TemplateStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
@@ -151,6 +154,24 @@ class Services:
             PreferenceStore(self.db, self.clock),
             bounds,
         )
+
+    @cached_property
+    def render_pool(self) -> RenderPool:
+        """This process's render workers (docs/templates.md): built on first use, and
+        its processes started by the first render; closed by ``aclose``."""
+        return pool_from(self.settings)
+
+    @cached_property
+    def templates(self) -> Templates:
+        """Templates, their versions, and rendering them for a send."""
+        s = self.settings
+        bounds = TemplateBounds(
+            templates=s.template_max_templates,
+            versions=s.template_max_versions,
+            data_bytes=s.template_max_data_bytes,
+            cache_seconds=s.template_cache_seconds,
+        )
+        return Templates(TemplateStore(self.db, self.clock), self.render_pool, bounds)
 
     # Notices and platform email (docs/operations.md, "Notices to tenants and platform email").
     @cached_property
@@ -364,6 +385,8 @@ class Services:
         )
 
     async def aclose(self) -> None:
+        if "render_pool" in self.__dict__:  # built (and maybe started) by a render
+            await self.render_pool.close()
         if self.pg_wakeups is not None:
             await self.pg_wakeups.aclose()
         await self.alerter.aclose()

@@ -78,6 +78,10 @@ class Settings(BaseSettings):
     template_render_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
     template_render_workers: int = Field(default=2, ge=1, le=64)
     template_worker_memory_mb: int = Field(default=512, ge=128, le=65_536)
+    template_max_templates: int = Field(default=500, ge=1, le=100_000)
+    template_max_versions: int = Field(default=200, ge=1, le=10_000)
+    template_max_data_bytes: int = Field(default=65_536, ge=1024, le=1_048_576)
+    template_cache_seconds: float = Field(default=2.0, ge=0, le=60)
 
     # Admission control (docs/architecture.md "Admission").
     admin_token: SecretStr | None = None

@@ -41,6 +41,8 @@ POSTGRES_URL = os.environ.get(
 REDIS_URL = os.environ.get("HOMING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 TABLES = (
+    "template_versions",
+    "templates",
     "audit_events",
     "notices",
     "alerts_firing",

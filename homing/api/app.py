@@ -35,6 +35,7 @@ from homing.api.routes import (
     reports,
     sms,
     suppressions,
+    templates,
     tenant_settings,
     usage,
     webhooks,
@@ -76,6 +77,7 @@ def create_app(services: Services) -> FastAPI:
     app.include_router(sms.router)
     app.include_router(recipients.router)
     app.include_router(categories.router)
+    app.include_router(templates.router)
     # The web console at / (homing.console): its pages, after every API route.
     console.install(app)
     app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)

@@ -39,7 +39,8 @@ REQUIRED: Final[dict[str, tuple[str, ...]]] = {
     "chat": ("text",),
     "webhook": ("payload",),
 }
-CHAT_FORMATS: Final = frozenset({"text", "markdown"})
+# As the chat endpoint takes them (homing.api.schemas.chat).
+CHAT_FORMATS: Final = frozenset({"plain", "markdown", "html"})
 # A webhook payload template: at most this deep and this many strings.
 MAX_PAYLOAD_DEPTH: Final = 16
 MAX_PAYLOAD_STRINGS: Final = 1000
@@ -126,8 +127,8 @@ def check_parts(parts: dict[str, Any], limits: Limits) -> None:  # noqa: C901 (o
         for field in REQUIRED[channel]:
             if part.get(field) is None:
                 raise TemplateError(f"the {channel} part needs {field!r}")
-        if channel == "chat" and part.get("format", "text") not in CHAT_FORMATS:
-            raise TemplateError("chat format is 'text' or 'markdown'")
+        if channel == "chat" and part.get("format", "plain") not in CHAT_FORMATS:
+            raise TemplateError("chat format is 'plain', 'markdown' or 'html'")
         total = 0
         for path, source in _strings(part, channel):
             total += len(source)
@@ -376,7 +377,7 @@ class Renderer:
                 "segments": seg.segments,
             }
         if channel == "chat":
-            return {"text": get("text") or "", "format": part.get("format", "text")}
+            return {"text": get("text") or "", "format": part.get("format", "plain")}
         return {"payload": self._payload(part["payload"], "payload", compiled, data, limits)}
 
     def _payload(

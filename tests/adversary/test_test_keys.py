@@ -76,6 +76,17 @@ LIVE_KEY_ROUTES = {
     ("POST", "/v1/dead-letters/purge"),
     # The audit log names live keys and live changes: a test key is refused.
     ("GET", "/v1/audit-log"),
+    # Templates are configuration (a test key may send with one, not read or change it).
+    ("POST", "/v1/templates"),
+    ("GET", "/v1/templates"),
+    ("GET", "/v1/templates/{ref}"),
+    ("DELETE", "/v1/templates/{ref}"),
+    ("POST", "/v1/templates/{ref}/versions"),
+    ("GET", "/v1/templates/{ref}/versions"),
+    ("GET", "/v1/templates/{ref}/versions/{version_id}"),
+    ("PATCH", "/v1/templates/{ref}/versions/{version_id}"),
+    ("POST", "/v1/templates/{ref}/versions/{version_id}/publish"),
+    ("POST", "/v1/templates/{ref}/preview"),
 }
 SOME_ID = "0194d1c0-0000-7000-8000-000000000000"
 

@@ -47,7 +47,8 @@ async def json_routes(api: httpx.AsyncClient) -> list[tuple[str, str]]:
             content = operation.get("requestBody", {}).get("content", {})
             if "application/json" in content:
                 filled = path
-                for name in ("job_id", "provider_id", "key_id", "domain_id", "tenant_id"):
+                names = ("job_id", "provider_id", "key_id", "domain_id", "tenant_id", "ref")
+                for name in (*names, "version_id"):
                     filled = filled.replace("{" + name + "}", ANY_ID)
                 assert "{" not in filled, f"fill the path parameters of {path}"
                 found.append((method.upper(), filled))

@@ -102,6 +102,9 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/v1/providers/{provider_id}"): {"priority": 7},
+    ("POST", "/v1/templates/{ref}/versions"): {"sms": {"body": "hello"}},
+    ("PATCH", "/v1/templates/{ref}/versions/{version_id}"): {"sms": {"body": "changed"}},
+    ("POST", "/v1/templates/{ref}/preview"): {"data": {}, "version": 1},
     ("PUT", "/v1/providers/{provider_id}/inbound"): {
         "signing_secret": "whsec_" + base64.b64encode(os.urandom(24)).decode()
     },
@@ -163,7 +166,11 @@ async def _objects(
     category = await tenant.put(
         f"/v1/categories/kind-{name}", json={"name": "Kind", "kind": "transactional"}
     )
-    for response in (key, domain, inbound, person, category):
+    template = await tenant.post("/v1/templates", json={"key": f"tpl-{name}"})
+    version = await tenant.post(
+        f"/v1/templates/tpl-{name}/versions", json={"sms": {"body": "hi {{ name }}"}}
+    )
+    for response in (key, domain, inbound, person, category, template, version):
         assert response.status_code in (200, 201), response.text
     ids = {
         "external_id": f"person-{name}",
@@ -173,6 +180,8 @@ async def _objects(
         "job_id": job_id,
         "key_id": key.json()["id"],
         "domain_id": domain.json()["id"],
+        "ref": template.json()["id"],
+        "version_id": version.json()["id"],
     }
     return Objects(tenant, ids)
 
@@ -202,7 +211,17 @@ def test_every_route_with_a_path_parameter_is_exercised_or_explained(
     app = create_app(services)
     table = list(route_table(app))
     assert ("GET", "/v1/jobs/{job_id}") in table, "the route walk found the app's routes"
-    known = {"provider_id", "job_id", "key_id", "domain_id", "dead_letter_id", "external_id", "key"}
+    known = {
+        "provider_id",
+        "job_id",
+        "key_id",
+        "domain_id",
+        "dead_letter_id",
+        "external_id",
+        "key",
+        "ref",
+        "version_id",
+    }
     unknown = [
         f"{method} {path}: no tenant object for {sorted(set(params) - known)}"
         for method, path, params in _exercised(app)

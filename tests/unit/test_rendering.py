@@ -99,7 +99,7 @@ def test_check_parts_refuses_bad_shapes_sizes_and_syntax() -> None:
     for parts in (
         {"fax": {"body": "x"}},
         {"email": {"html": "no subject"}},
-        {"chat": {"text": "x", "format": "html"}},
+        {"chat": {"text": "x", "format": "bbcode"}},
         {"sms": {"body": "{% for %}"}},
         {"sms": {"body": "x" * (LIMITS.max_source_chars + 1)}},
     ):

@@ -1119,6 +1119,147 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Templates
+         * @description The tenant's templates in creation order; pass ``next_cursor`` back as ``cursor``.
+         */
+        get: operations["list_templates_v1_templates_get"];
+        put?: never;
+        /**
+         * Create Template
+         * @description A new template; 409 when the key is taken.
+         */
+        post: operations["create_template_v1_templates_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Template
+         * @description One template by id or key.
+         */
+        get: operations["get_template_v1_templates__ref__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Template
+         * @description Remove a template and every version. Jobs accepted with it keep their rendered
+         *     content and still send; new sends naming it are 422.
+         */
+        delete: operations["delete_template_v1_templates__ref__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{ref}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Versions
+         * @description The template's versions, newest first; pass ``next_cursor`` back as ``cursor``.
+         */
+        get: operations["list_versions_v1_templates__ref__versions_get"];
+        put?: never;
+        /**
+         * Add Version
+         * @description A new draft, numbered after the last; 422 ``template_error`` when its content
+         *     cannot render (syntax, size, an invalid ``variables`` schema).
+         */
+        post: operations["add_version_v1_templates__ref__versions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{ref}/versions/{version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Version
+         * @description One version of the template.
+         */
+        get: operations["get_version_v1_templates__ref__versions__version_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit Version
+         * @description Change a draft: each channel given replaces that part (null removes it),
+         *     ``variables`` replaces the schema. A published version is 409: add a new one.
+         */
+        patch: operations["edit_version_v1_templates__ref__versions__version_id__patch"];
+        trace?: never;
+    };
+    "/v1/templates/{ref}/versions/{version_id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish Version
+         * @description Make the version its locale's live one (the one before is retired). Jobs already
+         *     accepted keep the content they were rendered with.
+         */
+        post: operations["publish_version_v1_templates__ref__versions__version_id__publish_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{ref}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview
+         * @description Every part rendered with ``data``: the live version for ``locale``, or the
+         *     version numbered ``version`` (a draft too). The same 422 a send would get.
+         */
+        post: operations["preview_v1_templates__ref__preview_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1373,6 +1514,14 @@ export interface components {
         Channel: "email" | "webhook" | "sms" | "chat";
         /** ChatCreate */
         ChatCreate: {
+            /** Template */
+            template?: string | null;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
             /** Recipient */
@@ -1382,7 +1531,7 @@ export interface components {
             /** To */
             to?: string | null;
             /** Text */
-            text: string;
+            text?: string | null;
             /**
              * Format
              * @default plain
@@ -1395,6 +1544,17 @@ export interface components {
             priority?: ("CRITICAL" | "NORMAL" | "LOW") | null;
             /** Ordering Key */
             ordering_key?: string | null;
+        };
+        /** ChatPart */
+        ChatPart: {
+            /** Text */
+            text: string;
+            /**
+             * Format
+             * @default plain
+             * @enum {string}
+             */
+            format?: "plain" | "markdown" | "html";
         };
         /**
          * DeadLetterDetail
@@ -1532,6 +1692,14 @@ export interface components {
         };
         /** EmailCreate */
         EmailCreate: {
+            /** Template */
+            template?: string | null;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
             /** Recipient */
@@ -1543,7 +1711,7 @@ export interface components {
             /** From */
             from: string;
             /** Subject */
-            subject: string;
+            subject?: string | null;
             /** Text */
             text?: string | null;
             /** Html */
@@ -1562,6 +1730,15 @@ export interface components {
             delivery?: "at_least_once" | "at_most_once";
             /** Ordering Key */
             ordering_key?: string | null;
+        };
+        /** EmailPart */
+        EmailPart: {
+            /** Subject */
+            subject: string;
+            /** Html */
+            html?: string | null;
+            /** Text */
+            text?: string | null;
         };
         /** EndpointUrl */
         EndpointUrl: {
@@ -1760,6 +1937,10 @@ export interface components {
             sms?: {
                 [key: string]: unknown;
             } | null;
+            /** Template */
+            template?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * JobStatus
@@ -1876,10 +2057,24 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
+        /** Page[TemplatePublic] */
+        Page_TemplatePublic_: {
+            /** Data */
+            data: components["schemas"]["TemplatePublic"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** Page[TenantPublic] */
         Page_TenantPublic_: {
             /** Data */
             data: components["schemas"]["TenantPublic"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /** Page[VersionPublic] */
+        Page_VersionPublic_: {
+            /** Data */
+            data: components["schemas"]["VersionPublic"][];
             /** Next Cursor */
             next_cursor?: string | null;
         };
@@ -1894,6 +2089,42 @@ export interface components {
                     [key: string]: boolean;
                 };
             };
+        };
+        /** PreviewCreate */
+        PreviewCreate: {
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            };
+            /** Locale */
+            locale?: string | null;
+            /** Version */
+            version?: number | null;
+        };
+        /** PreviewPublic */
+        PreviewPublic: {
+            /** Template Id */
+            template_id: string;
+            /** Version */
+            version: number;
+            /** Locale */
+            locale: string;
+            /** Email */
+            email?: {
+                [key: string]: unknown;
+            } | null;
+            /** Sms */
+            sms?: {
+                [key: string]: unknown;
+            } | null;
+            /** Chat */
+            chat?: {
+                [key: string]: unknown;
+            } | null;
+            /** Webhook */
+            webhook?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** ProviderCreate */
         ProviderCreate: {
@@ -2129,6 +2360,14 @@ export interface components {
         };
         /** SmsCreate */
         SmsCreate: {
+            /** Template */
+            template?: string | null;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
             /** Recipient */
@@ -2140,7 +2379,7 @@ export interface components {
             /** From */
             from?: string | null;
             /** Body */
-            body: string;
+            body?: string | null;
             /** Priority */
             priority?: ("CRITICAL" | "NORMAL" | "LOW") | null;
             /** Provider */
@@ -2160,6 +2399,11 @@ export interface components {
              * @default false
              */
             fallback_on_undelivered?: boolean;
+        };
+        /** SmsPart */
+        SmsPart: {
+            /** Body */
+            body: string;
         };
         /** SuppressionCreate */
         SuppressionCreate: {
@@ -2188,6 +2432,33 @@ export interface components {
             reason: string;
             /** Source */
             source: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
+        /** TemplateCreate */
+        TemplateCreate: {
+            /** Key */
+            key: string;
+            /** Name */
+            name?: string | null;
+            /** Default Locale */
+            default_locale?: string | null;
+        };
+        /** TemplatePublic */
+        TemplatePublic: {
+            /** Id */
+            id: string;
+            /** Key */
+            key: string;
+            /** Name */
+            name: string;
+            /** Default Locale */
+            default_locale: string;
+            /** Channels */
+            channels: string[];
             /**
              * Created At
              * Format: date-time
@@ -2347,13 +2618,92 @@ export interface components {
             /** Quotas */
             quotas: components["schemas"]["QuotaPublic"][];
         };
+        /** VersionCreate */
+        VersionCreate: {
+            email?: components["schemas"]["EmailPart"] | null;
+            sms?: components["schemas"]["SmsPart"] | null;
+            chat?: components["schemas"]["ChatPart"] | null;
+            webhook?: components["schemas"]["WebhookPart"] | null;
+            /** Variables */
+            variables?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
+        };
+        /** VersionEdit */
+        VersionEdit: {
+            email?: components["schemas"]["EmailPart"] | null;
+            sms?: components["schemas"]["SmsPart"] | null;
+            chat?: components["schemas"]["ChatPart"] | null;
+            webhook?: components["schemas"]["WebhookPart"] | null;
+            /** Variables */
+            variables?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
+        };
+        /** VersionPublic */
+        VersionPublic: {
+            /** Id */
+            id: string;
+            /** Template Id */
+            template_id: string;
+            /** Number */
+            number: number;
+            /** Locale */
+            locale: string;
+            /** State */
+            state: string;
+            /** Email */
+            email?: {
+                [key: string]: unknown;
+            } | null;
+            /** Sms */
+            sms?: {
+                [key: string]: unknown;
+            } | null;
+            /** Chat */
+            chat?: {
+                [key: string]: unknown;
+            } | null;
+            /** Webhook */
+            webhook?: {
+                [key: string]: unknown;
+            } | null;
+            /** Variables */
+            variables?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Published At */
+            published_at?: string | null;
+        };
         /** WebhookCreate */
         WebhookCreate: {
+            /** Template */
+            template?: string | null;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
             /** Url */
             url: string;
-            payload: components["schemas"]["JsonValue"];
+            payload?: components["schemas"]["JsonValue"];
             /** Headers */
             headers?: {
                 [key: string]: string;
@@ -2364,6 +2714,13 @@ export interface components {
             priority?: ("CRITICAL" | "NORMAL" | "LOW") | null;
             /** Ordering Key */
             ordering_key?: string | null;
+        };
+        /** WebhookPart */
+        WebhookPart: {
+            /** Payload */
+            payload: {
+                [key: string]: unknown;
+            };
         };
         /**
          * WebhookSecretIssued
@@ -11624,6 +11981,1373 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Page_CategoryPublic_"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_templates_v1_templates_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_TemplatePublic_"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_template_v1_templates_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_template_v1_templates__ref__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_template_v1_templates__ref__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_versions_v1_templates__ref__versions_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_VersionPublic_"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    add_version_v1_templates__ref__versions_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VersionCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_version_v1_templates__ref__versions__version_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    edit_version_v1_templates__ref__versions__version_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VersionEdit"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    publish_version_v1_templates__ref__versions__version_id__publish_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `method_not_allowed`. */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    preview_v1_templates__ref__preview_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the template's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreviewPublic"];
                 };
             };
             /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */

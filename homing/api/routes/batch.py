@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TypeVar
 
 from fastapi import APIRouter
 from pydantic import ValidationError
@@ -25,8 +26,10 @@ from homing.api.schemas.batch import (
     EmailBatchItem,
     ItemError,
 )
+from homing.api.templated import TemplatedBody, render_many
 from homing.errors import HomingError
 from homing.managers.recipients import ADDRESS_FIELDS
+from homing.managers.templates import Rendered
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel, ProviderAccount
 from homing.services import Services
@@ -52,6 +55,33 @@ def refused_item(index: int, exc: HomingError) -> BatchItemResult:
     """Item ``index`` of a batch answered with the domain error that refused it."""
     error = ItemError(code=exc.code, message=exc.message, details=exc.details)
     return BatchItemResult(index=index, error=error)
+
+
+T = TypeVar("T", bound=TemplatedBody)
+
+
+async def rendered_items(
+    services: Services,
+    tenant_id: str,
+    items: list[tuple[int, T]],
+    channel: Channel,
+    results: dict[int, BatchItemResult],
+) -> tuple[list[tuple[int, T]], list[Rendered | None]]:
+    """The items that rendered (or name no template), each with its rendered content
+    (None when it names none); an item that cannot render is refused in ``results``."""
+    if not any(item.template is not None for _, item in items):
+        return items, [None] * len(items)
+    outcomes = await render_many(services, tenant_id, [item for _, item in items], channel.value)
+    kept: list[tuple[int, T]] = []
+    renders: list[Rendered | None] = []
+    for (index, item), outcome in zip(items, outcomes, strict=True):
+        if isinstance(outcome, HomingError):
+            REFUSED.labels(channel.value, refusal_reason(outcome)).inc()
+            results[index] = refused_item(index, outcome)
+            continue
+        kept.append((index, item))
+        renders.append(outcome)
+    return kept, renders
 
 
 def _pinned_ok(
@@ -105,9 +135,10 @@ async def send_email_batch(
     if any(item.provider is not None for _, item in parsed):
         accounts = await services.providers.all(tenant.id, Channel.EMAIL, enabled_only=True)
         parsed = _pinned_ok(parsed, accounts, results)
+    parsed, renders = await rendered_items(services, tenant.id, parsed, Channel.EMAIL, results)
     news = []
-    for index, item in parsed:
-        new = email_job(services.sealer, tenant.id, item, item.idempotency_key)
+    for (index, item), rendered in zip(parsed, renders, strict=True):
+        new = email_job(services.sealer, tenant.id, item, item.idempotency_key, rendered)
         preference = preferences[index]
         news.append(new if preference is None else replace(new, preference=preference))
     # The sending-domain rule (homing.managers.sending_domains) runs in the accepting transaction,

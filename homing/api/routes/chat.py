@@ -8,6 +8,7 @@ before anything is stored.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request, Response
@@ -23,7 +24,9 @@ from homing.api.routes.notifications import (
 )
 from homing.api.schemas.chat import ChatCreate, check_chat_id
 from homing.api.schemas.email import Queued
+from homing.api.templated import render_one
 from homing.errors import UnknownProvider
+from homing.managers.templates import Rendered
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ProviderAccount, resolve_pin
 from homing.services import Services
 from homing.store.accepting import NewJob
@@ -50,8 +53,10 @@ def chat_job(
     body: ChatCreate,
     kind: str,
     idempotency_key: str | None,
+    rendered: Rendered | None = None,
 ) -> NewJob:
-    """The job for one validated chat message; the plan may still change its priority."""
+    """The job for one validated chat message (its text and format ``rendered`` from
+    its template, when it names one); the plan may still change its priority."""
     fields = body.model_dump(include=hashed_fields(body, _CHAT_FIELDS))
     fingerprint = request_hash(
         services.sealer, orjson.dumps({"chat": fields}, option=orjson.OPT_SORT_KEYS)
@@ -60,12 +65,15 @@ def chat_job(
     folds = address is not None and address.fold_at_names
     to = body.to or ""
     to = to.lower() if to.startswith("@") and folds else to
+    payload: dict[str, Any] = {"to": to, "text": body.text, "format": body.format, "kind": kind}
+    if rendered is not None:
+        payload.update(rendered.part, template=rendered.template)
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.CHAT,
         queue=QUEUE_FOR_CHANNEL[Channel.CHAT],
         priority=requested_priority(body.priority),
-        payload={"to": to, "text": body.text, "format": body.format, "kind": kind},
+        payload=payload,
         provider_pin=body.provider,
         ordering_key=body.ordering_key,
         ttl_seconds=body.ttl_seconds,
@@ -94,8 +102,12 @@ async def send_chat(
     target = await addressed(services, tenant.id, body, field)
     if target.address is not None:
         body.to = target.address
-    check_chat_id(account.provider, body.to or "", body.format)
-    job = chat_job(services, tenant.id, body, account.provider, idempotency_key)
+    rendered = None
+    if body.template is not None:
+        rendered = await render_one(services, tenant.id, body, "chat")
+    text_format = body.format if rendered is None else rendered.part["format"]
+    check_chat_id(account.provider, body.to or "", text_format)
+    job = chat_job(services, tenant.id, body, account.provider, idempotency_key, rendered)
     if target.preference is not None:
         job = replace(job, preference=target.preference)
     return queued(services, await services.admission.accept(principal, job))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Header, Request, Response
@@ -16,9 +16,11 @@ from fastapi import APIRouter, Header, Request, Response
 from homing.api.deps import SENDING_OPENAPI, sending
 from homing.api.routes.addressing import addressed
 from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
+from homing.api.templated import render_one
 from homing.crypto import RequestHash, Sealer
 from homing.errors import UnknownProvider
 from homing.managers.recipients import ADDRESS_FIELDS
+from homing.managers.templates import Rendered
 from homing.models import (
     QUEUE_FOR_CHANNEL,
     Channel,
@@ -70,14 +72,16 @@ def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
 
 
 # Fields added after the first fingerprints were stored: left out while unset.
-_LATER_FIELDS = ("ttl_seconds", "recipient", "category")
+_LATER_FIELDS = ("ttl_seconds", "recipient", "category", "template", "data", "locale")
 
 
 def hashed_fields(body: NotificationCreate, names: set[str]) -> set[str]:
     """The fields of ``body`` its request fingerprint covers: a field added later
-    (``ttl_seconds``, ``recipient``, ``category``) is left out while unset, so the
-    hashes stored before it still match their repeats; a send by recipient is that
-    request whatever address the recipient has now, so its ``to`` is left out."""
+    (``ttl_seconds``, ``recipient``, ``category``, ``template``…) is left out while
+    unset, so the hashes stored before it still match their repeats; a send by
+    recipient is that request whatever address the recipient has now, so its ``to`` is
+    left out; a templated send's fingerprint is its request (template, data, locale),
+    not what it rendered to."""
     unset = {name for name in _LATER_FIELDS if getattr(body, name, None) is None}
     if getattr(body, "recipient", None) is not None:
         unset.add("to")
@@ -85,18 +89,23 @@ def hashed_fields(body: NotificationCreate, names: set[str]) -> set[str]:
 
 
 def email_job(
-    sealer: Sealer, tenant_id: str, body: EmailCreate, idempotency_key: str | None
+    sealer: Sealer,
+    tenant_id: str,
+    body: EmailCreate,
+    idempotency_key: str | None,
+    rendered: Rendered | None = None,
 ) -> NewJob:
-    """The job for one validated email; the plan may still change its priority."""
+    """The job for one validated email (its content ``rendered`` from its template,
+    when it names one); the plan may still change its priority."""
     fields = body.model_dump(by_alias=True, include=hashed_fields(body, _EMAIL_FIELDS))
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
-    payload = {
-        "to": body.to,
-        "from": body.from_,
-        "subject": body.subject,
-        "text": body.text,
-        "html": body.html,
-    }
+    payload: dict[str, Any] = {"to": body.to, "from": body.from_}
+    if rendered is None:
+        payload.update(subject=body.subject, text=body.text, html=body.html)
+    else:
+        part = rendered.part
+        payload.update(subject=part["subject"], text=part["text"], html=part["html"])
+        payload["template"] = rendered.template
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.EMAIL,
@@ -160,7 +169,10 @@ async def accept_email(
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
     sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
-    job = email_job(services.sealer, tenant.id, body, idempotency_key)
+    rendered = None
+    if body.template is not None:
+        rendered = await render_one(services, tenant.id, body, "email")
+    job = email_job(services.sealer, tenant.id, body, idempotency_key, rendered)
     if preference is not None:
         job = replace(job, preference=preference)
     return queued(services, await services.admission.accept(principal, job, sender_rule))

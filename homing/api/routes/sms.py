@@ -8,6 +8,7 @@ plan, the quota and suppression apply in the accepting transaction, as for email
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request, Response
@@ -15,7 +16,7 @@ from pydantic import ValidationError
 
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.routes.addressing import addressed, addressed_items
-from homing.api.routes.batch import batch_answer, invalid_item, refused_item
+from homing.api.routes.batch import batch_answer, invalid_item, refused_item, rendered_items
 from homing.api.routes.notifications import (
     IdempotencyKey,
     hashed_fields,
@@ -26,9 +27,11 @@ from homing.api.routes.notifications import (
 from homing.api.schemas.batch import BatchItemResult, BatchResult
 from homing.api.schemas.email import Queued
 from homing.api.schemas.sms import SmsBatchCreate, SmsBatchItem, SmsCreate
+from homing.api.templated import render_one
 from homing.crypto import Sealer
 from homing.errors import HomingError, UnknownProvider
 from homing.managers.recipients import ADDRESS_FIELDS
+from homing.managers.templates import Rendered
 from homing.models import (
     QUEUE_FOR_CHANNEL,
     Channel,
@@ -60,21 +63,27 @@ def sms_job(
     body: SmsCreate,
     idempotency_key: str | None,
     preference: PreferenceCheck | None = None,
+    rendered: Rendered | None = None,
 ) -> NewJob:
-    """The job for one validated and addressed SMS; the plan may still change its
-    priority. ``preference``: the recipient's, when it is sent by recipient in a category."""
+    """The job for one validated and addressed SMS (its body ``rendered`` from its
+    template, when it names one); the plan may still change its priority.
+    ``preference``: the recipient's, when it is sent by recipient in a category."""
     fields = body.model_dump(by_alias=True, include=hashed_fields(body, _SMS_FIELDS))
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
-    cost = SmsSegments.of(body.body)
-    payload = {
+    text = body.body if rendered is None else rendered.part["body"]
+    assert text is not None  # SmsCreate gives a body or a template
+    cost = SmsSegments.of(text)
+    payload: dict[str, Any] = {
         "to": body.to,
         "from": body.from_,
-        "body": body.body,
+        "body": text,
         "encoding": cost.encoding.value,
         "characters": cost.units,
         "segments": cost.segments,
         "fallback_on_undelivered": body.fallback_on_undelivered,
     }
+    if rendered is not None:
+        payload["template"] = rendered.template
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.SMS,
@@ -111,7 +120,10 @@ async def send_sms(
     if body.provider is not None:
         accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
         check_sms_pins(body, accounts)
-    job = sms_job(services.sealer, tenant.id, body, idempotency_key, target.preference)
+    rendered = None
+    if body.template is not None:
+        rendered = await render_one(services, tenant.id, body, "sms")
+    job = sms_job(services.sealer, tenant.id, body, idempotency_key, target.preference, rendered)
     return queued(services, await services.admission.accept(principal, job))
 
 
@@ -144,9 +156,17 @@ async def send_sms_batch(
     if any(item.provider is not None for _, item in valid):
         accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
         valid = _pinned(valid, accounts, results)
+    valid, renders = await rendered_items(services, tenant.id, valid, Channel.SMS, results)
     news = [
-        sms_job(services.sealer, tenant.id, item, item.idempotency_key, targets[index].preference)
-        for index, item in valid
+        sms_job(
+            services.sealer,
+            tenant.id,
+            item,
+            item.idempotency_key,
+            targets[index].preference,
+            rendered,
+        )
+        for (index, item), rendered in zip(valid, renders, strict=True)
     ]
     outcomes = await services.admission.accept_many(principal, news)
     return batch_answer(services, len(body.messages), valid, outcomes, results)

@@ -23,6 +23,7 @@ from homing.api.schemas.webhooks import (
     WebhookSecretIssued,
     WebhookSecretStatus,
 )
+from homing.api.templated import render_one
 from homing.errors import InvalidRequest, PayloadTooLarge
 from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
@@ -57,9 +58,10 @@ def _body(payload: object, limit: int) -> bytes:
 
 def _canonical(body: WebhookCreate) -> bytes:
     # The stdlib encoder, as for the body: orjson refuses integers beyond 64 bits.
-    # A field added later (``ttl_seconds``) is left out while unset, so the hashes
+    # A field added later (``ttl_seconds``, ``template``…) is left out while unset, so the hashes
     # stored before it still match their repeats.
-    fields = body.model_dump(exclude={"ttl_seconds"} if body.ttl_seconds is None else None)
+    later = ("ttl_seconds", "template", "data", "locale")
+    fields = body.model_dump(exclude={f for f in later if getattr(body, f) is None} or None)
     return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -81,8 +83,14 @@ async def send_webhook(
     tenant = principal.tenant
     webhooks = services.webhooks
     url = webhooks.check_url(body.url)
-    raw = _body(body.payload, webhooks.max_payload_bytes)
+    rendered = None
+    if body.template is not None:
+        rendered = await render_one(services, tenant.id, body, "webhook")
+    content = body.payload if rendered is None else rendered.part["payload"]
+    raw = _body(content, webhooks.max_payload_bytes)
     payload = write_message(services.sealer, tenant.id, url, raw, body.headers, body.event_type)
+    if rendered is not None:
+        payload["template"] = rendered.template
     fingerprint = request_hash(services.sealer, _canonical(body))
     accepted = await services.admission.accept(
         principal,

@@ -8,6 +8,7 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, StringConstraints, model_validator
 
 from homing.api.schemas.email import PersonalCreate
+from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.errors import InvalidRequest
 from homing.vendors import VENDORS
 
@@ -22,9 +23,11 @@ CHAT_IDS: Final = {
 CHAT_ID_HELP: Final = {name: v.chat.help for name, v in VENDORS.items() if v.chat is not None}
 
 
-class ChatCreate(PersonalCreate):
+class ChatCreate(PersonalCreate, Templated):
     to: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
-    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+    # Or ``template`` (and ``data``) in place of text and format: the template's chat
+    # part has its own format.
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)] | None = None
     format: Literal["plain", "markdown", "html"] = "plain"
     provider: str | None = Field(default=None, max_length=100)
     priority: Literal["CRITICAL", "NORMAL", "LOW"] | None = None
@@ -33,8 +36,15 @@ class ChatCreate(PersonalCreate):
     @model_validator(mode="after")
     def _no_nul(self) -> ChatCreate:
         self._one_destination(self.to)
-        if "\x00" in self.text:
-            raise ValueError("'text' must not contain NUL characters")
+        if self.template is not None:
+            given = {"text": self.text is not None, "format": "format" in self.model_fields_set}
+            content_or_template(self, given)
+        elif self.text is None:
+            raise ValueError("give 'text' (or 'template')")
+        else:
+            no_template_fields(self)
+            if "\x00" in self.text:
+                raise ValueError("'text' must not contain NUL characters")
         return self
 
 

@@ -16,6 +16,7 @@ from pydantic import (
 
 from homing.addresses import Mailbox, parse_mailbox
 from homing.api.schemas.shared import CategoryKey, ExternalId, PriorityName, Strict, TtlSeconds
+from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 
 
 def _no_line_breaks(value: str) -> str:
@@ -54,10 +55,11 @@ HeaderText = Annotated[str, StringConstraints(min_length=1, max_length=998)]
 Body = Annotated[str, StringConstraints(max_length=5_000_000)]
 
 
-class EmailCreate(PersonalCreate):
+class EmailCreate(PersonalCreate, Templated):
     to: Annotated[str, StringConstraints(min_length=3, max_length=400)] | None = None
     from_: Annotated[str, StringConstraints(min_length=3, max_length=400)] = Field(alias="from")
-    subject: HeaderText
+    # Or ``template`` (and ``data``) in place of subject, text and html.
+    subject: HeaderText | None = None
     text: Body | None = None
     html: Body | None = None
     priority: PriorityName | None = None
@@ -92,9 +94,17 @@ class EmailCreate(PersonalCreate):
             to = _mailbox(self.to, memo)
             self.to, self._address_key = str(to), to.key
         self.from_ = str(_mailbox(self.from_, memo))
-        _no_line_breaks(self.subject)
-        if self.text is None and self.html is None:
-            raise ValueError("give 'text', 'html' or both")
+        if self.template is not None:
+            given = {"subject": self.subject is not None, "text": self.text is not None}
+            content_or_template(self, {**given, "html": self.html is not None})
+        elif self.subject is None:
+            raise ValueError("give 'subject' (or 'template')")
+        else:
+            if self.data is not None or self.locale is not None:
+                no_template_fields(self)
+            _no_line_breaks(self.subject)
+            if self.text is None and self.html is None:
+                raise ValueError("give 'text', 'html' or both")
         if self.fallback is not None and self.provider is None:
             raise ValueError("'fallback' needs 'provider'")
         return self

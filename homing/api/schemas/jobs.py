@@ -53,6 +53,8 @@ class JobPublic(BaseModel):
     events: list[DeliveryEventPublic] = Field(default_factory=list)
     # An SMS job's message as sent: to, from, encoding, characters, segments.
     sms: dict[str, Any] | None = None
+    # A job sent with a template: {id, key, version, locale}, the version and locale used.
+    template: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, job: Job, attempts: list[Attempt]) -> JobPublic:
@@ -68,6 +70,7 @@ class JobPublic(BaseModel):
             created_at=job.created_at,
             completed_at=job.completed_at,
             sms=sms_view(job),
+            template=job.payload.get("template"),
             expires_at=job.expires_at,
         )
 

@@ -15,6 +15,7 @@ from homing.addresses import MAX_PHONE, phone_key, sms_sender
 from homing.api.schemas.batch import MAX_BATCH
 from homing.api.schemas.email import PersonalCreate
 from homing.api.schemas.shared import PriorityName, Strict
+from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.models import SmsSegments
 
 # Twilio takes at most 1,600 characters; ten segments is what carriers reliably join.
@@ -22,12 +23,15 @@ MAX_SMS_CHARACTERS: Final = 1600
 MAX_SMS_SEGMENTS: Final = 10
 
 
-class SmsCreate(PersonalCreate):
+class SmsCreate(PersonalCreate, Templated):
     to: Annotated[str, StringConstraints(min_length=2, max_length=MAX_PHONE)] | None = None
     from_: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PHONE)] | None = Field(
         default=None, alias="from"
     )
-    body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SMS_CHARACTERS)]
+    # Or ``template`` (and ``data``) in place of the body.
+    body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SMS_CHARACTERS)] | None = (
+        None
+    )
     priority: PriorityName | None = None
     provider: str | None = Field(default=None, max_length=100)
     fallback: str | None = Field(default=None, max_length=100)
@@ -46,18 +50,30 @@ class SmsCreate(PersonalCreate):
             self.to = phone_key(self.to)
         if self.from_ is not None:
             self.from_ = sms_sender(self.from_)
-        if "\x00" in self.body:
-            raise ValueError("'body' must not contain NUL characters")
-        segments = SmsSegments.of(self.body).segments
-        if segments > MAX_SMS_SEGMENTS:
-            raise ValueError(
-                f"'body' takes {segments} segments; at most {MAX_SMS_SEGMENTS} are sent"
-            )
+        if self.template is not None:
+            content_or_template(self, {"body": self.body is not None})
+        elif self.body is None:
+            raise ValueError("give 'body' (or 'template')")
+        else:
+            no_template_fields(self)
+            check_sms_body(self.body, ValueError)
         if self.fallback is not None and self.provider is None:
             raise ValueError("'fallback' needs 'provider'")
         if self.fallback_on_undelivered and self.ordering_key is not None:
             raise ValueError("'fallback_on_undelivered' cannot keep an 'ordering_key' in order")
         return self
+
+
+def check_sms_body(body: str, error: type[Exception]) -> None:
+    """``error`` unless ``body`` is an SMS Homing sends: no NUL, at most
+    MAX_SMS_SEGMENTS segments (the body's own bound, or a rendered one's)."""
+    if "\x00" in body:
+        raise error("'body' must not contain NUL characters")
+    if len(body) > MAX_SMS_CHARACTERS:
+        raise error(f"'body' is over {MAX_SMS_CHARACTERS} characters")
+    segments = SmsSegments.of(body).segments
+    if segments > MAX_SMS_SEGMENTS:
+        raise error(f"'body' takes {segments} segments; at most {MAX_SMS_SEGMENTS} are sent")
 
 
 class SmsBatchItem(SmsCreate):

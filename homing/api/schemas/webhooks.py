@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_valid
 
 from homing.api.schemas.email import NotificationCreate
 from homing.api.schemas.shared import PriorityName, Strict
+from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.webhooks.message import header_problem
 
 MAX_EVENT_TYPE = 200
@@ -20,9 +21,11 @@ MAX_TENANT_HEADERS = 50
 Url = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
 
 
-class WebhookCreate(NotificationCreate):
+class WebhookCreate(NotificationCreate, Templated):
     url: Url
-    payload: JsonValue
+    # Or ``template`` (and ``data``): the template's webhook part is the payload. Any
+    # JSON, null included, when given; left out only with a template.
+    payload: JsonValue = None
     headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_TENANT_HEADERS)
     event_type: str | None = None
     priority: PriorityName | None = None
@@ -30,6 +33,13 @@ class WebhookCreate(NotificationCreate):
 
     @model_validator(mode="after")
     def _valid(self) -> WebhookCreate:
+        given = "payload" in self.model_fields_set
+        if self.template is not None:
+            content_or_template(self, {"payload": given})
+        elif not given:
+            raise ValueError("give 'payload' (or 'template')")
+        else:
+            no_template_fields(self)
         event_type = self.event_type
         # The length first: no pattern ever runs over more than the bound.
         if event_type is not None and (

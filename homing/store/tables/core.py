@@ -2,7 +2,7 @@
 create them; queries are written against them. One schema serves SQLite and PostgreSQL.
 
 ``metadata`` here holds every table, the other groups (``inbound``, ``console``,
-``audit``) included."""
+``audit``, ``templates``) included."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from homing.store.tables import audit as audit
 from homing.store.tables import console as console
 from homing.store.tables import inbound as inbound
 from homing.store.tables import recipients as recipients
+from homing.store.tables import templates as templates
 from homing.store.tables.columns import ID as ID
 from homing.store.tables.columns import UTCDateTime as UTCDateTime
 from homing.store.tables.columns import metadata as metadata

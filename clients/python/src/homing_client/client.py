@@ -110,13 +110,14 @@ class Email(_Resource):
         *,
         to: str,
         from_: str,
-        subject: str,
+        subject: str | None = None,
         text: str | None = None,
         html: str | None = None,
         idempotency_key: str | None = None,
         **options: Any,
     ) -> models.Queued:
-        """Queue one email (``options``: priority, provider, fallback, delivery, …)."""
+        """Queue one email (``options``: priority, provider, fallback, delivery, …; or
+        ``template``, ``data`` and ``locale`` in place of subject, text and html)."""
         body = drop_none(to=to, subject=subject, text=text, html=html, **options)
         body["from"] = from_
         call = Call(
@@ -130,7 +131,7 @@ class Sms(_Resource):
         self,
         *,
         to: str,
-        body: str,
+        body: str | None = None,
         from_: str | None = None,
         idempotency_key: str | None = None,
         **options: Any,
@@ -147,7 +148,12 @@ class Sms(_Resource):
 
 class Chat(_Resource):
     def send(
-        self, *, to: str, text: str, idempotency_key: str | None = None, **options: Any
+        self,
+        *,
+        to: str,
+        text: str | None = None,
+        idempotency_key: str | None = None,
+        **options: Any,
     ) -> models.Queued:
         """Queue one chat message."""
         payload = drop_none(to=to, text=text, **options)

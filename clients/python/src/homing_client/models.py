@@ -179,6 +179,14 @@ class Channel(RootModel[Literal["email", "webhook", "sms", "chat"]]):
     ]
 
 
+class Template(RootModel[str]):
+    root: Annotated[str, Field(max_length=64, min_length=1, title="Template")]
+
+
+class Locale(RootModel[str]):
+    root: Annotated[str, Field(max_length=35, min_length=2, title="Locale")]
+
+
 class TtlSeconds(RootModel[int]):
     root: Annotated[int, Field(ge=1, le=2592000, title="Ttl Seconds")]
 
@@ -197,6 +205,10 @@ class To(RootModel[str]):
     root: Annotated[str, Field(max_length=100, min_length=1, title="To")]
 
 
+class Text(RootModel[str]):
+    root: Annotated[str, Field(max_length=4096, min_length=1, title="Text")]
+
+
 class Provider(RootModel[str]):
     root: Annotated[str, Field(max_length=100, title="Provider")]
 
@@ -209,15 +221,26 @@ class ChatCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
     category: Annotated[Category | None, Field(title="Category")] = None
     to: Annotated[To | None, Field(title="To")] = None
-    text: Annotated[str, Field(max_length=4096, min_length=1, title="Text")]
+    text: Annotated[Text | None, Field(title="Text")] = None
     format: Annotated[Literal["plain", "markdown", "html"] | None, Field(title="Format")] = "plain"
     provider: Annotated[Provider | None, Field(title="Provider")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
+
+
+class ChatPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    text: Annotated[str, Field(max_length=1048576, title="Text")]
+    format: Annotated[Literal["plain", "markdown", "html"] | None, Field(title="Format")] = "plain"
 
 
 class DeadLetterDetail(BaseModel):
@@ -298,7 +321,11 @@ class To1(RootModel[str]):
     root: Annotated[str, Field(max_length=400, min_length=3, title="To")]
 
 
-class Text(RootModel[str]):
+class Subject(RootModel[str]):
+    root: Annotated[str, Field(max_length=998, min_length=1, title="Subject")]
+
+
+class Text1(RootModel[str]):
     root: Annotated[str, Field(max_length=5000000, title="Text")]
 
 
@@ -314,13 +341,16 @@ class EmailCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
     category: Annotated[Category | None, Field(title="Category")] = None
     to: Annotated[To1 | None, Field(title="To")] = None
     from_: Annotated[str, Field(alias="from", max_length=400, min_length=3, title="From")]
-    subject: Annotated[str, Field(max_length=998, min_length=1, title="Subject")]
-    text: Annotated[Text | None, Field(title="Text")] = None
+    subject: Annotated[Subject | None, Field(title="Subject")] = None
+    text: Annotated[Text1 | None, Field(title="Text")] = None
     html: Annotated[Html | None, Field(title="Html")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     provider: Annotated[Provider | None, Field(title="Provider")] = None
@@ -329,6 +359,23 @@ class EmailCreate(BaseModel):
         Literal["at_least_once", "at_most_once"] | None, Field(title="Delivery")
     ] = "at_least_once"
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
+
+
+class Html1(RootModel[str]):
+    root: Annotated[str, Field(max_length=1048576, title="Html")]
+
+
+class Text2(RootModel[str]):
+    root: Annotated[str, Field(max_length=1048576, title="Text")]
+
+
+class EmailPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    subject: Annotated[str, Field(max_length=1048576, title="Subject")]
+    html: Annotated[Html1 | None, Field(title="Html")] = None
+    text: Annotated[Text2 | None, Field(title="Text")] = None
 
 
 class EndpointUrl(BaseModel):
@@ -460,6 +507,7 @@ class JobPublic(BaseModel):
     delivery_status: Annotated[str | None, Field(title="Delivery Status")] = None
     events: Annotated[list[DeliveryEventPublic] | None, Field(title="Events")] = None
     sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
+    template: Annotated[dict[str, Any] | None, Field(title="Template")] = None
 
 
 class JobStatus(
@@ -540,6 +588,29 @@ class Preferences(BaseModel):
         ],
         Field(title="Categories"),
     ]
+
+
+class Version(RootModel[int]):
+    root: Annotated[int, Field(ge=1, title="Version")]
+
+
+class PreviewCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+    version: Annotated[Version | None, Field(title="Version")] = None
+
+
+class PreviewPublic(BaseModel):
+    template_id: Annotated[str, Field(title="Template Id")]
+    version: Annotated[int, Field(title="Version")]
+    locale: Annotated[str, Field(title="Locale")]
+    email: Annotated[dict[str, Any] | None, Field(title="Email")] = None
+    sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
+    chat: Annotated[dict[str, Any] | None, Field(title="Chat")] = None
+    webhook: Annotated[dict[str, Any] | None, Field(title="Webhook")] = None
 
 
 class ProviderCreate(BaseModel):
@@ -666,7 +737,7 @@ class SlackChannel(RootModel[str]):
     root: Annotated[str, Field(max_length=100, min_length=1, title="Slack Channel")]
 
 
-class Locale(RootModel[str]):
+class Locale3(RootModel[str]):
     root: Annotated[str, Field(max_length=35, title="Locale")]
 
 
@@ -682,7 +753,7 @@ class RecipientPut(BaseModel):
     phone: Annotated[Phone | None, Field(title="Phone")] = None
     telegram_chat_id: Annotated[TelegramChatId | None, Field(title="Telegram Chat Id")] = None
     slack_channel: Annotated[SlackChannel | None, Field(title="Slack Channel")] = None
-    locale: Annotated[Locale | None, Field(title="Locale")] = None
+    locale: Annotated[Locale3 | None, Field(title="Locale")] = None
     timezone: Annotated[Timezone | None, Field(title="Timezone")] = None
     data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
 
@@ -702,12 +773,20 @@ class SmsBatchCreate(BaseModel):
     ]
 
 
+class Locale4(RootModel[str]):
+    root: Annotated[str, Field(max_length=35, min_length=2, title="Locale")]
+
+
 class To2(RootModel[str]):
     root: Annotated[str, Field(max_length=32, min_length=2, title="To")]
 
 
 class From(RootModel[str]):
     root: Annotated[str, Field(max_length=32, min_length=1, title="From")]
+
+
+class Body(RootModel[str]):
+    root: Annotated[str, Field(max_length=1600, min_length=1, title="Body")]
 
 
 class Provider3(RootModel[str]):
@@ -718,12 +797,15 @@ class SmsCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale4 | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
     category: Annotated[Category | None, Field(title="Category")] = None
     to: Annotated[To2 | None, Field(title="To")] = None
     from_: Annotated[From | None, Field(alias="from", title="From")] = None
-    body: Annotated[str, Field(max_length=1600, min_length=1, title="Body")]
+    body: Annotated[Body | None, Field(title="Body")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     provider: Annotated[Provider3 | None, Field(title="Provider")] = None
     fallback: Annotated[Fallback | None, Field(title="Fallback")] = None
@@ -732,6 +814,13 @@ class SmsCreate(BaseModel):
     ] = "at_least_once"
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
     fallback_on_undelivered: Annotated[bool | None, Field(title="Fallback On Undelivered")] = False
+
+
+class SmsPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    body: Annotated[str, Field(max_length=1048576, title="Body")]
 
 
 class SuppressionCreate(BaseModel):
@@ -751,6 +840,32 @@ class SuppressionPublic(BaseModel):
     address: Annotated[str, Field(title="Address")]
     reason: Annotated[str, Field(title="Reason")]
     source: Annotated[str, Field(title="Source")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+
+
+class Name(RootModel[str]):
+    root: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
+
+
+class DefaultLocale(RootModel[str]):
+    root: Annotated[str, Field(max_length=35, min_length=2, title="Default Locale")]
+
+
+class TemplateCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    key: Annotated[str, Field(pattern="^[a-z0-9][a-z0-9_.-]{0,63}$", title="Key")]
+    name: Annotated[Name | None, Field(title="Name")] = None
+    default_locale: Annotated[DefaultLocale | None, Field(title="Default Locale")] = None
+
+
+class TemplatePublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    key: Annotated[str, Field(title="Key")]
+    name: Annotated[str, Field(title="Name")]
+    default_locale: Annotated[str, Field(title="Default Locale")]
+    channels: Annotated[list[str], Field(title="Channels")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
 
 
@@ -790,10 +905,6 @@ class TenantCreated(BaseModel):
     api_key: Annotated[
         str, Field(description="the tenant's first API key; shown this once", title="Api Key")
     ]
-
-
-class Name(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
 
 
 class TenantPatch(BaseModel):
@@ -840,17 +951,43 @@ class UsagePublic(BaseModel):
     quotas: Annotated[list[QuotaPublic], Field(title="Quotas")]
 
 
+class VersionPublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    template_id: Annotated[str, Field(title="Template Id")]
+    number: Annotated[int, Field(title="Number")]
+    locale: Annotated[str, Field(title="Locale")]
+    state: Annotated[str, Field(title="State")]
+    email: Annotated[dict[str, Any] | None, Field(title="Email")] = None
+    sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
+    chat: Annotated[dict[str, Any] | None, Field(title="Chat")] = None
+    webhook: Annotated[dict[str, Any] | None, Field(title="Webhook")] = None
+    variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+    published_at: Annotated[AwareDatetime | None, Field(title="Published At")] = None
+
+
 class WebhookCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale4 | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
     url: Annotated[str, Field(max_length=2048, min_length=1, title="Url")]
-    payload: JsonValue
+    payload: JsonValue | None = None
     headers: Annotated[dict[str, str] | None, Field(max_length=50, title="Headers")] = None
     event_type: Annotated[str | None, Field(title="Event Type")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     ordering_key: Annotated[OrderingKey | None, Field(title="Ordering Key")] = None
+
+
+class WebhookPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    payload: Annotated[dict[str, Any], Field(title="Payload")]
 
 
 class WebhookSecretIssued(BaseModel):
@@ -943,8 +1080,18 @@ class PageSuppressionPublic(BaseModel):
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
 
 
+class PageTemplatePublic(BaseModel):
+    data: Annotated[list[TemplatePublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
 class PageTenantPublic(BaseModel):
     data: Annotated[list[TenantPublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
+class PageVersionPublic(BaseModel):
+    data: Annotated[list[VersionPublic], Field(title="Data")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
 
 
@@ -973,3 +1120,27 @@ class TenantDetail(BaseModel):
     custom_quotas: Annotated[dict[str, int | None] | None, Field(title="Custom Quotas")]
     limits: LimitsPublic
     usage: UsagePublic
+
+
+class VersionCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    email: EmailPart | None = None
+    sms: SmsPart | None = None
+    chat: ChatPart | None = None
+    webhook: WebhookPart | None = None
+    variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
+    locale: Annotated[Locale4 | None, Field(title="Locale")] = None
+
+
+class VersionEdit(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    email: EmailPart | None = None
+    sms: SmsPart | None = None
+    chat: ChatPart | None = None
+    webhook: WebhookPart | None = None
+    variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
+    locale: Annotated[Locale4 | None, Field(title="Locale")] = None

@@ -1,0 +1,332 @@
+"""Templates: their rules, and rendering one for a send (docs/templates.md).
+
+Content is checked when a version is written (shape, size, Jinja2 syntax, the
+``variables`` schema), so a send meets only data problems. A send names a template by
+key or id; its live version is chosen by locale (``fr-CA`` → ``fr`` → the template's
+default locale) and rendered in the render pool (``homing.rendering``), whose time
+budget and memory limit bound whatever the tenant wrote. A batch looks each distinct
+template up once (``lookup``), then renders per item.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, Final
+
+import orjson
+
+from homing.errors import InvalidRequest, NotFound
+from homing.rendering import RenderPool, TemplateError, check_parts, check_schema
+from homing.store.templates import TemplateRow, TemplateStore, VersionRow
+
+# A language subtag and up to three more (region, script, variant): BCP 47's common shapes.
+LOCALE: Final = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}")
+MAX_LOCALE: Final = 35
+# The most bytes of a version's ``variables`` schema, as compact JSON.
+MAX_SCHEMA_BYTES: Final = 65_536
+
+
+def normal_locale(value: str) -> str:
+    """``fr-ca`` → ``fr-CA``, ``zh-hant-tw`` → ``zh-Hant-TW`` (BCP 47's casing);
+    InvalidRequest when ``value`` is not a locale."""
+    if len(value) > MAX_LOCALE or not LOCALE.fullmatch(value):
+        raise InvalidRequest("not a locale (such as 'en' or 'fr-CA')", {"field": "locale"})
+    first, *rest = value.split("-")
+    out = [first.lower()]
+    for sub in rest:
+        if len(sub) == 2 and sub.isalpha():
+            out.append(sub.upper())
+        elif len(sub) == 4 and sub.isalpha():
+            out.append(sub.title())
+        else:
+            out.append(sub.lower())
+    return "-".join(out)
+
+
+def fallbacks(locale: str | None, default: str) -> list[str]:
+    """The locales tried in order: ``fr-CA`` → ``fr`` → ``default``."""
+    chain: list[str] = []
+    if locale is not None:
+        parts = locale.split("-")
+        chain = ["-".join(parts[:n]) for n in range(len(parts), 0, -1)]
+    if default not in chain:
+        chain.append(default)
+    return chain
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateBounds:
+    """How many templates a tenant, and versions a template, may hold; the size of a
+    send's data (HOMING_TEMPLATE_MAX_*)."""
+
+    templates: int = 500
+    versions: int = 200
+    data_bytes: int = 65_536
+    # How long a send may reuse this process's lookup of a template and its live
+    # versions (HOMING_TEMPLATE_CACHE_SECONDS; 0: never). A publish or delete through
+    # this process drops its entries at once; other processes see it within this time.
+    cache_seconds: float = 2.0
+    cache_entries: int = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """A template and its live versions (one per locale), as a send reads them."""
+
+    template: TemplateRow
+    versions: tuple[VersionRow, ...]
+
+    def choose(self, locale: str | None) -> VersionRow:
+        """The live version for ``locale`` by fallback; TemplateError when none is."""
+        by_locale = {v.locale: v for v in self.versions}
+        for candidate in fallbacks(locale, self.template.default_locale):
+            if candidate in by_locale:
+                return by_locale[candidate]
+        raise TemplateError(
+            "the template has no published version for this locale",
+            {"template": self.template.key, "locale": locale},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A send's rendered part for its channel, and what the job records of the template."""
+
+    part: dict[str, Any]
+    template: dict[str, Any]
+
+
+class Templates:
+    """Templates and versions of each tenant, and rendering them."""
+
+    def __init__(
+        self,
+        store: TemplateStore,
+        pool: RenderPool,
+        bounds: TemplateBounds,
+        now: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.bounds = bounds
+        self._now = now
+        # (tenant id, ref) → (until, Live): found templates only, so refs that name
+        # nothing cannot fill it; bounded, oldest dropped first.
+        self._cache: OrderedDict[tuple[str, str], tuple[float, Live]] = OrderedDict()
+
+    async def create(
+        self, tenant_id: str, key: str, name: str | None, default_locale: str | None
+    ) -> TemplateRow:
+        """A new template; Conflict when its key is taken or the tenant holds the most."""
+        locale = normal_locale(default_locale or "en")
+        return await self.store.create(tenant_id, key, name or key, locale, self.bounds.templates)
+
+    async def get(self, tenant_id: str, ref: str) -> TemplateRow:
+        """The tenant's template by id or key; NotFound otherwise (another tenant's too)."""
+        found = await self.store.get(tenant_id, ref)
+        if found is None:
+            raise NotFound("no such template")
+        return found
+
+    async def page(
+        self, tenant_id: str, limit: int, after: str | None
+    ) -> tuple[list[TemplateRow], bool]:
+        """A page of the tenant's templates, and whether more follow."""
+        return await self.store.page(tenant_id, limit, after)
+
+    async def versions(
+        self, template: TemplateRow, limit: int, before: int | None
+    ) -> tuple[list[VersionRow], bool]:
+        """A page of the template's versions, newest first, and whether more follow."""
+        return await self.store.versions(template, limit, before)
+
+    async def delete(self, tenant_id: str, ref: str) -> None:
+        """Remove a template and its versions. Jobs already accepted with it keep their
+        rendered content and send as they are."""
+        template = await self.get(tenant_id, ref)
+        await self.store.delete(tenant_id, template.id)
+        self._forget(template)
+
+    async def channels(self, tenant_id: str, ids: Collection[str]) -> dict[str, list[str]]:
+        """The channels each template's live versions serve, by template id."""
+        served: dict[str, set[str]] = {i: set() for i in ids}
+        for version in await self.store.live(tenant_id, ids):
+            served[version.template_id].update(version.parts)
+        return {i: sorted(c) for i, c in served.items()}
+
+    def check_content(self, parts: dict[str, Any], variables: dict[str, Any] | None) -> None:
+        """TemplateError unless ``parts`` and ``variables`` make a version that renders."""
+        if not parts:
+            raise TemplateError("a version needs a part for at least one channel")
+        email = parts.get("email")
+        if isinstance(email, dict) and email.get("html") is None and email.get("text") is None:
+            raise TemplateError("the email part needs 'html', 'text' or both")
+        check_parts(parts, self.pool.limits)
+        if variables is not None and len(orjson.dumps(variables)) > MAX_SCHEMA_BYTES:
+            raise TemplateError(f"variables is over {MAX_SCHEMA_BYTES} bytes")
+        check_schema(variables)
+
+    async def add_version(
+        self,
+        tenant_id: str,
+        ref: str,
+        locale: str | None,
+        parts: dict[str, Any],
+        variables: dict[str, Any] | None,
+    ) -> VersionRow:
+        """A new draft of the template, checked first (422 ``template_error``)."""
+        template = await self.get(tenant_id, ref)
+        chosen = normal_locale(locale) if locale is not None else template.default_locale
+        self.check_content(parts, variables)
+        return await self.store.add_version(
+            template, chosen, parts, variables, self.bounds.versions
+        )
+
+    async def edit_version(
+        self,
+        tenant_id: str,
+        ref: str,
+        version_id: str,
+        locale: str | None,
+        parts: dict[str, Any | None],
+        variables: tuple[dict[str, Any] | None] | None,
+    ) -> VersionRow:
+        """Change a draft: ``parts`` replaces the channels it names (None removes one),
+        ``variables`` (when given, as a 1-tuple) replaces the schema. Conflict when the
+        version is published or retired."""
+        template = await self.get(tenant_id, ref)
+        current = await self.version(template, version_id)
+        merged = {**current.parts, **parts}
+        merged = {c: p for c, p in merged.items() if p is not None}
+        schema = current.variables if variables is None else variables[0]
+        self.check_content(merged, schema)
+        changes: dict[str, Any] = {"parts": merged, "variables": schema}
+        if locale is not None:
+            changes["locale"] = normal_locale(locale)
+        return await self.store.edit(template, version_id, changes)
+
+    async def version(self, template: TemplateRow, ref: str | int) -> VersionRow:
+        found = await self.store.version(template, ref)
+        if found is None:
+            raise NotFound("no such version")
+        return found
+
+    async def publish(self, tenant_id: str, ref: str, version_id: str) -> VersionRow:
+        """Make a version its locale's live one; jobs already accepted keep their content."""
+        template = await self.get(tenant_id, ref)
+        try:
+            return await self.store.publish(template, version_id)
+        finally:
+            self._forget(template)
+
+    async def lookup(self, tenant_id: str, refs: Collection[str]) -> dict[str, Live]:
+        """Each named template with its live versions, by the ref it was named with (one
+        query, however many refs); a ref that names none of the tenant's is absent."""
+        if not refs:
+            return {}
+        now = self._now()
+        found: dict[str, Live] = {}
+        for ref in refs:
+            cached = self._cache.get((tenant_id, ref))
+            if cached is not None and cached[0] > now:
+                found[ref] = cached[1]
+        wanted = [ref for ref in refs if ref not in found]
+        if not wanted:
+            return found
+        for row, versions in await self.store.lookup(tenant_id, wanted):
+            live = Live(row, tuple(versions))
+            for ref in (row.id, row.key):
+                if ref in refs:
+                    found[ref] = live
+                self._remember(tenant_id, ref, now, live)
+        return found
+
+    def _remember(self, tenant_id: str, ref: str, now: float, live: Live) -> None:
+        if self.bounds.cache_seconds <= 0:
+            return
+        self._cache[(tenant_id, ref)] = (now + self.bounds.cache_seconds, live)
+        self._cache.move_to_end((tenant_id, ref))
+        while len(self._cache) > self.bounds.cache_entries:
+            self._cache.popitem(last=False)
+
+    def _forget(self, template: TemplateRow) -> None:
+        for ref in (template.id, template.key):
+            self._cache.pop((template.tenant_id, ref), None)
+
+    async def render(
+        self,
+        live: Live | None,
+        ref: str,
+        channel: str,
+        data: dict[str, Any],
+        locale: str | None,
+        runaway: set[str] | None = None,
+    ) -> Rendered:
+        """Render the live version for ``locale`` of ``live`` (None: ``ref`` named no
+        template of the tenant's) for ``channel``; TemplateError (422) otherwise.
+
+        ``runaway`` (one per request) holds the versions that ran past the time budget
+        in this request: a batch's later items of such a version are refused without
+        taking a render worker again, so one request cannot hold the pool for long."""
+        if live is None:
+            raise TemplateError("no such template", {"template": ref[:64]})
+        chosen = live.choose(None if locale is None else normal_locale(locale))
+        if channel not in chosen.parts:
+            raise TemplateError(
+                f"the template has no {channel} part",
+                {"template": live.template.key, "channels": sorted(chosen.parts)},
+            )
+        if runaway is not None and chosen.cache_key in runaway:
+            raise TemplateError(
+                "the template ran past the time budget for an earlier message of this request"
+            )
+        try:
+            part = (await self._render(chosen, data, [channel]))[channel]
+        except TemplateError as exc:
+            if runaway is not None and "budget_s" in exc.details:
+                runaway.add(chosen.cache_key)
+            raise
+        template = {
+            "id": live.template.id,
+            "key": live.template.key,
+            "version": chosen.number,
+            "locale": chosen.locale,
+        }
+        return Rendered(part, template)
+
+    async def preview(
+        self,
+        tenant_id: str,
+        ref: str,
+        data: dict[str, Any],
+        locale: str | None,
+        number: int | None,
+    ) -> tuple[VersionRow, dict[str, Any]]:
+        """Every part of a version rendered with ``data``: the given version (a draft
+        too), or the live one for ``locale``; the same 422 a send would get."""
+        template = await self.get(tenant_id, ref)
+        if number is not None:
+            chosen = await self.version(template, number)
+        else:
+            live = (await self.lookup(tenant_id, [template.id]))[template.id]
+            chosen = live.choose(None if locale is None else normal_locale(locale))
+        return chosen, await self._render(chosen, data, None)
+
+    async def _render(
+        self, version: VersionRow, data: dict[str, Any], channels: list[str] | None
+    ) -> dict[str, Any]:
+        try:
+            size = len(orjson.dumps(data))
+        except orjson.JSONEncodeError:
+            raise TemplateError("data is nested too deeply") from None
+        if size > self.bounds.data_bytes:
+            raise TemplateError(
+                f"data is over {self.bounds.data_bytes} bytes", {"limit": self.bounds.data_bytes}
+            )
+        return await self.pool.render(
+            version.cache_key, version.parts, version.variables, data, channels
+        )

@@ -1,0 +1,350 @@
+"""The SQL of templates and their versions; every statement is scoped by tenant.
+
+A template is found by its id or its key (``ref``: keys never look like an id, so one
+``WHERE`` serves both). Versions are numbered per template in the transaction that adds
+them (the unique ``(template_id, number)`` refuses a racing twin); publishing retires
+the locale's live version and makes this one live in one transaction, so a template
+has at most one live version per locale at any moment. The bounds on templates per
+tenant and versions per template are counted in the adding transaction, after a lock on
+the parent row on PostgreSQL (SQLite's ``BEGIN IMMEDIATE`` serialises writers already).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from homing.clock import Clock, as_datetime
+from homing.errors import Conflict, NotFound
+from homing.models import new_id
+from homing.store.database import Database
+from homing.store.sql import one_of
+from homing.store.tables.core import tenants
+from homing.store.tables.templates import template_versions, templates
+
+DRAFT = "draft"
+PUBLISHED = "published"
+RETIRED = "retired"
+
+_t = templates.c
+_v = template_versions.c
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateRow:
+    """One template: the tenant's handle on its versions."""
+
+    id: str
+    tenant_id: str
+    key: str
+    name: str
+    default_locale: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    """One version of a template: its parts (one per channel) and its state."""
+
+    id: str
+    template_id: str
+    tenant_id: str
+    number: int
+    locale: str
+    state: str
+    parts: dict[str, Any]
+    variables: dict[str, Any] | None
+    revision: int
+    created_at: datetime
+    updated_at: datetime
+    published_at: datetime | None
+
+    @property
+    def cache_key(self) -> str:
+        """What a render worker caches this version's compiled parts under: the id and
+        the edit count, so an edited draft is compiled again."""
+        return f"{self.id}:{self.revision}"
+
+    def __repr__(self) -> str:
+        return f"VersionRow(id={self.id!r}, number={self.number}, state={self.state!r})"
+
+
+def _template(row: Any) -> TemplateRow:
+    return TemplateRow(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        key=row.key,
+        name=row.name,
+        default_locale=row.default_locale,
+        created_at=row.created_at,
+    )
+
+
+def _version(row: Any) -> VersionRow:
+    return VersionRow(
+        id=row.id,
+        template_id=row.template_id,
+        tenant_id=row.tenant_id,
+        number=row.number,
+        locale=row.locale,
+        state=row.state,
+        parts=dict(row.parts),
+        variables=None if row.variables is None else dict(row.variables),
+        revision=row.revision,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        published_at=row.published_at,
+    )
+
+
+class _Row:
+    """Attribute access to a dict, for ``_version``."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+
+async def _lock(conn: AsyncConnection, query: Any) -> None:
+    """Hold ``query``'s row until the transaction ends (PostgreSQL; SQLite holds the
+    database already)."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(query.with_for_update())
+
+
+class TemplateStore:
+    """Templates and their versions, by tenant."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    def _now(self) -> datetime:
+        return as_datetime(self._clock.now())
+
+    async def create(
+        self, tenant_id: str, key: str, name: str, default_locale: str, most: int
+    ) -> TemplateRow:
+        """A new template; Conflict when the key is taken or the tenant holds ``most``."""
+        row = TemplateRow(new_id(), tenant_id, key, name, default_locale, self._now())
+        try:
+            async with self._db.transaction() as conn:
+                await _lock(conn, select(tenants.c.id).where(tenants.c.id == tenant_id))
+                count = await conn.scalar(
+                    select(func.count()).select_from(templates).where(_t.tenant_id == tenant_id)
+                )
+                if (count or 0) >= most:
+                    raise Conflict(f"a tenant holds at most {most} templates", {"limit": most})
+                await conn.execute(
+                    templates.insert().values(
+                        id=row.id,
+                        tenant_id=tenant_id,
+                        key=key,
+                        name=name,
+                        default_locale=default_locale,
+                        created_at=row.created_at,
+                    )
+                )
+        except IntegrityError:
+            raise Conflict("a template with this key exists", {"key": key}) from None
+        return row
+
+    async def get(self, tenant_id: str, ref: str) -> TemplateRow | None:
+        """The tenant's template whose id or key is ``ref``."""
+        query = select(templates).where(_t.tenant_id == tenant_id, (_t.id == ref) | (_t.key == ref))
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        return None if row is None else _template(row)
+
+    async def lookup(
+        self, tenant_id: str, refs: Collection[str]
+    ) -> list[tuple[TemplateRow, list[VersionRow]]]:
+        """The tenant's templates whose id or key is one of ``refs``, each with its live
+        versions: one query (a send's only read of templates)."""
+        joined = templates.outerjoin(
+            template_versions,
+            (_v.template_id == _t.id) & (_v.tenant_id == tenant_id) & (_v.state == PUBLISHED),
+        )
+        columns = [c.label(f"t_{c.name}") for c in templates.c]
+        columns += [c.label(f"v_{c.name}") for c in template_versions.c]
+        async with self._db.transaction() as conn:
+            query = (
+                select(*columns)
+                .select_from(joined)
+                .where(
+                    _t.tenant_id == tenant_id,
+                    one_of(conn, _t.id, refs) | one_of(conn, _t.key, refs),
+                )
+            )
+            rows = (await conn.execute(query)).mappings().all()
+        found: dict[str, tuple[TemplateRow, list[VersionRow]]] = {}
+        for row in rows:
+            t = {name[2:]: value for name, value in row.items() if name.startswith("t_")}
+            entry = found.setdefault(t["id"], (TemplateRow(**t), []))
+            if row["v_id"] is not None:
+                v = {name[2:]: value for name, value in row.items() if name.startswith("v_")}
+                entry[1].append(_version(_Row(v)))
+        return list(found.values())
+
+    async def page(
+        self, tenant_id: str, limit: int, after: str | None
+    ) -> tuple[list[TemplateRow], bool]:
+        """Up to ``limit`` templates in id order after ``after``, and whether more follow."""
+        query = select(templates).where(_t.tenant_id == tenant_id)
+        if after is not None:
+            query = query.where(_t.id > after)
+        query = query.order_by(_t.id).limit(limit + 1)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_template(r) for r in rows[:limit]], len(rows) > limit
+
+    async def delete(self, tenant_id: str, template_id: str) -> None:
+        """Remove the template and all its versions; NotFound when it is not the tenant's."""
+        async with self._db.transaction() as conn:
+            await conn.execute(
+                delete(template_versions).where(
+                    _v.tenant_id == tenant_id, _v.template_id == template_id
+                )
+            )
+            gone = await conn.execute(
+                delete(templates).where(_t.tenant_id == tenant_id, _t.id == template_id)
+            )
+            if gone.rowcount == 0:
+                raise NotFound("no such template")
+
+    async def add_version(
+        self,
+        template: TemplateRow,
+        locale: str,
+        parts: dict[str, Any],
+        variables: dict[str, Any] | None,
+        most: int,
+    ) -> VersionRow:
+        """A new draft numbered after the template's last; Conflict past ``most``."""
+        now = self._now()
+        mine = (_v.tenant_id == template.tenant_id, _v.template_id == template.id)
+        try:
+            async with self._db.transaction() as conn:
+                await _lock(conn, select(_t.id).where(_t.id == template.id))
+                count, last = (
+                    await conn.execute(
+                        select(func.count(), func.max(_v.number))
+                        .select_from(template_versions)
+                        .where(*mine)
+                    )
+                ).one()
+                if count >= most:
+                    raise Conflict(f"a template holds at most {most} versions", {"limit": most})
+                values = {
+                    "id": new_id(),
+                    "template_id": template.id,
+                    "tenant_id": template.tenant_id,
+                    "number": (last or 0) + 1,
+                    "locale": locale,
+                    "state": DRAFT,
+                    "parts": parts,
+                    "variables": variables,
+                    "revision": 0,
+                    "created_at": now,
+                    "updated_at": now,
+                    "published_at": None,
+                }
+                await conn.execute(template_versions.insert().values(**values))
+        except IntegrityError:
+            raise Conflict("another version was added at the same time; try again") from None
+        return VersionRow(**values)  # type: ignore[arg-type]
+
+    async def version(self, template: TemplateRow, ref: str | int) -> VersionRow | None:
+        """One version of the template, by id or (an int) by number."""
+        which = _v.number == ref if isinstance(ref, int) else _v.id == ref
+        query = select(template_versions).where(
+            _v.tenant_id == template.tenant_id, _v.template_id == template.id, which
+        )
+        async with self._db.transaction() as conn:
+            row = (await conn.execute(query)).first()
+        return None if row is None else _version(row)
+
+    async def versions(
+        self, template: TemplateRow, limit: int, before: int | None
+    ) -> tuple[list[VersionRow], bool]:
+        """Up to ``limit`` versions, newest first, numbered below ``before``."""
+        query = select(template_versions).where(
+            _v.tenant_id == template.tenant_id, _v.template_id == template.id
+        )
+        if before is not None:
+            query = query.where(_v.number < before)
+        query = query.order_by(_v.number.desc()).limit(limit + 1)
+        async with self._db.transaction() as conn:
+            rows = (await conn.execute(query)).all()
+        return [_version(r) for r in rows[:limit]], len(rows) > limit
+
+    async def edit(
+        self, template: TemplateRow, version_id: str, changes: dict[str, Any]
+    ) -> VersionRow:
+        """Apply ``changes`` (locale, parts, variables) to a draft; NotFound when there
+        is no such version, Conflict when it is published or retired (immutable)."""
+        mine = (
+            _v.tenant_id == template.tenant_id,
+            _v.template_id == template.id,
+            _v.id == version_id,
+        )
+        async with self._db.transaction() as conn:
+            changed = await conn.execute(
+                update(template_versions)
+                .where(*mine, _v.state == DRAFT)
+                .values(**changes, revision=_v.revision + 1, updated_at=self._now())
+            )
+            row = (await conn.execute(select(template_versions).where(*mine))).first()
+        if row is None:
+            raise NotFound("no such version")
+        if changed.rowcount == 0:
+            raise Conflict(
+                "a published version cannot change; add a new version", {"state": row.state}
+            )
+        return _version(row)
+
+    async def publish(self, template: TemplateRow, version_id: str) -> VersionRow:
+        """Make the version the live one of its locale (retiring the one before); a
+        published version is answered as it is. NotFound when there is no such version."""
+        mine = (_v.tenant_id == template.tenant_id, _v.template_id == template.id)
+        now = self._now()
+        async with self._db.transaction() as conn:
+            await _lock(conn, select(_t.id).where(_t.id == template.id))
+            row = (
+                await conn.execute(select(template_versions).where(*mine, _v.id == version_id))
+            ).first()
+            if row is None:
+                raise NotFound("no such version")
+            if row.state != PUBLISHED:
+                await conn.execute(
+                    update(template_versions)
+                    .where(*mine, _v.locale == row.locale, _v.state == PUBLISHED)
+                    .values(state=RETIRED, updated_at=now)
+                )
+                await conn.execute(
+                    update(template_versions)
+                    .where(*mine, _v.id == version_id)
+                    .values(state=PUBLISHED, published_at=now, updated_at=now)
+                )
+                row = (
+                    await conn.execute(select(template_versions).where(*mine, _v.id == version_id))
+                ).one()
+        return _version(row)
+
+    async def live(self, tenant_id: str, template_ids: Collection[str]) -> list[VersionRow]:
+        """The live (published) versions of these templates, every locale (one query)."""
+        if not template_ids:
+            return []
+        async with self._db.transaction() as conn:
+            query = select(template_versions).where(
+                _v.tenant_id == tenant_id,
+                one_of(conn, _v.template_id, template_ids),
+                _v.state == PUBLISHED,
+            )
+            rows = (await conn.execute(query)).all()
+        return [_version(r) for r in rows]
