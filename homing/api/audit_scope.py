@@ -104,8 +104,16 @@ EXEMPT: dict[tuple[str, str], str] = {
 # each was created, edited and published), and a job records the version it was
 # rendered from. Audit events for these changes are not recorded yet (docs/templates.md).
 _TEMPLATE_HISTORY = "a template's versions are its history; not audited yet (docs/templates.md)"
+# Recipients, their preferences and the categories: the tenant's data about the people
+# it sends to, changed at the rate it sends (one PUT per sign-up); their audit events
+# (and erasure's) are a later slice of issue #26 (docs/recipients.md).
+_RECIPIENT_DATA = "a recipient's rows are the tenant's data, not yet audited (docs/recipients.md)"
 EXEMPT |= {
     ("POST", "/v1/templates"): _TEMPLATE_HISTORY,
+    ("PUT", "/v1/recipients/{external_id}"): _RECIPIENT_DATA,
+    ("DELETE", "/v1/recipients/{external_id}"): _RECIPIENT_DATA,
+    ("PATCH", "/v1/recipients/{external_id}/preferences"): _RECIPIENT_DATA,
+    ("PUT", "/v1/categories/{key}"): _RECIPIENT_DATA,
     ("DELETE", "/v1/templates/{ref}"): _TEMPLATE_HISTORY,
     ("POST", "/v1/templates/{ref}/versions"): _TEMPLATE_HISTORY,
     ("PATCH", "/v1/templates/{ref}/versions/{version_id}"): _TEMPLATE_HISTORY,

@@ -48,7 +48,7 @@ async def json_routes(api: httpx.AsyncClient) -> list[tuple[str, str]]:
             if "application/json" in content:
                 filled = path
                 names = ("job_id", "provider_id", "key_id", "domain_id", "tenant_id", "ref")
-                for name in (*names, "version_id"):
+                for name in (*names, "version_id", "external_id", "key"):
                     filled = filled.replace("{" + name + "}", ANY_ID)
                 assert "{" not in filled, f"fill the path parameters of {path}"
                 found.append((method.upper(), filled))
