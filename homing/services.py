@@ -333,12 +333,9 @@ class Services:
         return Worker(
             config,
             self.queue,
-            self.providers,
             dispatcher,
             self.alerter,
             self.wakeup,
-            tenants=self.tenants,
-            suppressions=self.inbound.suppressions,
             heartbeat=self.heartbeat,
             watcher=DeliveryNotices(self.notices, self.providers, self.webhooks.store, self.clock),
         )
