@@ -15,10 +15,11 @@ costs the claim no more than one with ten.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.models import Priority
@@ -42,17 +43,24 @@ _TENANTS = text(
     """
 )
 
-# The lowest and highest priority with entries in the queue: two index seeks, so an
-# empty queue or an unused priority costs the claim one query, not a walk each.
-_SPAN = text(
-    """
-    SELECT
-        (SELECT priority FROM queue_entries WHERE queue = :queue
-         ORDER BY priority LIMIT 1),
-        (SELECT priority FROM queue_entries WHERE queue = :queue
-         ORDER BY priority DESC LIMIT 1)
-    """
-)
+# The lowest and highest priority with entries in each of a claim's queues: two index
+# seeks per queue, all in one statement, so the empty queues and unused priorities of a
+# claim round cost it one query together, not a query or a walk each.
+_SPAN = """
+    SELECT {i} AS i,
+        (SELECT priority FROM queue_entries WHERE queue = :q{i}
+         ORDER BY priority LIMIT 1) AS lowest,
+        (SELECT priority FROM queue_entries WHERE queue = :q{i}
+         ORDER BY priority DESC LIMIT 1) AS highest
+"""
+
+
+@functools.cache
+def _spans_of(count: int) -> TextClause:
+    return text(" UNION ALL ".join(_SPAN.format(i=i) for i in range(count)))
+
+
+Span = tuple[int, int]
 
 _INFLIGHT = text(
     """
@@ -102,12 +110,21 @@ class FairPicker:
         self._cap = tenant_inflight
         self._cursor: dict[tuple[str, int], str] = {}
 
-    async def pick(self, conn: AsyncConnection, queue: str, limit: int, now: float) -> list[str]:
-        """Up to ``limit`` due entry ids, highest priority first, fair within each."""
+    async def spans(self, conn: AsyncConnection, queues: Sequence[str]) -> dict[str, Span]:
+        """The lowest and highest priority waiting in each of ``queues`` that has entries."""
+        if not queues:
+            return {}
+        params = {f"q{i}": queue for i, queue in enumerate(queues)}
+        rows = (await conn.execute(_spans_of(len(queues)), params)).all()
+        return {queues[r.i]: (r.lowest, r.highest) for r in rows if r.lowest is not None}
+
+    async def pick(
+        self, conn: AsyncConnection, queue: str, span: Span, limit: int, now: float
+    ) -> list[str]:
+        """Up to ``limit`` due entry ids, highest priority first, fair within each;
+        ``span`` is the queue's (from ``spans``)."""
         picked: list[str] = []
-        lowest, highest = (await conn.execute(_SPAN, {"queue": queue})).one()
-        if lowest is None:
-            return picked
+        lowest, highest = span
         for priority in (p for p in Priority if lowest <= p <= highest):
             budget = limit - len(picked)
             if budget <= 0:

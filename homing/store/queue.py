@@ -128,8 +128,9 @@ class QueueStore:
         epoch: float,
         lease_seconds: float,
     ) -> tuple[list[ClaimedJob], set[str]]:
-        for queue in queues:
-            picked = await self._picker.pick(conn, queue.value, limit, epoch)
+        spans = await self._picker.spans(conn, [q.value for q in queues])
+        for queue in (q for q in queues if q.value in spans):
+            picked = await self._picker.pick(conn, queue.value, spans[queue.value], limit, epoch)
             if picked:
                 return await self._lease(conn, picked, new_id(), epoch, lease_seconds)
         return [], set()
