@@ -27,19 +27,42 @@ from homing.models import Priority
 # Sorts after every tenant id (UUID text), so "up to LAST" means "no upper bound".
 LAST = "~"
 
-_TENANTS = text(
-    """
-    WITH RECURSIVE walk(tenant_id, n) AS (
+# One walk: from after ``after`` (:{p}after), ``limit`` tenants at most, none past ``upto``.
+_WALK = """
+    {p}walk(tenant_id, n) AS (
         SELECT (SELECT tenant_id FROM queue_entries
-                WHERE queue = :queue AND priority = :priority AND tenant_id > :after
+                WHERE queue = :queue AND priority = :priority AND tenant_id > :{p}after
                 ORDER BY tenant_id LIMIT 1), 1
         UNION ALL
         SELECT (SELECT e.tenant_id FROM queue_entries e
-                WHERE e.queue = :queue AND e.priority = :priority AND e.tenant_id > walk.tenant_id
-                ORDER BY e.tenant_id LIMIT 1), walk.n + 1
-        FROM walk WHERE walk.tenant_id IS NOT NULL AND walk.n < :limit
+                WHERE e.queue = :queue AND e.priority = :priority
+                  AND e.tenant_id > {p}walk.tenant_id
+                ORDER BY e.tenant_id LIMIT 1), {p}walk.n + 1
+        FROM {p}walk WHERE {p}walk.tenant_id IS NOT NULL AND {p}walk.n < :limit
     )
-    SELECT tenant_id FROM walk WHERE tenant_id IS NOT NULL AND tenant_id <= :upto
+"""
+
+_TENANTS = text(
+    "WITH RECURSIVE"
+    + _WALK.format(p="")
+    + "SELECT tenant_id FROM walk WHERE tenant_id IS NOT NULL AND tenant_id <= :upto"
+)
+
+# Both halves of a round that wraps (after the cursor, then from the start up to it) in
+# one statement: the second half's seeks are bounded by ``limit`` as the first's are.
+_TENANTS_WRAPPED = text(
+    "WITH RECURSIVE"
+    + _WALK.format(p="")
+    + ","
+    + _WALK.format(p="w_")
+    + """
+    SELECT tenant_id FROM (
+        SELECT tenant_id, 0 AS half, n FROM walk WHERE tenant_id IS NOT NULL
+        UNION ALL
+        SELECT tenant_id, 1 AS half, n FROM w_walk
+        WHERE tenant_id IS NOT NULL AND tenant_id <= :upto
+    ) AS halves
+    ORDER BY half, n LIMIT :limit
     """
 )
 
@@ -142,10 +165,17 @@ class FairPicker:
     ) -> list[str]:
         """Tenants with entries at this priority, starting after the last one served."""
         cursor = self._cursor.get((queue, priority), "")
-        tenants = await self._tenants(conn, queue, priority, cursor, LAST, limit)
-        if len(tenants) < limit and cursor:
-            tenants += await self._tenants(conn, queue, priority, "", cursor, limit - len(tenants))
-        return tenants
+        if not cursor:
+            return await self._tenants(conn, queue, priority, "", LAST, limit)
+        params = {
+            "queue": queue,
+            "priority": priority,
+            "after": cursor,
+            "w_after": "",
+            "upto": cursor,
+            "limit": limit,
+        }
+        return [row[0] for row in (await conn.execute(_TENANTS_WRAPPED, params)).all()]
 
     async def _tenants(
         self,

@@ -73,6 +73,11 @@ async def test_claim_queries_use_indexes_and_read_few_rows(services: Services) -
         "tenants": await _explain(
             services, picking._TENANTS, {**base, "after": "", "upto": picking.LAST, "limit": 50}
         ),
+        "tenants, wrapped": await _explain(
+            services,
+            picking._TENANTS_WRAPPED,
+            {**base, "after": tenants[1], "w_after": "", "upto": tenants[1], "limit": 50},
+        ),
         "take": await _explain(
             services,
             picking._PG_TAKE,
