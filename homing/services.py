@@ -323,6 +323,7 @@ class Services:
             batch_size=s.claim_batch_size,
             lease_seconds=s.lease_seconds,
             poll_seconds=s.poll_interval_seconds,
+            outcome_window=s.outcome_window_seconds,
         )
         dispatcher = Dispatcher(
             runner,

@@ -41,9 +41,6 @@ log = logging.getLogger("homing.worker")
 # held jobs at once (TenantStore.release_held).
 SUSPENDED_HOLD_SECONDS = 3600.0
 
-# Outcomes wait this long at most to be written together with others.
-FLUSH_DELAY_SECONDS = 0.02
-
 # The error_class label's values on homing_dead_letters_total (docs/architecture.md,
 # "Failure classes", and the policy's own verdicts).
 DEAD_LETTER_CLASSES = frozenset(
@@ -77,13 +74,14 @@ class _Call:
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     """What a worker claims from and how much: queues, concurrency, claim batch size,
-    lease and poll interval."""
+    lease, poll interval, and how long an outcome may wait to be written with others."""
 
     queues: Sequence[Queue]
     concurrency: int
     batch_size: int
     lease_seconds: float
     poll_seconds: float
+    outcome_window: float = 0.02
 
 
 class Worker:
@@ -256,7 +254,7 @@ class Worker:
             return None  # none, or the write under way wakes the loop when it ends
         if not self._inflight or len(self._outcomes) >= self._config.batch_size:
             return 0.0
-        return max(0.0, self._oldest_outcome + FLUSH_DELAY_SECONDS - time.monotonic())
+        return max(0.0, self._oldest_outcome + self._config.outcome_window - time.monotonic())
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Wait for a finished delivery, new work, the poll interval, or a due flush."""
