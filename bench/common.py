@@ -114,8 +114,7 @@ async def sandbox_process(port: int) -> AsyncIterator[SandboxProcess]:
     url = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient() as client:
-            # Up to a minute: on a loaded machine the first start (imports) is slow.
-            for _ in range(1200):
+            for _ in range(200):
                 if proc.poll() is not None:
                     raise RuntimeError(f"the sandbox exited with {proc.returncode}")
                 try:

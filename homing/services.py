@@ -364,7 +364,6 @@ class Services:
             batch_size=s.claim_batch_size,
             lease_seconds=s.lease_seconds,
             poll_seconds=s.poll_interval_seconds,
-            outcome_window=s.outcome_window_seconds,
         )
         dispatcher = Dispatcher(
             runner,
@@ -375,9 +374,12 @@ class Services:
         return Worker(
             config,
             self.queue,
+            self.providers,
             dispatcher,
             self.alerter,
             self.wakeup,
+            tenants=self.tenants,
+            suppressions=self.inbound.suppressions,
             heartbeat=self.heartbeat,
             watcher=DeliveryNotices(self.notices, self.providers, self.webhooks.store, self.clock),
         )

@@ -48,9 +48,6 @@ class Settings(BaseSettings):
 
     worker_concurrency: int = Field(default=512, ge=1, le=10000)
     claim_batch_size: int = Field(default=50, ge=1, le=1000)
-    # Outcomes of deliveries that finish within this long are written in one transaction
-    # (or as soon as claim_batch_size of them wait, or nothing is in flight).
-    outcome_window_seconds: float = Field(default=0.02, ge=0, le=10)
     tenant_inflight: int = Field(default=256, ge=1, le=100_000)
     # PostgreSQL with Redis: processes serving the API on one port (None: one per core for
     # homing api, one per two cores for homing run).

@@ -15,11 +15,10 @@ costs the claim no more than one with ten.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.models import Priority
@@ -27,63 +26,33 @@ from homing.models import Priority
 # Sorts after every tenant id (UUID text), so "up to LAST" means "no upper bound".
 LAST = "~"
 
-# One walk: from after ``after`` (:{p}after), ``limit`` tenants at most, none past ``upto``.
-_WALK = """
-    {p}walk(tenant_id, n) AS (
+_TENANTS = text(
+    """
+    WITH RECURSIVE walk(tenant_id, n) AS (
         SELECT (SELECT tenant_id FROM queue_entries
-                WHERE queue = :queue AND priority = :priority AND tenant_id > :{p}after
+                WHERE queue = :queue AND priority = :priority AND tenant_id > :after
                 ORDER BY tenant_id LIMIT 1), 1
         UNION ALL
         SELECT (SELECT e.tenant_id FROM queue_entries e
-                WHERE e.queue = :queue AND e.priority = :priority
-                  AND e.tenant_id > {p}walk.tenant_id
-                ORDER BY e.tenant_id LIMIT 1), {p}walk.n + 1
-        FROM {p}walk WHERE {p}walk.tenant_id IS NOT NULL AND {p}walk.n < :limit
+                WHERE e.queue = :queue AND e.priority = :priority AND e.tenant_id > walk.tenant_id
+                ORDER BY e.tenant_id LIMIT 1), walk.n + 1
+        FROM walk WHERE walk.tenant_id IS NOT NULL AND walk.n < :limit
     )
-"""
-
-_TENANTS = text(
-    "WITH RECURSIVE"
-    + _WALK.format(p="")
-    + "SELECT tenant_id FROM walk WHERE tenant_id IS NOT NULL AND tenant_id <= :upto"
-)
-
-# Both halves of a round that wraps (after the cursor, then from the start up to it) in
-# one statement: the second half's seeks are bounded by ``limit`` as the first's are.
-_TENANTS_WRAPPED = text(
-    "WITH RECURSIVE"
-    + _WALK.format(p="")
-    + ","
-    + _WALK.format(p="w_")
-    + """
-    SELECT tenant_id FROM (
-        SELECT tenant_id, 0 AS half, n FROM walk WHERE tenant_id IS NOT NULL
-        UNION ALL
-        SELECT tenant_id, 1 AS half, n FROM w_walk
-        WHERE tenant_id IS NOT NULL AND tenant_id <= :upto
-    ) AS halves
-    ORDER BY half, n LIMIT :limit
+    SELECT tenant_id FROM walk WHERE tenant_id IS NOT NULL AND tenant_id <= :upto
     """
 )
 
-# The lowest and highest priority with entries in each of a claim's queues: two index
-# seeks per queue, all in one statement, so the empty queues and unused priorities of a
-# claim round cost it one query together, not a query or a walk each.
-_SPAN = """
-    SELECT {i} AS i,
-        (SELECT priority FROM queue_entries WHERE queue = :q{i}
-         ORDER BY priority LIMIT 1) AS lowest,
-        (SELECT priority FROM queue_entries WHERE queue = :q{i}
-         ORDER BY priority DESC LIMIT 1) AS highest
-"""
-
-
-@functools.cache
-def _spans_of(count: int) -> TextClause:
-    return text(" UNION ALL ".join(_SPAN.format(i=i) for i in range(count)))
-
-
-Span = tuple[int, int]
+# The lowest and highest priority with entries in the queue: two index seeks, so an
+# empty queue or an unused priority costs the claim one query, not a walk each.
+_SPAN = text(
+    """
+    SELECT
+        (SELECT priority FROM queue_entries WHERE queue = :queue
+         ORDER BY priority LIMIT 1),
+        (SELECT priority FROM queue_entries WHERE queue = :queue
+         ORDER BY priority DESC LIMIT 1)
+    """
+)
 
 _INFLIGHT = text(
     """
@@ -133,21 +102,12 @@ class FairPicker:
         self._cap = tenant_inflight
         self._cursor: dict[tuple[str, int], str] = {}
 
-    async def spans(self, conn: AsyncConnection, queues: Sequence[str]) -> dict[str, Span]:
-        """The lowest and highest priority waiting in each of ``queues`` that has entries."""
-        if not queues:
-            return {}
-        params = {f"q{i}": queue for i, queue in enumerate(queues)}
-        rows = (await conn.execute(_spans_of(len(queues)), params)).all()
-        return {queues[r.i]: (r.lowest, r.highest) for r in rows if r.lowest is not None}
-
-    async def pick(
-        self, conn: AsyncConnection, queue: str, span: Span, limit: int, now: float
-    ) -> list[str]:
-        """Up to ``limit`` due entry ids, highest priority first, fair within each;
-        ``span`` is the queue's (from ``spans``)."""
+    async def pick(self, conn: AsyncConnection, queue: str, limit: int, now: float) -> list[str]:
+        """Up to ``limit`` due entry ids, highest priority first, fair within each."""
         picked: list[str] = []
-        lowest, highest = span
+        lowest, highest = (await conn.execute(_SPAN, {"queue": queue})).one()
+        if lowest is None:
+            return picked
         for priority in (p for p in Priority if lowest <= p <= highest):
             budget = limit - len(picked)
             if budget <= 0:
@@ -165,17 +125,10 @@ class FairPicker:
     ) -> list[str]:
         """Tenants with entries at this priority, starting after the last one served."""
         cursor = self._cursor.get((queue, priority), "")
-        if not cursor:
-            return await self._tenants(conn, queue, priority, "", LAST, limit)
-        params = {
-            "queue": queue,
-            "priority": priority,
-            "after": cursor,
-            "w_after": "",
-            "upto": cursor,
-            "limit": limit,
-        }
-        return [row[0] for row in (await conn.execute(_TENANTS_WRAPPED, params)).all()]
+        tenants = await self._tenants(conn, queue, priority, cursor, LAST, limit)
+        if len(tenants) < limit and cursor:
+            tenants += await self._tenants(conn, queue, priority, "", cursor, limit - len(tenants))
+        return tenants
 
     async def _tenants(
         self,

@@ -7,7 +7,6 @@ from typing import Any
 
 import orjson
 from sqlalchemy import delete, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.crypto import Sealer
 from homing.errors import NotFound
@@ -59,25 +58,6 @@ def _account(row: Any) -> ProviderAccount:
     )
 
 
-async def accounts_of(
-    conn: AsyncConnection, tenant_ids: set[str]
-) -> dict[str, list[ProviderAccount]]:
-    """``ProviderStore.for_tenants`` in ``conn``'s transaction (a claim reads them in its own)."""
-    query = (
-        select(provider_accounts)
-        .where(
-            provider_accounts.c.tenant_id.in_(sorted(tenant_ids)),
-            provider_accounts.c.deleted_at.is_(None),
-        )
-        .order_by(provider_accounts.c.priority, provider_accounts.c.id)
-    )
-    rows = (await conn.execute(query)).all()
-    grouped: dict[str, list[ProviderAccount]] = {t: [] for t in tenant_ids}
-    for row in rows:
-        grouped[row.tenant_id].append(_account(row))
-    return grouped
-
-
 class ProviderStore:
     """The SQL of provider accounts, whose credentials stay sealed."""
 
@@ -124,8 +104,20 @@ class ProviderStore:
 
     async def for_tenants(self, tenant_ids: set[str]) -> dict[str, list[ProviderAccount]]:
         """Every live account of these tenants, grouped by tenant, in priority order."""
+        query = (
+            select(provider_accounts)
+            .where(
+                provider_accounts.c.tenant_id.in_(sorted(tenant_ids)),
+                provider_accounts.c.deleted_at.is_(None),
+            )
+            .order_by(provider_accounts.c.priority, provider_accounts.c.id)
+        )
         async with self._db.transaction() as conn:
-            return await accounts_of(conn, tenant_ids)
+            rows = (await conn.execute(query)).all()
+        grouped: dict[str, list[ProviderAccount]] = {t: [] for t in tenant_ids}
+        for row in rows:
+            grouped[row.tenant_id].append(_account(row))
+        return grouped
 
     async def get(self, tenant_id: str, account_id: str) -> ProviderAccount:
         query = select(provider_accounts).where(

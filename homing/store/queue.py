@@ -18,13 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.models import Attempt, ClaimedJob, JobStatus, Queue, new_id
-from homing.store.claiming import Claim, ready
 from homing.store.database import Database
 from homing.store.ordering import lock_keys, release_next
 from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
 from homing.store.suppressions import add_suppression, recipient_of
-from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries, tenants
+from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,35 +104,13 @@ class QueueStore:
         in one transaction: an empty queue costs the worker one query, not a
         transaction of its own (a worker serves five queues, most of them empty)."""
         epoch = self._clock.now()
+        token = new_id()
         async with self._db.transaction() as conn:
-            claimed, _ = await self._claim_in(conn, queues, limit, epoch, lease_seconds)
-        return claimed
-
-    async def claim_ready(self, queues: Sequence[Queue], limit: int, lease_seconds: float) -> Claim:
-        """``claim_first``, and in the same transaction what starting the jobs needs:
-        the suppressed among them ended, their tenants' accounts and suspensions
-        (homing.store.claiming). One transaction per claim round, not four."""
-        epoch = self._clock.now()
-        async with self._db.transaction() as conn:
-            claimed, suspended = await self._claim_in(conn, queues, limit, epoch, lease_seconds)
-            if not claimed:
-                return Claim()
-            return await ready(conn, claimed, suspended, epoch)
-
-    async def _claim_in(
-        self,
-        conn: AsyncConnection,
-        queues: Sequence[Queue],
-        limit: int,
-        epoch: float,
-        lease_seconds: float,
-    ) -> tuple[list[ClaimedJob], set[str]]:
-        spans = await self._picker.spans(conn, [q.value for q in queues])
-        for queue in (q for q in queues if q.value in spans):
-            picked = await self._picker.pick(conn, queue.value, spans[queue.value], limit, epoch)
-            if picked:
-                return await self._lease(conn, picked, new_id(), epoch, lease_seconds)
-        return [], set()
+            for queue in queues:
+                picked = await self._picker.pick(conn, queue.value, limit, epoch)
+                if picked:
+                    return await self._lease(conn, picked, token, epoch, lease_seconds)
+        return []
 
     async def _lease(
         self,
@@ -142,9 +119,7 @@ class QueueStore:
         token: str,
         epoch: float,
         lease_seconds: float,
-    ) -> tuple[list[ClaimedJob], set[str]]:
-        """Lease the picked entries; the claimed jobs, and which of their tenants are
-        suspended (read with the jobs, by the same statement)."""
+    ) -> list[ClaimedJob]:
         claim = (
             update(queue_entries)
             .where(queue_entries.c.job_id.in_(picked))
@@ -161,17 +136,14 @@ class QueueStore:
             )
         )
         claimed = {row.job_id: row for row in (await conn.execute(claim)).all()}
-        # UPDATE … RETURNING: the jobs as they are now, without a SELECT of their own.
-        rows = (
-            await conn.execute(
-                update(jobs)
-                .where(jobs.c.id.in_(list(claimed)))
-                .values(status=JobStatus.PROCESSING.value, updated_at=as_datetime(epoch))
-                .returning(*jobs.c, _SUSPENDED)
-            )
-        ).all()
-        suspended = {row.tenant_id for row in rows if row.tenant_suspended}
-        leased = [
+        ids = list(claimed)
+        await conn.execute(
+            update(jobs)
+            .where(jobs.c.id.in_(ids))
+            .values(status=JobStatus.PROCESSING.value, updated_at=as_datetime(epoch))
+        )
+        rows = (await conn.execute(select(jobs).where(jobs.c.id.in_(ids)))).all()
+        return [
             ClaimedJob(
                 job=job_from_row(row),
                 claim_token=token,
@@ -181,7 +153,6 @@ class QueueStore:
             )
             for row in sorted(rows, key=lambda r: (r.priority, r.id))
         ]
-        return leased, suspended
 
     async def apply(self, outcomes: Sequence[Outcome]) -> Applied:
         """Record a batch of outcomes in one transaction."""
@@ -252,15 +223,6 @@ class QueueStore:
         async with self._db.transaction() as conn:
             return int((await conn.execute(query)).scalar_one())
 
-
-# Whether the job's tenant is suspended, beside each claimed job (SQLite's RETURNING
-# may not name another table, but may hold a subquery).
-_SUSPENDED = (
-    select(tenants.c.suspended)
-    .where(tenants.c.id == jobs.c.tenant_id)
-    .scalar_subquery()
-    .label("tenant_suspended")
-)
 
 _COMPLETE = (
     update(jobs)

@@ -255,59 +255,49 @@ class SuppressionStore:
         Each suppressed job loses its queue entry (only while this claim still holds
         it) and becomes SUPPRESSED; the next job of its ordering key is released.
         """
+        keys = {
+            c.job.id: (c.job.tenant_id, c.job.channel.value, address)
+            for c in claimed
+            if (address := recipient_of(c.job.channel, c.job.payload)) is not None
+        }
+        if not keys:
+            return list(claimed)
+        s = suppressions.c
+        query = select(s.tenant_id, s.channel, s.address).where(
+            tuple_(s.tenant_id, s.channel, s.address).in_(sorted(set(keys.values())))
+        )
         async with self._db.transaction() as conn:
-            hit = await end_suppressed(conn, claimed, self._clock.now())
+            found = {tuple(row) for row in (await conn.execute(query)).all()}
+            hit = {c.job.id for c in claimed if keys.get(c.job.id) in found}
+            for job in claimed:
+                if job.job.id in hit:
+                    await self._end(conn, job)
         return [c for c in claimed if c.job.id not in hit]
 
-
-async def end_suppressed(
-    conn: AsyncConnection, claimed: Sequence[ClaimedJob], epoch: float
-) -> set[str]:
-    """In ``conn``'s transaction, end the claimed jobs whose recipient is suppressed
-    (as ``SuppressionStore.release_suppressed`` does); their ids."""
-    keys = {
-        c.job.id: (c.job.tenant_id, c.job.channel.value, address)
-        for c in claimed
-        if (address := recipient_of(c.job.channel, c.job.payload)) is not None
-    }
-    if not keys:
-        return set()
-    s = suppressions.c
-    query = select(s.tenant_id, s.channel, s.address).where(
-        tuple_(s.tenant_id, s.channel, s.address).in_(sorted(set(keys.values())))
-    )
-    found = {tuple(row) for row in (await conn.execute(query)).all()}
-    hit = {c.job.id for c in claimed if keys.get(c.job.id) in found}
-    for job in claimed:
-        if job.job.id in hit:
-            await _end(conn, job, epoch)
-    return hit
-
-
-async def _end(conn: AsyncConnection, claimed: ClaimedJob, epoch: float) -> None:
-    job = claimed.job
-    gone = await conn.execute(
-        delete(queue_entries).where(
-            queue_entries.c.job_id == job.id,
-            queue_entries.c.claim_token == claimed.claim_token,
+    async def _end(self, conn: AsyncConnection, claimed: ClaimedJob) -> None:
+        job, epoch = claimed.job, self._clock.now()
+        gone = await conn.execute(
+            delete(queue_entries).where(
+                queue_entries.c.job_id == job.id,
+                queue_entries.c.claim_token == claimed.claim_token,
+            )
         )
-    )
-    if gone.rowcount == 0:
-        return
-    now = as_datetime(epoch)
-    result = await conn.execute(
-        update(jobs)
-        .where(jobs.c.id == job.id)
-        .values(
-            status=JobStatus.SUPPRESSED.value,
-            error="the recipient is suppressed",
-            error_class=SUPPRESSED_ERROR_CLASS,
-            updated_at=now,
-            completed_at=now,
+        if gone.rowcount == 0:
+            return
+        now = as_datetime(epoch)
+        result = await conn.execute(
+            update(jobs)
+            .where(jobs.c.id == job.id)
+            .values(
+                status=JobStatus.SUPPRESSED.value,
+                error="the recipient is suppressed",
+                error_class=SUPPRESSED_ERROR_CLASS,
+                updated_at=now,
+                completed_at=now,
+            )
+            .returning(jobs.c.ordering_key)
         )
-        .returning(jobs.c.ordering_key)
-    )
-    key = result.scalar()
-    if key is not None:
-        await lock_keys(conn, conn.dialect.name == "postgresql", [(job.tenant_id, key)])
-        await release_next(conn, [(job.tenant_id, key)], epoch)
+        key = result.scalar()
+        if key is not None:
+            await lock_keys(conn, conn.dialect.name == "postgresql", [(job.tenant_id, key)])
+            await release_next(conn, [(job.tenant_id, key)], epoch)

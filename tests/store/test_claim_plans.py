@@ -67,16 +67,9 @@ async def test_claim_queries_use_indexes_and_read_few_rows(services: Services) -
         await conn.execute(text("ANALYZE queue_entries"))
         now = (await conn.execute(text("SELECT extract(epoch from now())"))).scalar_one()
     base = {"queue": Queue.EMAIL.value, "priority": 1, "now": float(now)}
-    every_queue = {f"q{i}": queue.value for i, queue in enumerate(Queue)}
     plans = {
-        "spans": await _explain(services, picking._spans_of(len(Queue)), every_queue),
         "tenants": await _explain(
             services, picking._TENANTS, {**base, "after": "", "upto": picking.LAST, "limit": 50}
-        ),
-        "tenants, wrapped": await _explain(
-            services,
-            picking._TENANTS_WRAPPED,
-            {**base, "after": tenants[1], "w_after": "", "upto": tenants[1], "limit": 50},
         ),
         "take": await _explain(
             services,
