@@ -101,7 +101,9 @@ def judge(
     recorded: Mapping[str, Mapping[str, object]] = baseline["ratios"]  # type: ignore[assignment]
     verdicts = []
     for name, entry in recorded.items():
-        if name not in measured:
+        # Recorded but not judged: a ratio whose peer figure is bound by something other
+        # than the machine (its "why" says what), so the ratio moves with the machine.
+        if name not in measured or entry.get("judged") is False:
             continue
         value = float(entry["ratio"])  # type: ignore[arg-type]
         lower = bool(entry.get("lower_is_better", False))

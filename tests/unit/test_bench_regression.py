@@ -98,3 +98,22 @@ def test_a_row_with_its_own_band_is_judged_by_it() -> None:
     [verdict] = regression.judge(_measured(slower, BARE), baseline)
 
     assert verdict.ok and verdict.bound == 0.3 * 0.5
+
+
+def test_a_ratio_recorded_as_not_judged_is_left_out_of_the_verdicts() -> None:
+    baseline = {
+        "band": 0.25,
+        "ratios": {
+            "deliver/homing-postgres ÷ deliver/bare-c100": {"ratio": 0.3, "judged": False},
+        },
+    }
+    slower = Figure(HOMING.key, 2400 * 0.3 * 0.1, HOMING.unit, HOMING.label)  # 90 % down
+
+    assert regression.judge(_measured(slower, BARE), baseline) == []
+
+
+def test_only_the_latency_bound_slow_row_is_not_judged() -> None:
+    recorded = regression.load()["ratios"]
+    unjudged = [name for name, entry in recorded.items() if entry.get("judged") is False]  # type: ignore[attr-defined]
+    assert unjudged == ["slow/homing-postgres ÷ slow/bullmq-c5"]
+    assert all(recorded[name].get("why") for name in unjudged)  # type: ignore[index]
