@@ -24,10 +24,11 @@ from pydantic import SecretStr
 
 from homing.crypto import generate_master_key
 from homing.managers.accounts import NewProvider
-from homing.models import Channel, Plan, Priority, Queue
+from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_id
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.accepting import NewJob
+from homing.store.providers import seal_credentials
 
 POSTGRES_URL = os.environ.get(
     "HOMING_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
@@ -114,7 +115,8 @@ async def sandbox_process(port: int) -> AsyncIterator[SandboxProcess]:
     url = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient() as client:
-            for _ in range(200):
+            # Up to a minute: on a loaded machine the first start (imports) is slow.
+            for _ in range(1200):
                 if proc.poll() is not None:
                     raise RuntimeError(f"the sandbox exited with {proc.returncode}")
                 try:
@@ -275,6 +277,26 @@ async def register_resend(services: Services, tenant_id: str, sandbox: SandboxPr
             priority=1,
         )
     )
+
+
+async def store_resend(services: Services, tenant_id: str) -> ProviderAccount:
+    """A Resend account stored for the tenant without asking Resend (never sent through):
+    what the accept cases need, a send no provider could deliver being refused."""
+    account_id = new_id()
+    sealed = seal_credentials(services.sealer, account_id, {"api_key": "re_bench_key_000000"})
+    account = ProviderAccount(
+        id=account_id,
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        provider="resend",
+        priority=1,
+        enabled=True,
+        credentials_sealed=sealed,
+        credentials_preview="re_…0000",
+        config={"base_url": "http://127.0.0.1:9"},
+        created_at=datetime.now(UTC),
+    )
+    return await services.providers.add(account)
 
 
 async def seed(services: Services, tenant_id: str, count: int, concurrency: int = 16) -> float:

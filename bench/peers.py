@@ -118,9 +118,21 @@ class PeerProcess:
 
     def wait(self, timeout: float) -> dict[str, Any]:
         """Wait for the process to end by itself; its last JSON line is the result."""
-        out, _ = self.proc.communicate(timeout=timeout)
-        self.result = _last_json(out)
+        self.result = _last_json(_rest(self.proc, timeout))
         return self.result
+
+
+def _rest(proc: subprocess.Popen[str], timeout: float) -> str:
+    """What ``proc`` prints after its first line, once it has ended.
+
+    Not ``communicate``: it reads the pipe's descriptor and so misses what ``readline``
+    already buffered, which is the result itself when the peer finishes at once.
+    The peer prints a few lines, far below a pipe's capacity, so waiting first is safe.
+    """
+    assert proc.stdout is not None
+    proc.wait(timeout=timeout)
+    with proc.stdout:
+        return proc.stdout.read()
 
 
 @contextmanager
@@ -131,7 +143,7 @@ def _running(argv: list[str]) -> Iterator[PeerProcess]:
         proc.kill()
     first = proc.stdout.readline()  # {"event": "ready", ...}, or nothing if it died
     if not first.startswith("{"):
-        proc.communicate(timeout=30)
+        _rest(proc, 30)
         raise RuntimeError(f"the peer did not start (exit {proc.returncode}): {argv[2]}")
     peer = PeerProcess(proc, json.loads(first))
     try:
@@ -140,7 +152,7 @@ def _running(argv: list[str]) -> Iterator[PeerProcess]:
         if not peer.result:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-            out, _ = proc.communicate(timeout=30)
+            out = _rest(proc, 30)
             peer.result = _last_json(out) if "{" in out else {}
 
 

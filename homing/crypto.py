@@ -6,6 +6,8 @@
 - ``Sealer.request_hash``: the fingerprint an idempotent request is stored with, an
   HMAC-SHA256 under a subkey HKDF derives from the master key (never the AES key
   itself), so a database reader cannot test guesses of a tenant's headers or body.
+- ``AddressRefs``: the keyed hash an address is known by once it must not be kept in
+  clear (an address's one-click unsubscribe, an erased address's suppression).
 - ``mask``: the only place a plaintext secret is shown again, as ``sk_…9f2c`` for a
   vendor-issued key; ``mask_password`` for anything a human chose, which shows nothing.
 """
@@ -37,6 +39,12 @@ TEST_API_KEY_PREFIX = "hk_test_"
 # hex SHA-256 of the same canonical bytes; they still match (``RequestHash.accepted``).
 REQUEST_HASH_VERSION = "h2"
 _REQUEST_HASH_INFO = b"homing:request-hash:v2"
+# The subkey of address refs: the recipient links' own, so an address's opt-out and its
+# erased suppression are known by the same hash.
+ADDRESS_REF_INFO = b"homing:recipient-links:address:v1"
+# An erased address's suppression is stored as this prefix and its ref: no address key
+# (an email's has an "@", a phone number's a "+", a chat's a ":") starts with it.
+HASHED_ADDRESS_PREFIX = "#"
 
 
 def derive_subkey(key: bytes, info: bytes) -> bytes:
@@ -75,6 +83,63 @@ class MasterKey:
             raise ConfigError("HOMING_SECRET_KEY must decode to exactly 32 bytes")
         key_id = hashlib.sha256(b"homing-key-id:" + raw).hexdigest()[:12]
         return cls(key_id=key_id, key=raw)
+
+
+class AddressRefs:
+    """Keyed hashes of addresses: HMAC-SHA256 of (tenant, channel, address key) under
+    a subkey of the master key, cut to 32 hex characters. The same for the same
+    (tenant, channel, address), readable by no one, and another tenant's differs.
+
+    A new hash is made under the current key (``ref``, ``hashed``); a stored one is
+    matched under every key the service holds (``refs``, ``hashed_forms``: current
+    first), as ``RequestHash`` is, so a hash stored before a rotation still holds
+    while its key is in ``HOMING_PREVIOUS_SECRET_KEYS``. With no previous key that is
+    one HMAC per address, as before.
+    """
+
+    __slots__ = ("_key", "_keys")
+
+    def __init__(self, key: bytes, *previous: bytes) -> None:
+        self._key = key
+        self._keys = (key, *previous)
+
+    def __repr__(self) -> str:
+        return "AddressRefs()"
+
+    @classmethod
+    def of(cls, sealer: Sealer) -> AddressRefs:
+        """The refs under ``sealer``'s master keys, the current one first."""
+        return cls(*sealer.subkeys(ADDRESS_REF_INFO))
+
+    def ref(self, tenant_id: str, channel: str, address_key: str) -> str:
+        """The keyed hash of one address key (32 hex characters), under the current key."""
+        message = "\0".join((tenant_id, channel, address_key)).encode()
+        return hmac.digest(self._key, message, "sha256")[:16].hex()
+
+    def refs(self, tenant_id: str, channel: str, address_key: str) -> tuple[str, ...]:
+        """The address's ref under each held key, the current one first."""
+        message = "\0".join((tenant_id, channel, address_key)).encode()
+        if len(self._keys) == 1:
+            return (hmac.digest(self._key, message, "sha256")[:16].hex(),)
+        return tuple(hmac.digest(key, message, "sha256")[:16].hex() for key in self._keys)
+
+    def hashed(self, tenant_id: str, channel: str, address_key: str) -> str:
+        """What an erased address's suppression is stored as: ``#`` and its ref under
+        the current key."""
+        message = f"{tenant_id}\0{channel}\0{address_key}".encode()
+        return HASHED_ADDRESS_PREFIX + hmac.digest(self._key, message, "sha256")[:16].hex()
+
+    def hashed_forms(self, tenant_id: str, channel: str, address_key: str) -> tuple[str, ...]:
+        """What an erased address's suppression may be stored as: ``#`` and its ref
+        under each held key, the current one first. Called for every accepted and
+        claimed job with an address, so ``ref`` is inlined."""
+        message = f"{tenant_id}\0{channel}\0{address_key}".encode()
+        if len(self._keys) == 1:  # no rotation: one HMAC and no loop, as before
+            return (HASHED_ADDRESS_PREFIX + hmac.digest(self._key, message, "sha256")[:16].hex(),)
+        return tuple(
+            HASHED_ADDRESS_PREFIX + hmac.digest(key, message, "sha256")[:16].hex()
+            for key in self._keys
+        )
 
 
 def generate_master_key() -> str:
@@ -138,6 +203,12 @@ class Sealer:
             )
         except (InvalidTag, ValueError) as exc:
             raise DecryptionError("sealed value does not open for this row and field") from exc
+
+    def subkeys(self, info: bytes) -> tuple[bytes, ...]:
+        """A 32-byte key for one purpose (``info``) under each known master key, the
+        current one first: what a signed link is made with and checked against, so a
+        link made before a rotation still opens while its key is a previous one."""
+        return tuple(derive_subkey(key.key, info) for key in self._keys.values())
 
     def key_id_of(self, sealed: str) -> str:
         return sealed.split(":")[1]
@@ -215,8 +286,15 @@ def mask_password(_secret: str) -> str:
 # Console passwords (docs/architecture.md, "The console"): Argon2id with argon2-cffi's
 # defaults (RFC 9106's second recommendation), verified off the event loop by the caller.
 _PASSWORDS = PasswordHasher()
-# Verified against when an email is unknown, so a miss costs what a wrong password does.
-_DUMMY_HASH = _PASSWORDS.hash("homing-console-no-such-user")
+# Verified against when an email is unknown, so a miss costs what a wrong password does:
+# the hash of "homing-console-no-such-user" under the hasher's parameters, written out
+# rather than computed at import (an Argon2id hash is ~0.2 s of CPU and 64 MiB, paid by
+# every process that imports this module: each worker, each CLI command).
+# tests/unit/test_crypto.py holds its parameters to the hasher's.
+DUMMY_PASSWORD_HASH = (
+    "$argon2id$v=19$m=65536,t=3,p=4$Z5/bepGxmAwrOVwgn7INbA"
+    "$3viCYO0cmXhsdUpuT1qIsmwQpyZlBS7GiNeGWHZTjtg"
+)
 
 
 def hash_password(password: str) -> str:
@@ -228,7 +306,7 @@ def verify_password(stored: str | None, password: str) -> bool:
     """Whether ``password`` matches the stored Argon2id hash; ``None`` (no such user)
     is checked against a fixed hash so that it takes as long and answers False."""
     try:
-        return _PASSWORDS.verify(stored or _DUMMY_HASH, password) and stored is not None
+        return _PASSWORDS.verify(stored or DUMMY_PASSWORD_HASH, password) and stored is not None
     except (VerifyMismatchError, InvalidHashError):
         return False
 

@@ -9,14 +9,23 @@
     │                             an InvalidRequest)
     ├── NotFound                  no such object for this tenant
     ├── Conflict                  the object is not in a state that allows this
-    │   └── IdempotencyConflict   same Idempotency-Key, different request
+    │   ├── IdempotencyConflict   same Idempotency-Key, different request
+    │   └── NotReschedulable      the job is no longer waiting to be sent (claimed,
+    │                             ended, or ordered behind another)
     ├── InvalidRequest            the request is well formed but not acceptable
     │   ├── InvalidCredentials    the provider rejected the credentials
     │   ├── UnknownProvider       a pinned provider the tenant does not have
+    │   ├── NoProvider            a send on a channel the tenant has no enabled
+    │   │                         provider for
+    │   ├── NoSender              an SMS with no sender, and no enabled SMS provider
+    │   │                         that has one
     │   ├── UnknownRecipient      a send names a recipient the tenant does not have
     │   ├── RecipientUnreachable  the recipient has no address on the send's channel
     │   ├── UnknownCategory       a send or preference names a category the tenant
     │   │                         does not have
+    │   ├── SendAtTooFar          a ``send_at`` further ahead than Homing keeps jobs waiting
+    │   ├── PublicUrlRequired     a marketing email needs HOMING_PUBLIC_URL for its
+    │   │                         unsubscribe link
     │   ├── UrlRefused            a webhook URL Homing will not call (SSRF guard)
     │   ├── EndpointRefused       a provider endpoint Homing will not call (not the
     │   │                         vendor's API, nor allowed by the operator)
@@ -26,8 +35,10 @@
     ├── Unauthenticated           no usable API key
     ├── Forbidden                 authenticated, but not allowed to do this
     │   ├── TenantSuspended       the tenant is suspended
-    │   └── QuotaExceeded         a monthly quota is used up
+    │   └── QuotaExceeded         a monthly quota is used up, or the tenant holds as
+    │                             many of a kind (keys, domains, categories…) as it may
     ├── RateLimited               too many requests in the rate window
+    ├── Overloaded                a bound of this process is reached (open streams)
     └── DecryptionError           a sealed secret does not open with any known key
 
 Provider outcomes are not exceptions of this tree: adapters raise
@@ -92,6 +103,12 @@ class IdempotencyConflict(Conflict):
     code = "idempotency_conflict"
 
 
+class NotReschedulable(Conflict):
+    """Only a PENDING job no worker has claimed yet can be rescheduled."""
+
+    code = "not_reschedulable"
+
+
 class InvalidRequest(HomingError):
     """The request is not acceptable."""
 
@@ -116,6 +133,19 @@ class UnknownProvider(InvalidRequest):
     code = "unknown_provider"
 
 
+class NoProvider(InvalidRequest):
+    """No enabled provider of this tenant sends on this channel: register or enable one."""
+
+    code = "no_provider"
+
+
+class NoSender(InvalidRequest):
+    """This SMS names no sender (``from``), and no enabled SMS provider of this tenant has
+    one (``config.from`` or ``config.messaging_service_sid``)."""
+
+    code = "no_sender"
+
+
 class UnknownRecipient(InvalidRequest):
     """No recipient of this tenant has this external id."""
 
@@ -128,10 +158,23 @@ class RecipientUnreachable(InvalidRequest):
     code = "recipient_unreachable"
 
 
+class PublicUrlRequired(InvalidRequest):
+    """A marketing email carries a one-click unsubscribe link, built on HOMING_PUBLIC_URL,
+    which this Homing does not have."""
+
+    code = "public_url_required"
+
+
 class UnknownCategory(InvalidRequest):
     """The tenant has no category of this key."""
 
     code = "unknown_category"
+
+
+class SendAtTooFar(InvalidRequest):
+    """send_at is further ahead than a job may wait."""
+
+    code = "send_at_too_far"
 
 
 class UrlRefused(InvalidRequest):
@@ -205,6 +248,12 @@ class RateLimited(HomingError):
     ) -> None:
         super().__init__(message, details)
         self.retry_after = retry_after
+
+
+class Overloaded(HomingError):
+    """This process is at one of its bounds right now; try again later."""
+
+    code = "overloaded"
 
 
 class DecryptionError(HomingError):

@@ -30,10 +30,14 @@ __all__ = [
     "ACCEPTED",
     "ALERTS",
     "DEAD_LETTERS",
+    "FEED_ITEMS",
+    "FEED_STREAMS",
+    "FEED_STREAMS_DROPPED",
     "INBOUND_EVENTS",
     "IN_FLIGHT",
     "JOBS_FINISHED",
     "NOTICES",
+    "NOTIFICATION_STEPS",
     "PROVIDER_CALLS",
     "PROVIDER_CALL_SECONDS",
     "QUEUE_DEPTH",
@@ -150,6 +154,30 @@ UNACCOUNTED_JOBS = Gauge(
     "homing_unaccounted_jobs",
     "Jobs the last reconciler pass found outside the ledger invariant (must read 0).",
     multiprocess_mode="mostrecent",
+)
+
+# The in-app feed (docs/feed.md).
+FEED_ITEMS = Counter(
+    "homing_feed_items_total",
+    "In-app sends by outcome: stored in the feed, or suppressed by a preference.",
+    ["outcome"],
+)
+FEED_STREAMS = Gauge(
+    "homing_feed_streams",
+    "Feed streams (Server-Sent Events) open in this process.",
+    multiprocess_mode="livesum",
+)
+FEED_STREAMS_DROPPED = Counter(
+    "homing_feed_streams_dropped_total",
+    "Feed streams closed because their reader fell a whole buffer behind.",
+)
+
+# Multi-channel notifications (docs/notifications.md).
+NOTIFICATION_STEPS = Counter(
+    "homing_notification_steps_total",
+    "Steps of multi-channel notifications by channel and outcome (accepted, succeeded, "
+    "failed, skipped, escalated, unconfirmed, not_needed).",
+    ["channel", "outcome"],
 )
 
 # Notices and alerts (docs/operations.md "Notices to tenants and platform email", "Alerts").

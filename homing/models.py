@@ -22,6 +22,8 @@ class Channel(enum.StrEnum):
     WEBHOOK = "webhook"
     SMS = "sms"
     CHAT = "chat"
+    # Stored by Homing itself, in the recipient's feed (docs/feed.md): no provider.
+    IN_APP = "in_app"
 
 
 class Priority(enum.IntEnum):
@@ -100,6 +102,8 @@ class Queue(enum.StrEnum):
     WEBHOOK = "notifications-webhook"
     SMS = "notifications-sms"
     CHAT = "notifications-chat"
+    # Never claimed: an in-app job is COMPLETED as it is accepted (docs/feed.md).
+    IN_APP = "notifications-in-app"
     PLATFORM_EMAIL = "platform-email"
 
 
@@ -108,6 +112,7 @@ QUEUE_FOR_CHANNEL = {
     Channel.WEBHOOK: Queue.WEBHOOK,
     Channel.SMS: Queue.SMS,
     Channel.CHAT: Queue.CHAT,
+    Channel.IN_APP: Queue.IN_APP,
 }
 
 
@@ -402,6 +407,12 @@ class Job:
     ordering_key: str | None = None
     # Not delivered by then, the job ends FAILED with error_class "expired".
     expires_at: datetime | None = None
+    # When payload retention replaced its content (``JobStore.get`` reads it).
+    payload_scrubbed_at: datetime | None = None
+    # When it is due, if not on acceptance, and why: ``requested`` (the send's
+    # ``send_at``) or ``quiet_hours`` (docs/scheduling.md).
+    send_at: datetime | None = None
+    schedule_reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,6 +526,25 @@ class AuditAction(enum.StrEnum):
     MEMBER_REMOVED = "member.removed"
     USER_ADDED = "user.added"
     USER_PASSWORD_SET = "user.password_set"
+    FEED_SECRET_ROTATED = "feed_secret.rotated"
+    RECIPIENT_UNSUBSCRIBED = "recipient.unsubscribed"
+    RECIPIENT_PREFERENCES_CHANGED = "recipient.preferences_changed"
+    TEMPLATE_CREATED = "template.created"
+    TEMPLATE_DELETED = "template.deleted"
+    TEMPLATE_VERSION_ADDED = "template.version_added"
+    TEMPLATE_VERSION_EDITED = "template.version_edited"
+    TEMPLATE_VERSION_PUBLISHED = "template.version_published"
+    LAYOUT_CREATED = "layout.created"
+    LAYOUT_DELETED = "layout.deleted"
+    LAYOUT_VERSION_ADDED = "layout.version_added"
+    LAYOUT_VERSION_EDITED = "layout.version_edited"
+    LAYOUT_VERSION_PUBLISHED = "layout.version_published"
+    RECIPIENT_CREATED = "recipient.created"
+    RECIPIENT_UPDATED = "recipient.updated"
+    RECIPIENT_ERASED = "recipient.erased"
+    CATEGORY_CREATED = "category.created"
+    CATEGORY_UPDATED = "category.updated"
+    ADDRESS_ERASED = "address.erased"
 
 
 class ActorKind(enum.StrEnum):

@@ -11,7 +11,7 @@ import httpx
 
 from homing.alerts import Alerter
 from homing.clock import Clock, Heartbeat, SystemClock
-from homing.crypto import MasterKey, Sealer, load_or_create_key_file
+from homing.crypto import AddressRefs, MasterKey, Sealer, load_or_create_key_file
 from homing.dispatch.batching import BatchingEmailSender
 from homing.dispatch.chat_sender import ChatSender
 from homing.dispatch.dispatcher import Dispatcher
@@ -27,16 +27,26 @@ from homing.managers.alert_checks import AlertChecks, Thresholds
 from homing.managers.audit import AuditLog
 from homing.managers.dead_letters import DeadLetters
 from homing.managers.delivery_notices import DeliveryNotices
+from homing.managers.digests import Digests
+from homing.managers.erasure import Erasure, ErasureLimits
+from homing.managers.feed import Feed, FeedBounds
+from homing.managers.feed_streams import FeedStreams
 from homing.managers.flashes import Flashes
 from homing.managers.invitations import Invitations
+from homing.managers.layouts import Layouts
 from homing.managers.notice_checks import NoticeChecks
 from homing.managers.notices import Notices
+from homing.managers.notifications import Notifications
+from homing.managers.optout_links import OptOutLinks
+from homing.managers.optouts import LinkLimits, OptOuts
 from homing.managers.people import People, SessionRules
 from homing.managers.plans import load_plans
 from homing.managers.platform_email import PlatformEmail
+from homing.managers.provider_presence import ProviderPresence
 from homing.managers.recipients import RecipientBounds, Recipients
 from homing.managers.reconciler import ReconcilePolicy, Reconciler
 from homing.managers.retention import Retention, RetentionPolicy
+from homing.managers.scheduling import Scheduler
 from homing.managers.templates import TemplateBounds, Templates
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
@@ -55,14 +65,22 @@ from homing.store.batches import BatchStore
 from homing.store.categories import CategoryStore
 from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
+from homing.store.digests import DigestLimits, DigestStore
+from homing.store.erasure import ErasureStore
+from homing.store.feed import FeedStore
+from homing.store.feed_access import FeedAccessStore
 from homing.store.flashes import FlashStore
 from homing.store.invitations import InvitationStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
+from homing.store.layouts import LayoutStore
 from homing.store.ledger import LedgerStore
 from homing.store.members import MemberStore
 from homing.store.migrate import migrate
 from homing.store.notices import NoticeStore
+from homing.store.notification_watch import NotificationWatch
+from homing.store.notifications import NotificationStore
+from homing.store.opt_outs import OptOutStore
 from homing.store.people import PeopleStore
 from homing.store.preferences import PreferenceStore
 from homing.store.provider_health import ProviderHealthStore
@@ -70,6 +88,7 @@ from homing.store.providers import ProviderStore
 from homing.store.queue import QueueStore
 from homing.store.recipients import RecipientStore
 from homing.store.retention import RetentionStore
+from homing.store.schedules import ScheduleStore
 from homing.store.signals import SignalStore
 from homing.store.templates import TemplateStore
 from homing.store.tenant_settings import TenantSettingsStore
@@ -140,6 +159,11 @@ class Services:
         )
 
     @cached_property
+    def scheduler(self) -> Scheduler:
+        """Rescheduling jobs that wait (docs/scheduling.md)."""
+        return Scheduler(ScheduleStore(self.db, self.clock), self.clock)
+
+    @cached_property
     def recipients(self) -> Recipients:
         """Recipients, categories and preferences (docs/recipients.md)."""
         s = self.settings
@@ -153,6 +177,86 @@ class Services:
             CategoryStore(self.db, self.clock),
             PreferenceStore(self.db, self.clock),
             bounds,
+        )
+
+    @cached_property
+    def feed(self) -> Feed:
+        """Recipients' in-app feeds, their tokens and streams (docs/feed.md)."""
+        s = self.settings
+        bounds = FeedBounds(
+            title_chars=s.feed_title_max_chars,
+            body_chars=s.feed_body_max_chars,
+            data_bytes=s.feed_data_max_bytes,
+            items_per_recipient=s.feed_max_items_per_recipient,
+            token_seconds=s.feed_token_max_seconds,
+            origins=s.feed_max_origins,
+        )
+        streams = FeedStreams(s.feed_streams_per_recipient, s.feed_streams_per_process)
+        return Feed(
+            FeedStore(self.db, self.clock),
+            FeedAccessStore(self.db),
+            RecipientStore(self.db, self.clock),
+            self.sealer,
+            self.clock,
+            bounds,
+            streams,
+        )
+
+    @cached_property
+    def notifications(self) -> Notifications:
+        """Multi-channel notifications and their sweep (docs/notifications.md)."""
+        return Notifications(
+            NotificationStore(self.db, self.clock, self.settings.feed_max_items_per_recipient),
+            NotificationWatch(self.db),
+            self.admission,
+            self.feed,
+            self.clock,
+            self.wakeup.notify,
+        )
+
+    @cached_property
+    def digests(self) -> Digests:
+        """Digests: notifications gathered and sent once a window closes
+        (docs/notifications.md, "Digests")."""
+        s = self.settings
+        limits = DigestLimits(s.digest_max_items, max(1, s.template_max_data_bytes - 1024))
+        return Digests(
+            DigestStore(self.db, self.clock, limits),
+            self.notifications,
+            self.tenants,
+            self.clock,
+            batch=s.digest_sweep_batch,
+            per_tenant=s.digest_sweep_per_tenant,
+        )
+
+    @cached_property
+    def erasure(self) -> Erasure:
+        """Erasing a recipient or an address (docs/recipients.md, "Erasure")."""
+        s = self.settings
+        limits = ErasureLimits(s.erasure_batch_size, s.erasure_max_batches, s.erasures_per_minute)
+        return Erasure(
+            ErasureStore(self.db, self.clock, AddressRefs.of(self.sealer)),
+            RecipientStore(self.db, self.clock),
+            self.audit,
+            self.limiter,
+            limits,
+        )
+
+    @cached_property
+    def optouts(self) -> OptOuts:
+        """A recipient's links: one-click unsubscribe and the preference page
+        (``homing.managers.optouts``)."""
+        s = self.settings
+        return OptOuts(
+            OptOutLinks(self.sealer),
+            OptOutStore(self.db, self.clock),
+            PreferenceStore(self.db, self.clock),
+            CategoryStore(self.db, self.clock),
+            self.audit,
+            self.limiter,
+            self.clock,
+            limits=LinkLimits(s.recipient_links_per_minute, s.recipient_link_misses_per_minute),
+            public_url=s.public_url,
         )
 
     @cached_property
@@ -171,7 +275,30 @@ class Services:
             data_bytes=s.template_max_data_bytes,
             cache_seconds=s.template_cache_seconds,
         )
-        return Templates(TemplateStore(self.db, self.clock), self.render_pool, bounds)
+        templates = Templates(TemplateStore(self.db, self.clock), self.render_pool, bounds)
+        templates.layouts = self.layouts
+        templates.audit = self.audit
+        return templates
+
+    @cached_property
+    def layouts(self) -> Layouts:
+        """Email layouts: the tenant's frames its email templates render inside."""
+        s = self.settings
+        bounds = TemplateBounds(
+            templates=s.layout_max_layouts,
+            versions=s.template_max_versions,
+            cache_seconds=s.template_cache_seconds,
+        )
+        store = LayoutStore(self.db, self.clock)
+        layouts = Layouts(store, self.render_pool, bounds, s.layout_max_source_chars)
+        layouts.audit = self.audit
+        return layouts
+
+    @cached_property
+    def presence(self) -> ProviderPresence:
+        """The accept routes' refusal of what no provider could deliver (its cache
+        forgets a tenant whose providers change through ``providers``)."""
+        return ProviderPresence(self.providers)
 
     # Notices and platform email (docs/operations.md, "Notices to tenants and platform email").
     @cached_property
@@ -364,6 +491,7 @@ class Services:
             batch_size=s.claim_batch_size,
             lease_seconds=s.lease_seconds,
             poll_seconds=s.poll_interval_seconds,
+            outcome_window=s.outcome_window_seconds,
         )
         dispatcher = Dispatcher(
             runner,
@@ -374,12 +502,9 @@ class Services:
         return Worker(
             config,
             self.queue,
-            self.providers,
             dispatcher,
             self.alerter,
             self.wakeup,
-            tenants=self.tenants,
-            suppressions=self.inbound.suppressions,
             heartbeat=self.heartbeat,
             watcher=DeliveryNotices(self.notices, self.providers, self.webhooks.store, self.clock),
         )
@@ -450,11 +575,12 @@ async def build(
         guard=endpoints,
     )
     alert_http = build_client(settings.provider_timeout_seconds, max_connections=10)
-    providers = ProviderStore(db)
+    providers = ProviderStore(db, most=settings.max_providers_per_tenant)
     tenants = TenantStore(db)
     limiter = build_limiter(settings, clock)
-    jobs = JobStore(db, clock)
-    batches = BatchStore(db, clock)
+    refs = AddressRefs.of(sealer)
+    jobs = JobStore(db, clock, refs)
+    batches = BatchStore(db, clock, refs)
     admission = Admission(
         tenants,
         limiter,
@@ -463,6 +589,7 @@ async def build(
         batches,
         auth_cache_seconds=settings.auth_cache_seconds,
         tenant_settings=TenantSettingsStore(db, clock),
+        clock=clock,
     )
     usage = UsageStore(db)
     wakeup = Wakeup()
@@ -488,14 +615,14 @@ async def build(
             tenants=tenants,
         ),
         jobs=jobs,
-        queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight),
+        queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight, refs=refs),
         alerter=Alerter(alert_http, settings.alert_slack_webhook_url, settings.alert_batch_seconds),
         webhooks=build_webhooks(settings, db, sealer, clock),
         limiter=limiter,
         admission=admission,
         dead_letters=DeadLetters(DeadLetterStore(db), jobs, tenants, admission),
         dead_letter_store=DeadLetterStore(db),
-        keys=ApiKeyStore(db),
+        keys=ApiKeyStore(db, most=settings.max_api_keys_per_tenant),
         usage=usage,
         batches=batches,
         tenant_admin=TenantAdmin(tenants, usage, admission, clock),

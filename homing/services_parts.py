@@ -11,7 +11,7 @@ import httpx
 
 from homing.alerts import Alerter
 from homing.clock import Clock, as_datetime
-from homing.crypto import Sealer
+from homing.crypto import AddressRefs, Sealer
 from homing.dispatch.webhook_delivery import WebhookDelivery
 from homing.inbound.receiver import InboundLimits, Receiver
 from homing.inbound.report import ReportRow, summarize
@@ -109,9 +109,9 @@ def build_inbound(
         journal=journal,
         receiver=receiver,
         secrets=InboundSecrets(InboundSecretStore(db), providers, sealer, clock),
-        suppressions=SuppressionStore(db, clock),
+        suppressions=SuppressionStore(db, clock, AddressRefs.of(sealer)),
         domains=Domains(
-            DomainStore(db),
+            DomainStore(db, most=settings.max_domains_per_tenant),
             providers,
             sealer,
             http,
@@ -184,7 +184,7 @@ def build_webhooks(
             socket_factory=socket_factory,
         )
 
-    store = WebhookStore(db, clock)
+    store = WebhookStore(db, clock, most_gone=settings.max_gone_endpoints_per_tenant)
     return Webhooks(
         store=store,
         secrets=WebhookSecrets(store, sealer, clock, settings.webhook_rotation_overlap_seconds),

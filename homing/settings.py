@@ -48,6 +48,9 @@ class Settings(BaseSettings):
 
     worker_concurrency: int = Field(default=512, ge=1, le=10000)
     claim_batch_size: int = Field(default=50, ge=1, le=1000)
+    # Outcomes of deliveries that finish within this long are written in one transaction
+    # (or as soon as claim_batch_size of them wait, or nothing is in flight).
+    outcome_window_seconds: float = Field(default=0.02, ge=0, le=10)
     tenant_inflight: int = Field(default=256, ge=1, le=100_000)
     # PostgreSQL with Redis: processes serving the API on one port (None: one per core for
     # homing api, one per two cores for homing run).
@@ -71,6 +74,17 @@ class Settings(BaseSettings):
     max_recipients_per_tenant: int = Field(default=1_000_000, ge=1, le=100_000_000)
     max_categories_per_tenant: int = Field(default=100, ge=1, le=1000)
     recipient_data_max_bytes: int = Field(default=16_384, ge=2, le=262_144)
+    # Erasure (docs/recipients.md, "Erasure"): rows per batch (one short transaction
+    # each), batches per call, and calls per tenant a minute.
+    erasure_batch_size: int = Field(default=500, ge=1, le=10_000)
+    erasure_max_batches: int = Field(default=100, ge=1, le=10_000)
+    erasures_per_minute: int = Field(default=30, ge=1, le=10_000)
+
+    # Configuration a tenant may hold (docs/settings.md, "Configuration bounds"): live API keys,
+    # sending domains, and provider accounts over all channels.
+    max_api_keys_per_tenant: int = Field(default=100, ge=1, le=1000)
+    max_domains_per_tenant: int = Field(default=50, ge=1, le=1000)
+    max_providers_per_tenant: int = Field(default=50, ge=1, le=1000)
 
     # Templates (docs/templates.md, "Bounds").
     template_max_source_chars: int = Field(default=65_536, ge=1024, le=1_048_576)
@@ -82,6 +96,21 @@ class Settings(BaseSettings):
     template_max_versions: int = Field(default=200, ge=1, le=10_000)
     template_max_data_bytes: int = Field(default=65_536, ge=1024, le=1_048_576)
     template_cache_seconds: float = Field(default=2.0, ge=0, le=60)
+    layout_max_layouts: int = Field(default=20, ge=1, le=1000)
+    layout_max_source_chars: int = Field(default=65_536, ge=1024, le=1_048_576)
+
+    # The in-app feed (docs/feed.md, "Bounds").
+    feed_title_max_chars: int = Field(default=200, ge=1, le=2000)
+    feed_body_max_chars: int = Field(default=2000, ge=1, le=20_000)
+    feed_data_max_bytes: int = Field(default=4096, ge=2, le=65_536)
+    feed_max_items_per_recipient: int = Field(default=500, ge=10, le=100_000)
+    feed_token_max_seconds: int = Field(default=2_592_000, ge=60, le=2_592_000)
+    feed_max_origins: int = Field(default=20, ge=1, le=100)
+    feed_streams_per_recipient: int = Field(default=5, ge=1, le=100)
+    feed_streams_per_process: int = Field(default=1000, ge=1, le=100_000)
+    feed_poll_seconds: float = Field(default=1.0, gt=0, le=1.0)
+    feed_heartbeat_seconds: float = Field(default=15.0, gt=0, le=300)
+    feed_stream_buffer: int = Field(default=64, ge=2, le=10_000)
 
     # Admission control (docs/architecture.md "Admission").
     admin_token: SecretStr | None = None
@@ -102,6 +131,8 @@ class Settings(BaseSettings):
     webhook_max_payload_bytes: int = Field(default=262_144, ge=1)
     webhook_timeout_seconds: float = Field(default=15.0, gt=0)
     webhook_response_excerpt_bytes: int = Field(default=1024, ge=0, le=65_536)
+    # Gone marks (410) a tenant keeps, the newest (docs/settings.md, "Configuration bounds").
+    max_gone_endpoints_per_tenant: int = Field(default=200, ge=1, le=1000)
 
     # Inbound provider events and billing
     # (docs/inbound.md "Inbound events, suppression and domains").
@@ -195,6 +226,25 @@ class Settings(BaseSettings):
     # processes (one process at a time) checks that every job is terminal with no queue
     # entry or live with one; a lease that ran out longer ago than
     # ``reconcile_stale_lease_seconds`` on a PROCESSING job is released.
+    # Multi-channel notifications (docs/notifications.md): how often each worker
+    # process looks for steps whose outcome is known or whose window ran out.
+    notification_sweep_seconds: float = Field(
+        default=1.0,
+        ge=0.1,
+        le=3600,
+        description="seconds between two sweeps of multi-channel notifications' steps",
+    )
+    # Digests (docs/notifications.md, "Digests"): items a window holds before the next
+    # opens, and how many digests one sweep sends, in all and of one tenant.
+    digest_max_items: int = Field(
+        default=1000, ge=1, le=10_000, description="notifications one digest window holds"
+    )
+    digest_sweep_batch: int = Field(
+        default=100, ge=1, le=10_000, description="digests one sweep of a worker sends at most"
+    )
+    digest_sweep_per_tenant: int = Field(
+        default=10, ge=1, le=10_000, description="digests of one tenant one sweep sends at most"
+    )
     reconcile_interval_seconds: float = Field(
         default=300.0, ge=1, le=86_400, description="seconds between two reconciler passes"
     )
@@ -221,6 +271,10 @@ class Settings(BaseSettings):
     # Ended invitations (accepted, revoked or expired) go this many days after they
     # ended, with the retention purge (docs/operations.md "Retention"); pending ones always stay.
     invitation_retention_days: int = Field(default=30, ge=1, le=3650)
+    # A recipient's links (docs/recipients.md "Links"): those that open count against
+    # their tenant's window, those that do not against the client address's.
+    recipient_links_per_minute: int = Field(default=600, ge=1, le=100_000)
+    recipient_link_misses_per_minute: int = Field(default=30, ge=1, le=10_000)
     paystack_secret_key: SecretStr | None = None
     polar_webhook_secret: SecretStr | None = None
     billing_prices: str = ""
@@ -291,7 +345,7 @@ class Settings(BaseSettings):
     )
     # Provider batch APIs (docs/architecture.md, "Batch sends"): how long an email
     # waits for others of the same provider account to leave with it in one batch
-    # call (Resend, Postmark). 0 sends every email alone.
+    # call (Resend, Postmark, SendGrid, Mailgun). 0 sends every email alone.
     batch_window_seconds: float = Field(
         default=0.0,
         ge=0,

@@ -35,8 +35,18 @@ itself so both work offline) by `scripts/docs_gen.py`; do not edit it by hand. W
 route does, and why, is told on the topic pages: [Sending](sending.md),
 [Channels and providers](channels.md), [Webhooks](webhooks.md),
 [Inbound events](inbound.md), [Operations](operations.md). Errors have one shape,
-`{"error": {"code", "message", "details"}}`, and lists one page shape,
+`{"error": {"code", "message", "details"}}` (`ErrorResponse`), and lists one page shape,
 `{"data": […], "next_cursor"}`.
+
+Each route lists only the errors it can answer: per status, the `code` values it may
+carry (in the document, the response's `x-error-codes`). Those it has by what it is
+are derived from the route (`homing/api/route_errors.py`): every route may answer 500
+and 503 `unavailable`; the API's paths 400 `host_not_allowed`; a route taking an API
+key 401 and 403 `forbidden`/`tenant_suspended`; the sending routes 429 `rate_limited`;
+a route with parameters 422 `validation_error`; one with a body 400
+`malformed_request` and 413; one with a path id 404. Its own domain refusals (409
+`conflict`, 422 `no_provider`, …) are declared next to it. A method the path does not
+have is answered 405 `method_not_allowed` (`components.responses` in the document).
 """
 
 
@@ -101,6 +111,9 @@ def _operation(method: str, path: str, operation: dict[str, Any]) -> Iterator[st
     for status, response in operation.get("responses", {}).items():
         schemas = [c.get("schema", {}) for c in response.get("content", {}).values()]
         shape = f" {_ref_name(schemas[0])}" if schemas and schemas[0] else ""
+        codes = response.get("x-error-codes")
+        if codes:
+            shape = " (" + ", ".join(f"`{code}`" for code in codes) + ")"
         responses.append(f"{status}{shape}")
     if responses:
         yield "Responses: " + ", ".join(responses) + "\n"
@@ -122,13 +135,51 @@ def _schema(name: str, schema: dict[str, Any]) -> Iterator[str]:
     yield ""
 
 
+# Routes that answer HTML with no API key, so not in the OpenAPI document (which the
+# SDKs are generated from): a recipient's links (docs/recipients.md, "Links").
+_PAGES = (
+    (
+        "GET /u/{token}",
+        "200: a page with an *Unsubscribe* button; changes nothing. 404 page for a token"
+        " that does not open; 429 past the misses window",
+    ),
+    (
+        "POST /u/{token}",
+        "body `List-Unsubscribe=One-Click` (urlencoded or multipart, at most 4 KiB): 200,"
+        " the link's recipient or address opted out of the category (RFC 8058); 200 again"
+        " for a replay. 422 for another body, 413 past the bound, 404 page for a token"
+        " that does not open",
+    ),
+    (
+        "GET /p/{token}",
+        "200: the preference page (the tenant's categories, a checkbox per channel). 404"
+        " page for a token that does not open",
+    ),
+    (
+        "POST /p/{token}",
+        "the page's form (urlencoded: `csrf` and a `<category>.<channel>` field per ticked"
+        " box; at most 32 KiB, 400 fields): 200, the choices stored. 403 from another site"
+        " or without the form's token",
+    ),
+)
+PUBLIC_PAGES = (
+    "## Public pages (HTML, no API key)\n\n"
+    "A recipient's links, opened by a browser or posted by a mail client; they are not in\n"
+    'the OpenAPI document. See [Recipients, "Links"](recipients.md#links).\n\n'
+    "| route | answer |\n| --- | --- |\n"
+    + "".join(f"| `{route}` | {answer} |\n" for route, answer in _PAGES)
+)
+
+
 def render(document: dict[str, Any]) -> str:
-    """The page: every route of the document, then every schema it names."""
+    """The page: every route of the document, the public pages, then every schema the
+    document names."""
     lines = [HEADER, "## Routes\n"]
     for path, item in document["paths"].items():
         for method in METHODS:
             if method in item:
                 lines.extend(_operation(method, path, item[method]))
+    lines.append(PUBLIC_PAGES)
     lines.append("## Schemas\n")
     for name, schema in sorted(document.get("components", {}).get("schemas", {}).items()):
         lines.extend(_schema(name, schema))

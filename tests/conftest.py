@@ -15,6 +15,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +23,19 @@ import asyncpg
 import httpx
 import pytest
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.api.app import create_app
 from homing.clock import ManualClock
 from homing.crypto import generate_master_key
-from homing.models import Plan
+from homing.models import Channel, Plan, ProviderAccount, new_id
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.database import Database
 from homing.store.migrate import migrate, schema_status
+from homing.store.providers import seal_credentials
+from tests.documented_errors import check_documented
 from tests.fixtures import Sandbox, captured_logs, settings_for, sqlite_url
 from tests.webhooks.receiver import Receiver
 
@@ -41,6 +45,15 @@ POSTGRES_URL = os.environ.get(
 REDIS_URL = os.environ.get("HOMING_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
 TABLES = (
+    "digest_items",
+    "digests",
+    "notification_steps",
+    "notifications",
+    "feed_items",
+    "feed_origins",
+    "feed_secrets",
+    "layout_versions",
+    "layouts",
     "template_versions",
     "templates",
     "audit_events",
@@ -57,6 +70,7 @@ TABLES = (
     "inbound_events",
     "suppressions",
     "recipient_preferences",
+    "address_opt_outs",
     "recipients",
     "recipient_counts",
     "categories",
@@ -194,8 +208,13 @@ async def services(settings: Settings, clock: ManualClock) -> AsyncIterator[Serv
 
 @pytest.fixture
 async def api(services: Services) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the app; every error it gets back must be one its route's OpenAPI
+    entry lists (``tests.documented_errors``)."""
     transport = httpx.ASGITransport(app=create_app(services))
-    async with httpx.AsyncClient(transport=transport, base_url="http://homing.test") as client:
+    hooks = {"response": [check_documented]}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://homing.test", event_hooks=hooks
+    ) as client:
         yield client
 
 
@@ -229,17 +248,70 @@ async def make_tenant(
     api: httpx.AsyncClient,
     name: str,
     plan: Plan = Plan.STARTUP,
+    *,
+    provider: bool = False,
     **limits: Any,
 ) -> TenantClient:
-    """A new tenant (``limits``: its rate limit or quotas) and a client with its key."""
+    """A new tenant (``limits``: its rate limit or quotas) and a client with its key;
+    ``provider``: with an email and an SMS provider stored (``stored_provider``), so its
+    sends are accepted (a send no provider could deliver is refused)."""
     tenant, key = await services.tenants.create(name, plan, **limits)
+    if provider:
+        await stored_provider(services, tenant.id)
+        await stored_provider(services, tenant.id, Channel.SMS, "vonage", **{"from": "Acme"})
     return TenantClient(api, tenant.id, key)
+
+
+async def advisory_locks_held(conn: AsyncConnection) -> int:
+    """How many advisory locks the PostgreSQL transaction on ``conn`` holds now."""
+    query = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
+    return int((await conn.execute(text(query))).scalar_one())
 
 
 async def stored_tenant(services: Services, name: str = "t", plan: Plan = Plan.STARTUP) -> str:
     """The id of a new tenant, for tests below the API that need no key."""
     tenant, _ = await services.tenants.create(name, plan)
     return tenant.id
+
+
+async def stored_provider(
+    services: Services,
+    tenant_id: str,
+    channel: Channel = Channel.EMAIL,
+    provider: str = "resend",
+    *,
+    sealed: str | None = None,
+    **config: Any,
+) -> ProviderAccount:
+    """An enabled provider stored for the tenant, its credentials never checked: for tests
+    of accepting (a send no provider could deliver is refused at accept), not of
+    delivery. Its endpoint is loopback's discard port: a job sent through it fails.
+    ``sealed=""``: credentials that do not open, so a send through it fails for good at
+    once (provider_permanent), with no connection tried."""
+    account_id = new_id()
+    if sealed is None:
+        sealed = seal_credentials(services.sealer, account_id, {"api_key": "k"})
+    return await services.providers.add(
+        ProviderAccount(
+            id=account_id,
+            tenant_id=tenant_id,
+            channel=channel,
+            provider=provider,
+            priority=1,
+            enabled=True,
+            credentials_sealed=sealed,
+            credentials_preview="k",
+            config={"base_url": "http://127.0.0.1:9", **config},
+            created_at=datetime.now(UTC),
+        )
+    )
+
+
+async def disable_providers(services: Services, tenant_id: str) -> None:
+    """Disable every provider of the tenant: the jobs it has queued then fail with
+    ``no_provider`` (the way a send accepted before its provider went ends)."""
+    for account in await services.providers.all(tenant_id):
+        await services.providers.update(tenant_id, account.id, enabled=False)
 
 
 async def job(tenant: TenantClient, job_id: str) -> dict[str, Any]:

@@ -61,6 +61,11 @@ function errorCodes(document) {
       }
     }
   }
+  // Answers no operation gives (a method the path lacks), each with its status.
+  for (const response of Object.values(document.components?.responses ?? {})) {
+    const status = response["x-error-status"];
+    for (const code of response["x-error-codes"] ?? []) found.set(`${status} ${code}`, [status, code]);
+  }
   return [...found.values()].sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]));
 }
 

@@ -13,7 +13,7 @@ import hashlib
 import secrets
 from importlib import resources
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -119,8 +119,3 @@ async def redoc_script(request: Request) -> Response:
 @router.get(f"{ASSETS}/favicon.png")
 async def favicon(request: Request) -> Response:
     return _serve(request, "favicon.png")
-
-
-def install(app: FastAPI) -> None:
-    """Serve the API reference pages and their assets (the app has docs_url=None)."""
-    app.include_router(router)

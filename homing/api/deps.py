@@ -9,7 +9,19 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from homing.api.key_scope import check_key_scope
 from homing.api.middleware.sending_gate import PRINCIPAL_STATE, principal_for
-from homing.errors import Forbidden
+from homing.errors import (
+    Forbidden,
+    HomingError,
+    IdempotencyConflict,
+    NoProvider,
+    QuotaExceeded,
+    RecipientUnreachable,
+    SendAtTooFar,
+    UnknownCategory,
+    UnknownProvider,
+    UnknownRecipient,
+)
+from homing.rendering.kernel import TemplateError
 from homing.services import Services
 from homing.store.tenants import Principal
 
@@ -68,3 +80,17 @@ def sending(request: Request) -> tuple[Principal, Services]:
 
 # What a sending route declares so that its OpenAPI entry still names the bearer key.
 SENDING_OPENAPI: dict[str, Any] = {"security": [{"HTTPBearer": []}]}
+
+# The refusals every single send on a provider's channel (email, SMS, chat) can answer,
+# for its ``responses=refusals(*SEND_REFUSALS, …)``; a channel adds its own.
+SEND_REFUSALS: tuple[type[HomingError], ...] = (
+    IdempotencyConflict,
+    QuotaExceeded,
+    NoProvider,
+    UnknownProvider,
+    UnknownRecipient,
+    RecipientUnreachable,
+    UnknownCategory,
+    SendAtTooFar,
+    TemplateError,
+)

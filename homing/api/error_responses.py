@@ -1,23 +1,40 @@
-"""The error responses every route's OpenAPI entry declares: each status Homing answers
-with an error envelope and the ``code`` values it may carry (in the description and
-in ``x-error-codes``).
+"""The error envelope's schema, the catalogue of error codes per status, and the
+OpenAPI responses a route declares with them.
 
-``create_app`` hands ``ERROR_RESPONSES`` to FastAPI once, so every route lists them (a
-route that cannot produce one of them still lists it: the map is shared, not per route).
-Declaring 422 also replaces FastAPI's own ``HTTPValidationError`` entry, whose shape
-Homing never sends (``homing.api.errors`` answers ``validation_error`` in the envelope).
-``tests/unit/test_openapi.py`` checks that every ``HomingError`` code is listed under the
-status ``homing.api.errors.status_for`` gives it, and that the SDK has one exception
-class per code listed here.
+Each route lists only the errors it can answer: its own domain refusals, declared next
+to it with ``refusals(...)`` in its ``responses=``, and those it has by what it is
+(authenticated, takes a body, has a path id, sits behind a guard), which
+``homing.api.route_errors`` adds. Each error status is one response with the ``code``
+values it may carry, in its description and in ``x-error-codes``. Declaring 422 also
+replaces FastAPI's own ``HTTPValidationError`` entry, whose shape Homing never sends
+(``homing.api.errors`` answers ``validation_error`` in the envelope).
+
+``tests/unit/test_openapi.py`` checks that every ``HomingError`` code is in
+``ERROR_CODES`` under the status ``homing.api.errors.status_for`` gives it, and that the
+document lists every code of the catalogue somewhere (the SDK has one exception class
+per code); the API tests and the fuzzing check that no route answers a code its entry
+does not list.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ERROR_CODES", "ERROR_RESPONSES", "ErrorInfo", "ErrorResponse"]
+from homing.api.errors import status_of
+from homing.errors import HomingError
+
+__all__ = [
+    "ERROR_CODES",
+    "ErrorInfo",
+    "ErrorResponse",
+    "Responses",
+    "declared_codes",
+    "error_response",
+    "refusals",
+]
 
 
 class ErrorInfo(BaseModel):
@@ -67,7 +84,10 @@ ERROR_CODES: dict[int, tuple[str, ...]] = {
     ),
     404: ("not_found",),
     405: ("method_not_allowed",),
-    409: ("conflict",),
+    409: (
+        "conflict",
+        "not_reschedulable",
+    ),
     413: ("payload_too_large",),
     415: ("unsupported_media_type",),
     422: (
@@ -76,9 +96,13 @@ ERROR_CODES: dict[int, tuple[str, ...]] = {
         "idempotency_conflict",
         "invalid_credentials",
         "unknown_provider",
+        "no_provider",
+        "no_sender",
         "unknown_recipient",
         "recipient_unreachable",
         "unknown_category",
+        "send_at_too_far",
+        "public_url_required",
         "url_refused",
         "endpoint_refused",
         "provider_timeout",
@@ -97,25 +121,54 @@ ERROR_CODES: dict[int, tuple[str, ...]] = {
     503: (
         "unavailable",
         "rate_limit_unavailable",
+        "overloaded",
     ),
 }
 
 _RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait", "schema": {"type": "integer"}}}
 
+Responses = dict[int | str, dict[str, Any]]
 
-def _response(status: int, codes: tuple[str, ...]) -> dict[str, Any]:
-    listed = ", ".join(f"`{code}`" for code in codes)
+
+def error_response(status: int, codes: Iterable[str]) -> dict[str, Any]:
+    """The OpenAPI response of one error status that carries ``codes``, in the
+    catalogue's order (``ERROR_CODES``)."""
+    wanted = set(codes)
+    unknown = wanted - set(ERROR_CODES.get(status, ()))
+    assert not unknown, f"not in ERROR_CODES under {status}: {sorted(unknown)}"
+    ordered = [code for code in ERROR_CODES[status] if code in wanted]
+    listed = ", ".join(f"`{code}`" for code in ordered)
     response: dict[str, Any] = {
         "model": ErrorResponse,
         "description": f"Error; `code` is one of {listed}.",
         # Machine-readable for generators (an OpenAPI extension, allowed on a response).
-        "x-error-codes": list(codes),
+        "x-error-codes": ordered,
     }
     if status in (429, 503):
         response["headers"] = _RETRY_AFTER
     return response
 
 
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: _response(status, codes) for status, codes in ERROR_CODES.items()
-}
+def refusals(*errors: type[HomingError] | str) -> Responses:
+    """A route's own refusals, for its ``responses=``: each domain error it can raise,
+    under the status it is answered with (``homing.api.errors.status_of``), or the code
+    of one raised in a layer the API may not import (its status read from
+    ``ERROR_CODES``). What every route of its kind answers (authentication, validation,
+    the guards) is added by ``homing.api.route_errors``."""
+    found: dict[int, list[str]] = {}
+    for error in errors:
+        if isinstance(error, str):
+            [status] = [s for s, codes in ERROR_CODES.items() if error in codes]
+            found.setdefault(status, []).append(error)
+        else:
+            found.setdefault(status_of(error), []).append(error.code)
+    return {status: error_response(status, codes) for status, codes in found.items()}
+
+
+def declared_codes(responses: Responses) -> set[tuple[int, str]]:
+    """The (status, code) pairs a ``responses`` map lists in its ``x-error-codes``."""
+    return {
+        (int(status), code)
+        for status, response in responses.items()
+        for code in response.get("x-error-codes", ())
+    }

@@ -8,8 +8,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 
+from homing.api.paths import routed_path
 from homing.api.refusals import count_refusal
+from homing.console.not_found import is_console_path, not_found_page
 from homing.errors import (
     Conflict,
     EndpointRefused,
@@ -19,6 +22,7 @@ from homing.errors import (
     IdempotencyConflict,
     InvalidRequest,
     NotFound,
+    Overloaded,
     PayloadTooLarge,
     RateLimited,
     StoreUnavailable,
@@ -37,6 +41,7 @@ _STATUS: list[tuple[type[HomingError], int]] = [
     (Forbidden, 403),
     (RateLimited, 429),
     (StoreUnavailable, 503),
+    (Overloaded, 503),
 ]
 
 _HTTP_CODES = {
@@ -72,8 +77,13 @@ def envelope(
 
 
 def status_for(exc: HomingError) -> int:
+    return status_of(type(exc))
+
+
+def status_of(error: type[HomingError]) -> int:
+    """The status an error of this class is answered with."""
     for cls, status in _STATUS:
-        if isinstance(exc, cls):
+        if issubclass(error, cls):
             return status
     return 500
 
@@ -105,8 +115,11 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return envelope(422, "validation_error", "the request is not valid", {"errors": problems})
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404 and is_console_path(routed_path(request.scope)):
+        # A console URL with no page: an HTML page in the console's frame.
+        return await not_found_page(request)
     if isinstance(exc, PassedOn):
         count_refusal(request.scope, exc.error)
         return error_response(exc.error)

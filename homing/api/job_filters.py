@@ -66,4 +66,6 @@ def summary(job: Job) -> JobSummary:
         error=job.error,
         created_at=job.created_at,
         completed_at=job.completed_at,
+        send_at=job.send_at,
+        schedule_reason=job.schedule_reason,  # type: ignore[arg-type]
     )

@@ -42,6 +42,7 @@ TEST_KEY_ROUTES: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/v1/jobs/{job_id}"),
         ("POST", "/v1/jobs/{job_id}/retry"),
         ("POST", "/v1/jobs/{job_id}/cancel"),
+        ("PATCH", "/v1/jobs/{job_id}"),
         # Reads that show no secret.
         ("GET", "/v1/usage"),
         ("GET", "/v1/reports/events"),

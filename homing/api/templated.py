@@ -10,7 +10,7 @@ concurrently (the render pool bounds how many run at once).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from homing.api.schemas.chat import MAX_TEXT
@@ -32,24 +32,40 @@ class TemplatedBody(Protocol):
 
 
 async def render_one(
-    services: Services, tenant_id: str, body: TemplatedBody, channel: str
+    services: Services,
+    tenant_id: str,
+    body: TemplatedBody,
+    channel: str,
+    variables: Mapping[str, str] | None = None,
+    locale: str | None = None,
 ) -> Rendered:
-    """Render the send's template for ``channel``; TemplateError (422) when it cannot."""
+    """Render the send's template for ``channel``; TemplateError (422) when it cannot.
+    ``variables``: what Homing adds to the data (a recipient's ``preferences_url`` and
+    ``unsubscribe_url``, docs/recipients.md "Links"), over the data's own keys.
+    ``locale``: the one to render in when the body names none (its recipient's)."""
     assert body.template is not None
     templates = services.templates
     found = await templates.lookup(tenant_id, {body.template})
+    data = {**(body.data or {}), **variables} if variables else body.data or {}
     rendered = await templates.render(
-        found.get(body.template), body.template, channel, body.data or {}, body.locale
+        found.get(body.template), body.template, channel, data, body.locale or locale
     )
     check_rendered(channel, rendered.part)
     return rendered
 
 
 async def render_many(
-    services: Services, tenant_id: str, bodies: Sequence[TemplatedBody], channel: str
+    services: Services,
+    tenant_id: str,
+    bodies: Sequence[TemplatedBody],
+    channel: str,
+    variables: Sequence[Mapping[str, str]] | None = None,
+    locales: Sequence[str | None] | None = None,
 ) -> list[Rendered | HomingError | None]:
     """Each body's rendered content (None for a body without a template, the error
-    for one that cannot render), in order; one template lookup for the batch."""
+    for one that cannot render), in order; one template lookup for the batch.
+    ``variables``: what Homing adds to each body's data, in the same order;
+    ``locales``: each body's locale when it names none (its recipient's)."""
     templates = services.templates
     refs = {b.template for b in bodies if b.template is not None}
     found = await templates.lookup(tenant_id, refs)
@@ -58,7 +74,9 @@ async def render_many(
     lanes = asyncio.Semaphore(templates.pool.size)
     runaway: set[str] = set()
 
-    async def one(body: TemplatedBody) -> Rendered | HomingError | None:
+    async def one(
+        body: TemplatedBody, added: Mapping[str, str], locale: str | None
+    ) -> Rendered | HomingError | None:
         if body.template is None:
             return None
         try:
@@ -67,8 +85,8 @@ async def render_many(
                     found.get(body.template),
                     body.template,
                     channel,
-                    body.data or {},
-                    body.locale,
+                    {**(body.data or {}), **added} if added else body.data or {},
+                    body.locale or locale,
                     runaway,
                 )
             check_rendered(channel, rendered.part)
@@ -76,7 +94,11 @@ async def render_many(
             return exc
         return rendered
 
-    return list(await asyncio.gather(*(one(b) for b in bodies)))
+    added = variables or [{}] * len(bodies)
+    wanted = locales or [None] * len(bodies)
+    return list(
+        await asyncio.gather(*(one(b, a, w) for b, a, w in zip(bodies, added, wanted, strict=True)))
+    )
 
 
 def check_rendered(channel: str, part: dict[str, Any]) -> None:
@@ -96,3 +118,14 @@ def check_rendered(channel: str, part: dict[str, Any]) -> None:
         text = part["text"]
         if not text or len(text) > MAX_TEXT or "\x00" in text:
             raise TemplateError(f"chat.text: empty, over {MAX_TEXT} characters, or a NUL")
+    elif channel == "in_app":
+        _check_in_app(part)
+
+
+def _check_in_app(part: dict[str, Any]) -> None:
+    """A rendered feed item: a body, and no NUL. Its bounds and its URL's scheme are
+    the feed's (``homing.managers.feed.Feed.check``, 422)."""
+    if not part["body"]:
+        raise TemplateError("in_app.body: the rendered body is empty")
+    if any("\x00" in (part[f] or "") for f in ("title", "body", "url")):
+        raise TemplateError("in_app: a rendered field has a NUL")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -16,6 +15,7 @@ from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
 from homing.cli import user_commands as user_cli
+from homing.cli.output import add_json_flags, emit
 from homing.errors import ConfigError, HomingError
 from homing.logs import configure_logging
 from homing.managers.audit import CLI_ACTOR
@@ -27,6 +27,13 @@ from homing.store.migrate import require_current
 # Only these start-ups bring the schema up to date. Every other command works on the
 # schema as it is, and refuses ("run `homing migrate`") when it is not current.
 _MIGRATING = frozenset({"run", "api", "worker", "migrate"})
+# What `homing keys rotate` cannot do, said once it is done (docs/operations.md).
+KEYED_HASHES_WARNING = (
+    "warning: {} erased addresses and address opt-outs are kept as keyed hashes, which"
+    " cannot be re-keyed without the address: those made under a previous key hold only"
+    " while that key stays in HOMING_PREVIOUS_SECRET_KEYS (each moves to the new key when"
+    " its address is next sent to); see docs/operations.md, Rotating the master key"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     audit_cli.add_commands(commands.add_parser("audit", help="the audit log"))
     user_cli.add_commands(commands.add_parser("user", help="web console users"))
     completion.add_command(commands)
+    add_json_flags(parser)
     return parser
 
 
@@ -138,9 +146,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings, loopback: bool
         ),
         "worker": lambda s: runner.run_worker(s, once=args.once, supervised=args.supervised),
         "migrate": _migrated,
-        "keys": _rotate_keys,
-        "purge": lambda s: _purge(s, dry_run=args.dry_run),
-        "reconcile": lambda s: _reconcile(s, dry_run=args.dry_run),
+        "keys": lambda s: _rotate_keys(s, args),
+        "purge": lambda s: _purge(s, args),
+        "reconcile": lambda s: _reconcile(s, args),
         "tenant": lambda s: tenant_cli.run(s, args),
         "events": lambda s: inbound_cli.run_events(s, args),
         "report": lambda s: inbound_cli.run_report(s, args),
@@ -166,7 +174,7 @@ def _port(args: argparse.Namespace, settings: Settings) -> int:
     return int(args.port or settings.port)
 
 
-async def _rotate_keys(services: Services) -> int:
+async def _rotate_keys(services: Services, args: argparse.Namespace) -> int:
     from homing.managers.keyrotation import KeyRotation
 
     def progress(message: str) -> None:
@@ -175,19 +183,21 @@ async def _rotate_keys(services: Services) -> int:
     report = await KeyRotation(services.db, services.sealer, progress).run()
     for place, count in report.resealed.items():
         print(f"{place}: {count} re-sealed", file=sys.stderr)
+    if report.keyed_hashes:
+        print(KEYED_HASHES_WARNING.format(report.keyed_hashes), file=sys.stderr)
     await _audit_rotation(services, report.total, report.skipped)
-    print(
-        json.dumps(
-            {
-                "key_id": services.sealer.current_key_id,
-                "resealed": report.total,
-                "already_current": report.current,
-                # Changed (wiped or replaced) between the read and the write: left as is.
-                "skipped": report.skipped,
-            }
-        )
+    return emit(
+        args,
+        {
+            "key_id": services.sealer.current_key_id,
+            "resealed": report.total,
+            "already_current": report.current,
+            # Changed (wiped or replaced) between the read and the write: left as is.
+            "skipped": report.skipped,
+            # Erased addresses and opt-outs kept as keyed hashes, which cannot be re-keyed.
+            "keyed_hashes": report.keyed_hashes,
+        },
     )
-    return 0
 
 
 async def _audit_rotation(services: Services, resealed: int, skipped: int) -> None:
@@ -204,47 +214,46 @@ async def _audit_rotation(services: Services, resealed: int, skipped: int) -> No
     await services.audit.record(event)
 
 
-async def _purge(services: Services, *, dry_run: bool) -> int:
+async def _purge(services: Services, args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    report = await services.retention(progress).run(dry_run=dry_run)
-    print(
-        json.dumps(
-            {
-                "dry_run": report.dry_run,
-                "jobs": report.jobs,
-                "payloads": report.payloads,
-                # Another worker was purging: this run stopped; run it again later.
-                "locked": report.locked,
-                "audit_events": report.audit_events,
-                "invitations": report.invitations,
-            }
-        )
+    report = await services.retention(progress).run(dry_run=args.dry_run)
+    return emit(
+        args,
+        {
+            "dry_run": report.dry_run,
+            "jobs": report.jobs,
+            "payloads": report.payloads,
+            # Another worker was purging: this run stopped; run it again later.
+            "locked": report.locked,
+            "audit_events": report.audit_events,
+            "invitations": report.invitations,
+            "inbound_events": report.inbound_events,
+            "notifications": report.notifications,
+            "digests": report.digests,
+        },
     )
-    return 0
 
 
-async def _reconcile(services: Services, *, dry_run: bool) -> int:
+async def _reconcile(services: Services, args: argparse.Namespace) -> int:
     def progress(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    report = await services.reconciler(progress).run(dry_run=dry_run)
-    print(
-        json.dumps(
-            {
-                "dry_run": report.dry_run,
-                "missing_entry": report.missing_entry,
-                "terminal_entry": report.terminal_entry,
-                "stale_lease": report.stale_lease,
-                "unaccounted": report.unaccounted,
-                "mended": report.mended,
-                # Another process was reconciling: this run stopped; run it again later.
-                "locked": report.locked,
-            }
-        )
+    report = await services.reconciler(progress).run(dry_run=args.dry_run)
+    return emit(
+        args,
+        {
+            "dry_run": report.dry_run,
+            "missing_entry": report.missing_entry,
+            "terminal_entry": report.terminal_entry,
+            "stale_lease": report.stale_lease,
+            "unaccounted": report.unaccounted,
+            "mended": report.mended,
+            # Another process was reconciling: this run stopped; run it again later.
+            "locked": report.locked,
+        },
     )
-    return 0
 
 
 async def _migrated(_services: Services) -> int:

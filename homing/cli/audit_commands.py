@@ -6,10 +6,10 @@ The filters of ``/admin/v1/audit-log`` as flags; JSON on stdout, shaped like its
 from __future__ import annotations
 
 import argparse
-import json
 
 from homing.api.schemas.audit import AuditEventPublic
 from homing.cli.dlq_commands import moment
+from homing.cli.output import emit
 from homing.models import AuditAction
 from homing.services import Services
 from homing.store.audit import AuditFilter
@@ -33,5 +33,4 @@ async def run(services: Services, args: argparse.Namespace) -> int:
     f = AuditFilter(args.tenant_id, action, args.since, args.until)
     events, cursor = await services.audit.page(f, limit=args.limit, cursor=args.cursor)
     data = [AuditEventPublic.of(e).model_dump(mode="json") for e in events]
-    print(json.dumps({"data": data, "next_cursor": cursor}))
-    return 0
+    return emit(args, {"data": data, "next_cursor": cursor})

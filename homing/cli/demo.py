@@ -6,7 +6,8 @@ The demo tenant is made once per data folder and reused after (its id is kept in
 points its providers at this run's sandbox, and gives the console's demo user a fresh
 password, so the printed block works every time. Webhooks may go to loopback during a
 demo (``HOMING_WEBHOOK_ALLOWED_NETWORKS`` defaults to 127.0.0.0/8 and ::1 then), so a
-receiver on this machine gets them.
+receiver on this machine gets them: the sandbox's own (``/hooks/{name}``, listed at
+``/_sandbox/hooks``) works with nothing to set up, and the printed block shows a send.
 """
 
 from __future__ import annotations
@@ -177,7 +178,15 @@ def announce(
         f"  {curl}",
     ]
     if loopback:
-        lines.append("webhooks may go to 127.0.0.1 and ::1 during the demo")
+        hook = json.dumps(
+            {"url": f"{sandbox.base_url}/hooks/demo", "event_type": "demo.ping", "payload": {}}
+        )
+        lines += [
+            "or a webhook, to the sandbox's receiver (what arrived: $SANDBOX/_sandbox/hooks):",
+            '  curl -s "$HOMING_URL/v1/notifications/webhook" -H "Authorization: Bearer $KEY" '
+            f"-H 'Content-Type: application/json' -d {shlex.quote(hook)}",
+            "webhooks may go to 127.0.0.1 and ::1 during the demo",
+        ]
     lines += [
         f"console: {api_url}/",
         f"sign in as {demo.email} with password {demo.password} (shown once; "

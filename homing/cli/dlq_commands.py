@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from homing.cli.output import emit
 from homing.clock import parse_moment
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.dead_letters import MAX_IDS, BulkResult
@@ -70,13 +71,13 @@ async def run(services: Services, args: argparse.Namespace) -> int:
         rows, cursor = await services.dead_letter_store.page(
             _filter(args), limit=args.limit, cursor=args.cursor
         )
-        return _print({"data": [_plain(r, payload=False) for r in rows], "next_cursor": cursor})
+        return emit(args, {"data": [_plain(r, payload=False) for r in rows], "next_cursor": cursor})
     if command == "show":
         letter = await services.dead_letter_store.get(None, args.id)
         _, attempts = await services.jobs.get(letter.tenant_id, letter.job_id)
         shown = _plain(letter, payload=True)
         shown["attempts"] = [_json(dataclasses.asdict(a)) for a in attempts]
-        return _print(shown)
+        return emit(args, shown)
     return await _bulk(services, args)
 
 
@@ -98,7 +99,7 @@ async def _bulk(services: Services, args: argparse.Namespace) -> int:
     answer: dict[str, int] = {"matched": result.matched, done: result.done}
     if args.dlq_command == "redrive":
         answer["refused"] = result.refused
-    return _print(answer)
+    return emit(args, answer)
 
 
 async def _audited(
@@ -134,8 +135,3 @@ def _plain(letter: Any, *, payload: bool) -> dict[str, Any]:
 def _json(value: dict[str, Any]) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(json.dumps(value, default=str))
     return loaded
-
-
-def _print(value: Any) -> int:
-    print(json.dumps(value))
-    return 0

@@ -13,6 +13,7 @@ from typing import Any
 
 import uvicorn
 
+from homing.api import digest_plans
 from homing.api.app import create_app
 from homing.cli.metrics_server import metrics_serving
 from homing.cli.supervisor import ChildProcesses, default_worker_processes
@@ -46,6 +47,18 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
     ready_fd: int | None = None
+    # Called as shutdown starts: ends the responses that never end by themselves.
+    ending: Callable[[], None] | None = None
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's graceful shutdown, with the feed's streams ended first: it waits
+        for open responses (up to ``timeout_graceful_shutdown``, then cancels them), and
+        a stream has no end. ``ending`` only wakes the streams; they run once uvicorn's
+        shutdown first awaits, after it has stopped listening, so a browser reconnects
+        to another process (or the restarted one) and never to this one."""
+        if self.ending is not None:
+            self.ending()
+        await super().shutdown(sockets=sockets)
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         """Serve, then tell the parent so through ``ready_fd`` (homing.cli.supervisor)."""
@@ -66,7 +79,9 @@ def _server(services: Services, host: str, port: int) -> _Server:
         lifespan="off",
         timeout_graceful_shutdown=10,
     )
-    return _Server(config)
+    server = _Server(config)
+    server.ending = services.feed.streams.end_all
+    return server
 
 
 def listening_socket(host: str, port: int, *, shared: bool) -> socket.socket:
@@ -189,6 +204,28 @@ def reconciler_running(
     return _beside(lambda: services.reconciler().run_periodically(stop, interval), stop, enabled)
 
 
+def notifications_running(
+    services: Services, stop: asyncio.Event, *, enabled: bool = True
+) -> contextlib.AbstractAsyncContextManager[None]:
+    """The sweep of multi-channel notifications' steps, beside the worker loop, for as
+    long as the block runs (docs/notifications.md). Every worker process runs one; each
+    move is conditional, so sweeps side by side move a step once."""
+    interval = services.settings.notification_sweep_seconds
+    return _beside(lambda: services.notifications.run_periodically(stop, interval), stop, enabled)
+
+
+def digests_running(
+    services: Services, stop: asyncio.Event, *, enabled: bool = True
+) -> contextlib.AbstractAsyncContextManager[None]:
+    """The sweep that sends digests whose window closed, beside the worker loop, on the
+    notification sweep's interval (docs/notifications.md, "Digests"). Every worker
+    process runs one; a digest is marked sent in the transaction that sends it, so
+    sweeps side by side send it once."""
+    interval = services.settings.notification_sweep_seconds
+    plan = digest_plans.planner(services)
+    return _beside(lambda: services.digests.run_periodically(stop, interval, plan), stop, enabled)
+
+
 async def run_worker(services: Services, *, once: bool = False, supervised: bool = False) -> int:
     """Deliver until SIGINT/SIGTERM, or with ``once`` until nothing is claimable. With
     HOMING_METRICS_PORT, serve /metrics and /readyz meanwhile, unless ``supervised``
@@ -201,6 +238,8 @@ async def run_worker(services: Services, *, once: bool = False, supervised: bool
         retention_running(services, stop, enabled=not once),
         watch_running(services, stop, enabled=not once),
         reconciler_running(services, stop, enabled=not once),
+        notifications_running(services, stop, enabled=not once),
+        digests_running(services, stop, enabled=not once),
     ):
         processed = await services.worker().run(once=once, stop=stop)
     log.info("worker stopped", extra={"processed": processed})
@@ -256,6 +295,8 @@ async def run_all(
             retention_running(services, stop, enabled=children is None),
             watch_running(services, stop, enabled=children is None),
             reconciler_running(services, stop, enabled=children is None),
+            notifications_running(services, stop, enabled=children is None),
+            digests_running(services, stop, enabled=children is None),
             api_children(host, port, serving - 1, env),
         ):
             await _server(services, host, port).serve(sockets=[sock])

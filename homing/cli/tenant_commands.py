@@ -7,11 +7,11 @@ exactly ``{"tenant_id": …, "api_key": …}``.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from homing.api.schemas.tenants import TenantDetail, TenantList, TenantPublic
 from homing.api.schemas.usage import UsagePublic
+from homing.cli.output import emit
 from homing.errors import InvalidRequest
 from homing.managers.audit import CLI_ACTOR, diff, tenant_fields
 from homing.managers.plans import RATE_WINDOW_SECONDS
@@ -96,15 +96,17 @@ async def run(services: Services, args: argparse.Namespace) -> int:
             quotas=quotas,
             audit=event,
         )
-        return _print({"tenant_id": tenant.id, "api_key": key})
+        return emit(args, {"tenant_id": tenant.id, "api_key": key})
     if command == "list":
         page = await admin.page(limit=args.limit, cursor=args.cursor)
         listed = [_public(services, t) for t in page.tenants]
-        return _print(TenantList(data=listed, next_cursor=page.next_cursor).model_dump(mode="json"))
+        return emit(
+            args, TenantList(data=listed, next_cursor=page.next_cursor).model_dump(mode="json")
+        )
     if command == "show":
-        return _print((await _detail(services, args.id)).model_dump(mode="json"))
+        return emit(args, (await _detail(services, args.id)).model_dump(mode="json"))
     tenant = await _change(services, args)
-    return _print(_public(services, tenant).model_dump(mode="json"))
+    return emit(args, _public(services, tenant).model_dump(mode="json"))
 
 
 def _event(
@@ -149,8 +151,3 @@ async def _detail(services: Services, tenant_id: str) -> TenantDetail:
 
 def _public(services: Services, tenant: Tenant) -> TenantPublic:
     return TenantPublic.of(tenant, services.admission.limits(tenant))
-
-
-def _print(value: Any) -> int:
-    print(json.dumps(value))
-    return 0

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import sys
 
+from homing.cli.output import emit
 from homing.errors import InvalidRequest, NotFound
 from homing.managers.audit import CLI_ACTOR
 from homing.services import Services
@@ -65,18 +65,16 @@ async def run(services: Services, args: argparse.Namespace) -> int:
         role=role,
         operator=args.operator,
     )
-    print(
-        json.dumps(
-            {
-                "user_id": user.id,
-                "email": user.email,
-                "operator": user.operator,
-                "tenant_id": args.tenant,
-                "role": role.value if role else None,
-            }
-        )
+    return emit(
+        args,
+        {
+            "user_id": user.id,
+            "email": user.email,
+            "operator": user.operator,
+            "tenant_id": args.tenant,
+            "role": role.value if role else None,
+        },
     )
-    return 0
 
 
 async def _invite(services: Services, args: argparse.Namespace) -> int:
@@ -96,5 +94,4 @@ async def _invite(services: Services, args: argparse.Namespace) -> int:
         "link": invited.link,
         "mailed": invited.mailed,
     }
-    print(json.dumps(shown))
-    return 0
+    return emit(args, shown)

@@ -4,13 +4,14 @@ operator. Newest first, a page at a time, filtered by action.
 The events are ``GET /v1/audit-log``'s and ``GET /admin/v1/audit-log``'s, read through
 the same manager (``homing.managers.audit``); a viewer is refused on the server
 (``access.owner_seated``), another tenant's page is 404 (``access.seated``). What an
-event changed is shown as its stored JSON, already bounded and free of secrets, and
-escaped like every value a page shows.
+event changed is shown field by field (a change as "old → new"), from its stored JSON,
+already bounded and free of secrets, and escaped like every value a page shows; an
+action by its words ("Webhook secret rotated") beside its code.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 import orjson
@@ -27,6 +28,7 @@ from homing.services import Services
 from homing.store.audit import AuditEvent, AuditFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
+_SORTED = orjson.OPT_SORT_KEYS
 
 PAGE = 50
 Action = Annotated[str, Query(max_length=40)]
@@ -44,11 +46,28 @@ def action_of(text: str) -> AuditAction | None:
     return AuditAction(text)
 
 
-def shown_changes(event: AuditEvent) -> str:
-    """What the event changed, as compact JSON text (the template escapes it)."""
-    return (
-        orjson.dumps(event.changes, option=orjson.OPT_SORT_KEYS).decode() if event.changes else ""
-    )
+def readable(action: str) -> str:
+    """An action as words: ``webhook_secret.rotated`` -> "Webhook secret rotated"."""
+    return action.replace("_", " ").replace(".", " ").capitalize()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "—"
+    return value if isinstance(value, str) else orjson.dumps(value, option=_SORTED).decode()
+
+
+def shown_changes(event: AuditEvent) -> list[tuple[str, str]]:
+    """What the event changed, field by field: a change as "old → new" (``audit.diff``'s
+    ``{"from", "to"}``), any other value as itself (text, or compact JSON); the
+    template escapes each."""
+    shown = []
+    for name, value in sorted((event.changes or {}).items()):
+        if isinstance(value, dict) and value.keys() == {"from", "to"}:
+            shown.append((name, f"{_text(value['from'])} → {_text(value['to'])}"))
+        else:
+            shown.append((name, _text(value)))
+    return shown
 
 
 async def _render(
@@ -77,7 +96,8 @@ async def _render(
         base=base,
         operator=operator,
         events=[(e, shown_changes(e)) for e in events],
-        actions=list(AuditAction),
+        words=readable,
+        actions=[(a.value, readable(a.value)) for a in AuditAction],
         action=action,
         tenant_filter=tenant_id or "",
         next_query=_query(action, tenant_id if operator else None, next_cursor),

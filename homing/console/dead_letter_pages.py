@@ -1,10 +1,12 @@
-"""A tenant's dead letters: the list, a dry-run count and the bulk redrive.
+"""A tenant's dead letters: the list, a dry-run count, the bulk redrive and the purge.
 
 The same manager as ``POST /v1/dead-letters/redrive``: each matching dead letter not
 yet redriven is re-queued once, one quota unit per job, and the whole redrive takes
 one request of the tenant's sending rate. A dry run counts and changes nothing. The
 filter is the provider (or none), chosen from the list's own values. Either answers
-303 to the list with a flash saying how many went (or would go).
+303 to the list with a flash saying how many went (or would go). The purge is
+``POST /v1/dead-letters/purge``'s: a page first counts what the filter matches and
+asks; confirmed, the rows go (their jobs stay FAILED), recorded as one audit event.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
+from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
-from homing.console.routing import ConsoleRoute
+from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
+from homing.errors import InvalidRequest
 from homing.managers.dead_letters import BulkResult
 from homing.models import AuditAction, Tenant
 from homing.services import Services
@@ -115,3 +118,80 @@ async def redrive(view: MemberDep, form: OwnerFormDep, services: ServicesDep) ->
         f"?{urlencode({'provider': provider})}" if provider else ""
     )
     return RedirectResponse(where, status_code=303)
+
+
+def _listed(tenant_id: str, provider: str) -> str:
+    query = f"?{urlencode({'provider': provider})}" if provider else ""
+    return f"/t/{tenant_id}/dead-letters{query}"
+
+
+async def _purge_page(
+    request: Request,
+    view: View,
+    services: Services,
+    provider: str,
+    problem: str | None = None,
+    status: int = 200,
+) -> Response:
+    """The purge's question: how many dead letters the filter matches (a dry run)."""
+    assert view.seat is not None
+    tenant = view.seat.tenant
+    matched = 0
+    if problem is None:
+        found = await services.dead_letters.purge(
+            _filter(tenant.id, provider), None, dry_run=True, tenant=tenant
+        )
+        matched = found.matched
+    return render(
+        request,
+        "dead_letters_purge.html",
+        status,
+        provider=provider,
+        matched=matched,
+        problem=problem,
+        back=_listed(tenant.id, "" if problem else provider),
+    )
+
+
+@router.get("/t/{tenant_id}/dead-letters/purge")
+async def confirm_purge(
+    request: Request, view: OwnerDep, services: ServicesDep, provider: Provider = ""
+) -> Response:
+    """Count what the purge would delete, and ask."""
+    return await _purge_page(request, view, services, provider.strip())
+
+
+@router.post("/t/{tenant_id}/dead-letters/purge")
+async def purge(
+    request: Request, view: MemberDep, form: OwnerFormDep, services: ServicesDep
+) -> Response:
+    """Delete the dead letters of the chosen provider (or all); their jobs stay FAILED.
+    Audited once done, as the API's purge is."""
+    assert view.seat is not None
+    tenant = view.seat.tenant
+    try:
+        provider = form.get("provider", 40).strip()
+    except InvalidRequest as exc:
+        typed = form.get("provider", 16 * 1024)[:40]
+        return await _purge_page(request, view, services, typed, exc.message, status_of(exc))
+    result = await services.dead_letters.purge(
+        _filter(tenant.id, provider), None, dry_run=False, tenant=tenant
+    )
+    if result.done:
+        await services.audit.record(
+            services.audit.event(
+                view.actor,
+                AuditAction.DEAD_LETTERS_PURGED,
+                tenant_id=tenant.id,
+                target_type="dead_letters",
+                changes={
+                    "filter": {"provider": provider} if provider else {},
+                    "ids": None,
+                    "purged": result.done,
+                },
+            )
+        )
+    plural = "" if result.done == 1 else "s"
+    said = f"{result.done} dead letter{plural} purged; their messages stay failed."
+    await flash(services, view, said)
+    return RedirectResponse(_listed(tenant.id, provider), status_code=303)

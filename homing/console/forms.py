@@ -45,22 +45,31 @@ class Form:
         return frozenset(self._fields)
 
 
-async def read_form(request: Request) -> Form:
-    """The request's form; PayloadTooLarge over 16 KiB, InvalidRequest when it is no
-    urlencoded form or has too many fields."""
-    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-    if kind != FORM_TYPE:
-        raise InvalidRequest("Send the form as the page does (urlencoded).")
+async def read_body(request: Request, max_bytes: int = MAX_FORM_BYTES) -> bytes:
+    """The request's body; PayloadTooLarge past ``max_bytes`` (declared or read),
+    before more than that is held."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_FORM_BYTES:
-        raise PayloadTooLarge(f"A form of at most {MAX_FORM_BYTES} bytes, please.")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise PayloadTooLarge(f"A form of at most {max_bytes} bytes, please.")
     body = bytearray()
     async for chunk in request.stream():
         body.extend(chunk)
-        if len(body) > MAX_FORM_BYTES:
-            raise PayloadTooLarge(f"A form of at most {MAX_FORM_BYTES} bytes, please.")
+        if len(body) > max_bytes:
+            raise PayloadTooLarge(f"A form of at most {max_bytes} bytes, please.")
+    return bytes(body)
+
+
+async def read_form(
+    request: Request, max_bytes: int = MAX_FORM_BYTES, max_fields: int = MAX_FIELDS
+) -> Form:
+    """The request's form; PayloadTooLarge over 16 KiB (``max_bytes``), InvalidRequest
+    when it is no urlencoded form or has more than ``max_fields`` fields."""
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind != FORM_TYPE:
+        raise InvalidRequest("Send the form as the page does (urlencoded).")
+    body = await read_body(request, max_bytes)
     try:
-        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=MAX_FIELDS)
+        pairs = parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=max_fields)
     except (UnicodeDecodeError, ValueError):
         raise InvalidRequest("That form was not understood.") from None
     return Form(pairs)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query
@@ -127,6 +127,18 @@ async def dead_letters(
 ) -> Response:
     """Every tenant's dead letters, counted and listed."""
     search = LetterSearch(tenant_id.strip(), queue, error_class, provider, since, until, q)
+    return await _listing(request, services, search, cursor)
+
+
+async def _listing(
+    request: Request,
+    services: Services,
+    search: LetterSearch,
+    cursor: str | None = None,
+    redrive_problem: str | None = None,
+) -> Response:
+    """The page of the dead letters ``search`` matches; ``redrive_problem``: why the
+    redrive form was refused, shown beside it."""
     store = services.dead_letter_store
     try:
         f = await to_filter(services, search)
@@ -143,21 +155,23 @@ async def dead_letters(
         tenants=tenants,
         names={g.key: g.name for g in tenants},
         next_query=search.query(cursor=next_cursor) if next_cursor else None,
+        redrive_problem=redrive_problem,
     )
 
 
 def _page(
-    request: Request, search: LetterSearch, problem: str | None = None, **data: object
+    request: Request, search: LetterSearch, problem: str | None = None, **data: Any
 ) -> Response:
-    context: dict[str, object] = {
+    context: dict[str, Any] = {
         "letters": [],
         "groups": {},
         "tenants": [],
         "names": {},
         "next_query": None,
+        "redrive_problem": None,
     }
     context.update(data)
-    status = 422 if problem else 200
+    status = 422 if problem or data.get("redrive_problem") else 200
     return render(
         request,
         "operator_dead_letters.html",
@@ -170,15 +184,20 @@ def _page(
 
 
 @router.post("/operator/dead-letters/redrive")
-async def redrive(view: OperatorDep, form: OperatorFormDep, services: ServicesDep) -> Response:
-    """Redrive the filtered dead letters of every tenant, or (``dry_run``) count them."""
+async def redrive(
+    request: Request, view: OperatorDep, form: OperatorFormDep, services: ServicesDep
+) -> Response:
+    """Redrive the filtered dead letters of every tenant, or (``dry_run``) count them;
+    without a filter, only once "every dead letter" is ticked (else the page again,
+    saying so beside the box)."""
     search = search_of(form)
     f = await to_filter(services, search)
     if not search.fields() and not form.has("all"):
-        raise InvalidRequest(
+        said = (
             'Narrow the dead letters first (a reason, provider, tenant…) or tick "every '
             'dead letter".'
         )
+        return await _listing(request, services, search, redrive_problem=said)
     await redrive_and_say(
         services,
         view,

@@ -1,13 +1,10 @@
-"""A tenant's providers and sending domains.
-
-Providers: the fallback order per channel (masked credential previews only), moved up
-or down a place, enabled or disabled, and the inbound URL to paste at the provider.
+"""A tenant's providers: the fallback order per channel (masked credential previews
+only), moved up or down a place, enabled or disabled, and the inbound URL to paste at
+the provider (its secret is set in ``homing.console.inbound_secret_pages``).
 Reordering renumbers the channel's accounts 10, 20, 30… in the new order, so the next
 send's first candidate is the new first (``homing.dispatch.passes`` reads priority).
-Domains: registered with one of the tenant's email providers (the provider is asked,
-under its deadline, by ``homing.managers.sending_domains``), their DNS records with copy
-buttons (the script enhances; the values are plain text to select without it), and
-"verify now". Each change answers 303 to its page with a flash saying what was done.
+Each change answers 303 to its page with a flash saying what was done. (Sending
+domains: ``homing.console.domain_pages``.)
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound
+from homing.inbound.secrets import KINDS
 from homing.managers.audit import diff
 from homing.models import AuditAction, Channel, ProviderAccount
 from homing.services import Services
@@ -30,7 +28,6 @@ from homing.services import Services
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 ProviderId = Annotated[str, Path(min_length=1, max_length=36)]
-DomainId = Annotated[str, Path(min_length=1, max_length=36)]
 STEP = 10
 
 
@@ -60,6 +57,7 @@ async def providers(request: Request, view: MemberDep, services: ServicesDep) ->
         channels={c: found for c, found in channels.items() if found},
         secrets=secrets,
         base=base,
+        inbound_kinds=KINDS,
     )
 
 
@@ -127,43 +125,3 @@ async def enable(
     said = "enabled." if wanted == "1" else "disabled: sends pass it over."
     await flash(services, view, f"{current.provider} {said}")
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
-
-
-@router.get("/t/{tenant_id}/domains")
-async def domains(request: Request, view: MemberDep, services: ServicesDep) -> Response:
-    tenant_id = _tenant_id(view)
-    found = await services.inbound.domains.all(tenant_id)
-    email = await services.providers.all(tenant_id, Channel.EMAIL)
-    return render(request, "domains.html", domains=found, providers=email)
-
-
-@router.post("/t/{tenant_id}/domains")
-async def add_domain(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> Response:
-    """Register a domain with one of the tenant's email providers."""
-    tenant_id = _tenant_id(view)
-    name = form.get("domain", 253).strip()
-    account_id = form.get("provider_account_id", 36)
-    if not name or not account_id:
-        raise InvalidRequest("Name the domain and choose the provider that sends from it.")
-    event = services.audit.event(
-        view.actor,
-        AuditAction.DOMAIN_ADDED,
-        tenant_id=tenant_id,
-        target_type="domain",
-        changes={"domain": name, "provider_account_id": account_id},
-    )
-    domain = await services.inbound.domains.register(tenant_id, name, account_id, event)
-    said = f"Domain {domain.domain} added: publish its DNS records, then verify it."
-    await flash(services, view, said)
-    return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain.id}", status_code=303)
-
-
-@router.post("/t/{tenant_id}/domains/{domain_id}/verify")
-async def verify_domain(
-    domain_id: DomainId, view: MemberDep, _form: OwnerFormDep, services: ServicesDep
-) -> Response:
-    """Ask the provider to check the domain's DNS records now."""
-    tenant_id = _tenant_id(view)
-    domain = await services.inbound.domains.verify(tenant_id, domain_id)
-    await flash(services, view, f"Domain {domain.domain} checked: {domain.status.value}.")
-    return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain_id}", status_code=303)

@@ -25,7 +25,7 @@ from homing.console.flash import flash
 from homing.console.forms import Form
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
-from homing.errors import InvalidRequest
+from homing.errors import InvalidRequest, QuotaExceeded
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CHANGED
 from homing.managers.provider_fields import MAX_FIELD_CHARS, VENDOR_FIELDS, VENDORS, VendorField
@@ -60,7 +60,9 @@ def _form_page(
     problem: str | None = None,
     status: int = 200,
 ) -> Response:
-    channels = {c: [v for v, of in VENDORS.items() if of is c] for c in Channel}
+    # A channel no vendor serves (in_app: Homing stores it) offers no choice.
+    offered = {c: [v for v, of in VENDORS.items() if of is c] for c in Channel}
+    channels = {c: names for c, names in offered.items() if names}
     return render(
         request,
         "provider_new.html",
@@ -151,6 +153,9 @@ async def add_provider(
     new = NewProvider(tenant_id, channel, vendor, credentials, config, priority)
     try:
         account = await services.accounts.register(new, audit=event)
+    except QuotaExceeded as exc:
+        problem = exc.message[:1].upper() + exc.message[1:] + ": remove one to make room."
+        return _form_page(request, vendor, typed, problem, status_of(exc))
     except InvalidRequest as exc:
         problem = _without_secrets(exc.message, credentials)
         return _form_page(request, vendor, typed, problem, status_of(exc))

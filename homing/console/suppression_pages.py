@@ -10,6 +10,7 @@ recorded as the API's twins record them, with the user as actor.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -58,14 +59,26 @@ def _where(tenant_id: str, **query: str) -> str:
     return f"/t/{tenant_id}/suppressions" + (f"?{kept}" if kept else "")
 
 
+@dataclass(frozen=True, slots=True)
+class Added:
+    """The add form as typed (shown again), and why it was refused."""
+
+    channel: str = ""
+    address: str = ""
+    reason: str = ""
+    problem: str | None = None
+
+
 async def _page(
     request: Request,
     view: View,
     services: Services,
     search: tuple[str, str, str] = ("", "", ""),
     problem: str | None = None,
+    added: Added | None = None,
 ) -> Response:
-    """The list for ``search`` (q, channel, cursor), or ``problem`` above it."""
+    """The list for ``search`` (q, channel, cursor), or ``problem`` above it;
+    ``added``: the add form as typed, with why it was refused."""
     tenant_id = _tenant_id(view)
     q, channel, cursor = search
     page = None
@@ -79,10 +92,12 @@ async def _page(
     next_page = None
     if page is not None and page.next_cursor:
         next_page = _where(tenant_id, q=q, channel=channel, cursor=page.next_cursor)
+    added = added or Added()
     return render(
         request,
         "suppressions.html",
-        422 if problem else 200,
+        422 if problem or added.problem else 200,
+        added=added,
         q=q,
         channel=channel,
         entries=page.entries if page else [],
@@ -116,13 +131,16 @@ async def add(
     tenant_id = _tenant_id(view)
     channel = channel_of(form.get("channel", 10), ENTERED) or Channel.EMAIL
     reason = form.get("reason", 20) or "manual"
-    if reason not in ENTERED_REASONS:
-        raise InvalidRequest("Choose a reason from the list.")
     typed = form.get("address", MAX_ADDRESS).strip()
+    added = Added(channel.value, typed, reason)
+    if reason not in ENTERED_REASONS:
+        refused = replace(added, problem="Choose a reason from the list.")
+        return await _page(request, view, services, added=refused)
     try:
         address = entered_key(channel, typed)
-    except (InvalidAddress, InvalidPhoneNumber) as refused:
-        return await _page(request, view, services, problem=f"Address to suppress: {refused}")
+    except (InvalidAddress, InvalidPhoneNumber) as wrong:
+        refused = replace(added, problem=f"Address to suppress: {wrong}")
+        return await _page(request, view, services, added=refused)
     event = services.audit.event(
         view.actor,
         AuditAction.SUPPRESSION_ADDED,

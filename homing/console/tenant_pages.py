@@ -22,8 +22,10 @@ from homing.clock import as_datetime, parse_moment
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.charts import daily_bars, last_days
 from homing.console.flash import flash
+from homing.console.message_view import content_of, timeline
+from homing.console.notification_pages import WHY
 from homing.console.routing import ConsoleRoute
-from homing.console.templating import render
+from homing.console.templating import CSP, FRAMED_CSP, render
 from homing.errors import InvalidRequest
 from homing.inbound.events import delivery_status
 from homing.models import Channel, JobStatus
@@ -128,7 +130,8 @@ async def messages(
 ) -> Response:
     """The tenant's messages, newest first, filtered like ``GET /v1/jobs``."""
     assert view.seat is not None
-    search = Search(to.strip(), status, channel, since, until, idempotency_key)
+    # A status or channel in any case: the list writes statuses in lower case.
+    search = Search(to.strip(), status.upper(), channel.lower(), since, until, idempotency_key)
     problem, page = None, None
     try:
         page = await services.jobs.page(
@@ -153,19 +156,26 @@ async def messages(
 async def message(
     request: Request, job_id: JobId, view: MemberDep, services: ServicesDep
 ) -> Response:
-    """One message: its attempts as a timeline, its provider events, what it became."""
+    """One message: what was sent, its attempts and provider events in one timeline
+    (with the steps of the notification it is a step of), what it became."""
     assert view.seat is not None
     tenant_id = view.seat.tenant.id
     job, attempts = await services.jobs.get(tenant_id, job_id)
     entries = await services.inbound.history(tenant_id, job_id)
     status = delivery_status(e.event_type for e in entries if e.event_type is not None)
+    content = content_of(job, attempts)
+    notified = await services.notifications.of_job(tenant_id, job_id)
+    steps = notified[0].steps if notified else ()
     return render(
         request,
         "message.html",
+        csp=FRAMED_CSP if content.frame else CSP,
         job=job,
-        attempts=attempts,
-        events=entries,
+        content=content,
+        timeline=timeline(attempts, entries, steps),
         delivery=status.value if status else None,
+        notified=notified,
+        why=WHY,
     )
 
 

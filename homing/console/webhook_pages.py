@@ -4,7 +4,9 @@ The secret is generated, rotated or deleted by ``homing.managers.webhook_secrets
 ``/v1/webhook-secret`` does: each form answers 303 to the page, a new secret in a
 flash (sealed until the page shows it, once; never in an address); afterwards only its
 masked preview. After a rotation the previous secret keeps signing beside the new one
-until the overlap ends, and the page says until when. The deliveries are the tenant's
+until the overlap ends, and the page says until when. A gone endpoint (one that
+answered 410) is delivered to again from its row, as ``/v1/webhook-endpoints/enable``
+does. The deliveries are the tenant's
 webhook jobs, newest first (the job search of ``GET /v1/jobs``, by channel), each with
 its latest attempt's status code, linking to its message page.
 """
@@ -34,6 +36,8 @@ from homing.store.job_search import JobFilter
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 PAGE = 25
+# The longest webhook URL (the API's bound).
+MAX_URL = 2048
 Cursor = Annotated[str | None, Query(max_length=36)]
 
 
@@ -151,3 +155,29 @@ async def delete(view: MemberDep, _form: OwnerFormDep, services: ServicesDep) ->
     await services.webhooks.secrets.delete(view.seat.tenant.id, event)
     await flash(services, view, "Signing secret deleted: webhooks are sent unsigned now.")
     return RedirectResponse(f"/t/{view.seat.tenant.id}/webhooks", status_code=303)
+
+
+@router.post("/t/{tenant_id}/webhooks/endpoints/enable")
+async def enable_endpoint(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> Response:
+    """Deliver to a gone URL again (404 when it is not marked gone), audited as the
+    API's twin is: the URL without its query and fragment, where a token may ride."""
+    assert view.seat is not None
+    tenant_id = view.seat.tenant.id
+    url = services.webhooks.normalise_url(form.get("url", MAX_URL))
+    event = services.audit.event(
+        view.actor,
+        AuditAction.WEBHOOK_ENDPOINT_ENABLED,
+        tenant_id=tenant_id,
+        target_type="webhook_endpoint",
+        target_id=url.split("?", 1)[0].split("#", 1)[0],
+    )
+    await services.webhooks.store.reenable(tenant_id, url, audit=event)
+    await flash(services, view, f"Deliveries to {_host_of(url)} resume with the next webhook.")
+    return RedirectResponse(f"/t/{tenant_id}/webhooks#gone", status_code=303)
+
+
+def _host_of(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or "the endpoint"
+    except ValueError:
+        return "the endpoint"

@@ -36,8 +36,9 @@ from homing.providers.registry import EMAIL_PROVIDERS
 log = logging.getLogger("homing.dispatch")
 
 # The payload fields a batch item carries; any other makes the job go alone.
-# Header fields travel per item in both batch endpoints (Resend's email objects and
-# Postmark's messages take them as a single send does).
+# Header fields travel per item in Resend's email objects, Postmark's messages and
+# SendGrid's personalizations; Mailgun puts items with other header fields in other
+# requests (homing/providers/email/mailgun.py).
 BATCHABLE_FIELDS = frozenset({"to", "from", "subject", "text", "html", "headers"})
 
 

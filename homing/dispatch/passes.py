@@ -80,6 +80,12 @@ def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAc
     return [a for a in ordered if a.id not in job.skipped_providers]
 
 
+def named(provider: str, detail: str) -> str:
+    """``detail`` naming its provider once: adapters name themselves in most of theirs
+    ("resend: HTTP 503…"), and the pass names the provider of those that do not."""
+    return detail if detail.startswith(f"{provider}:") else f"{provider}: {detail}"
+
+
 @dataclass(slots=True)
 class PassResult:
     """What one pass over the candidate providers did: its attempts, failures, the
@@ -225,7 +231,7 @@ class PassRunner:
         cls = failure.failure_class
         outcome.failures.append(
             PassFailure(
-                account.id, cls, f"{account.provider}: {failure.detail}", failure.retry_after
+                account.id, cls, named(account.provider, failure.detail), failure.retry_after
             )
         )
         if cls is FailureClass.PROVIDER_PERMANENT:

@@ -31,10 +31,8 @@ from homing.models import (
     ProviderAccount,
     Queue,
 )
-from homing.store.providers import ProviderStore
+from homing.store.claiming import Claim
 from homing.store.queue import Applied, Completed, Failed, Outcome, QueueStore, Rescheduled
-from homing.store.suppressions import SuppressionStore
-from homing.store.tenants import TenantStore
 from homing.timing.wakeups import Wakeup
 
 log = logging.getLogger("homing.worker")
@@ -42,9 +40,6 @@ log = logging.getLogger("homing.worker")
 # How long a suspended tenant's claimed job is put back for; unsuspending releases
 # held jobs at once (TenantStore.release_held).
 SUSPENDED_HOLD_SECONDS = 3600.0
-
-# Outcomes wait this long at most to be written together with others.
-FLUSH_DELAY_SECONDS = 0.02
 
 # The error_class label's values on homing_dead_letters_total (docs/architecture.md,
 # "Failure classes", and the policy's own verdicts).
@@ -79,13 +74,14 @@ class _Call:
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     """What a worker claims from and how much: queues, concurrency, claim batch size,
-    lease and poll interval."""
+    lease, poll interval, and how long an outcome may wait to be written with others."""
 
     queues: Sequence[Queue]
     concurrency: int
     batch_size: int
     lease_seconds: float
     poll_seconds: float
+    outcome_window: float = 0.02
 
 
 class Worker:
@@ -96,13 +92,10 @@ class Worker:
         self,
         config: WorkerConfig,
         queue_store: QueueStore,
-        provider_store: ProviderStore,
         dispatcher: Dispatcher,
         alerter: Alerter,
         wakeup: Wakeup,
         *,
-        tenants: TenantStore | None = None,
-        suppressions: SuppressionStore | None = None,
         heartbeat: Heartbeat | None = None,
         watcher: OutcomeWatcher | None = None,
     ) -> None:
@@ -110,10 +103,7 @@ class Worker:
         self._watcher = watcher
         self._watching: set[asyncio.Task[None]] = set()
         self._beat = heartbeat or Heartbeat()
-        self._tenants = tenants
-        self._suppressions = suppressions
         self._queue = queue_store
-        self._providers = provider_store
         self._dispatcher = dispatcher
         self._alerter = alerter
         self._wakeup = wakeup
@@ -122,7 +112,13 @@ class Worker:
         # job id -> what the log lines and metrics about a held job need.
         self._held: dict[str, _Held] = {}
         self._outcomes: list[Outcome] = []
+        # The group of outcomes being written beside the loop, and its task (one at a time).
+        self._writing: list[Outcome] = []
+        self._writer: asyncio.Task[None] | None = None
         self._recorded = asyncio.Event()
+        # How many groups of outcomes have been written: a claim that found nothing
+        # while one was being written is tried again once it is (``run``).
+        self._written = 0
         self._oldest_outcome = 0.0
         # While deliveries are in flight, claim only once this much room is free:
         # one claim per finished job would cost a transaction per job.
@@ -141,15 +137,21 @@ class Worker:
         try:
             while not stop.is_set():
                 self._beat.beat()
+                written = self._written
                 claimed = await self._claim_capacity()
                 if len(self._outcomes) >= self._config.batch_size:
-                    await self._flush()
+                    self._flush_soon()
                 if claimed:
                     continue
                 if not self._inflight:
                     await self._flush()
-                    if once and not await self._has_claimable():
-                        break
+                if self._written != written:
+                    # A group was written since this claim began: its leases no longer
+                    # count against the tenants' in-flight caps nor this worker's
+                    # concurrency, so claim again now, not after the poll interval.
+                    continue
+                if not self._inflight and once and not await self._has_claimable():
+                    break
                 await self._idle(stop)
             await self._drain()
         finally:
@@ -172,7 +174,7 @@ class Worker:
 
     async def _renew(self) -> None:
         """One UPDATE for every held lease; a call whose claim is gone is stopped."""
-        held = {o.job_id: o.claim_token for o in self._outcomes}
+        held = {o.job_id: o.claim_token for o in (*self._writing, *self._outcomes)}
         held.update({job_id: call.claim_token for job_id, call in self._calls.items()})
         if not held:
             return
@@ -192,42 +194,36 @@ class Worker:
             self._recorded.set()
 
     async def _claim_capacity(self) -> int:
-        capacity = self._config.concurrency - len(self._inflight)
+        # Outcomes not yet written still hold their leases: they count against the
+        # concurrency, so a slow write cannot let leases pile up without bound.
+        unwritten = len(self._outcomes) + len(self._writing)
+        capacity = self._config.concurrency - len(self._inflight) - unwritten
         if capacity <= 0 or (self._inflight and capacity < self._min_claim):
             return 0
         try:
-            claimed = await self._claim(min(capacity, self._config.batch_size))
-            if claimed:
-                # Starting reads the database too (suppressions, accounts, suspensions);
-                # if it fails, the claimed jobs' leases run out and they are claimed again.
-                await self._start(claimed)
+            # One transaction: the claim, the suppressed among its jobs ended, and the
+            # accounts and suspensions starting them needs (homing.store.claiming).
+            claim = await self._claim(min(capacity, self._config.batch_size))
         except StoreError as exc:
             log.warning("claim failed", extra={"error": str(exc)})
             return 0
-        return len(claimed)
+        self._start(claim)
+        return claim.size
 
-    async def _start(self, claimed: list[ClaimedJob]) -> None:
-        tenant_ids = {c.job.tenant_id for c in claimed}
-        # Three independent lookups: on PostgreSQL they overlap on pooled connections.
-        kept, accounts, suspended = await asyncio.gather(
-            self._unsuppressed(claimed),
-            self._providers.for_tenants(tenant_ids),
-            self._suspended(tenant_ids),
-        )
-        self.processed += len(claimed) - len(kept)
-        released = {c.job.id for c in kept}
-        for gone in claimed:
-            if gone.job.id not in released:
-                JOBS_FINISHED.labels(gone.job.channel.value, SUPPRESSED).inc()
-        for job in kept:
+    def _start(self, claim: Claim) -> None:
+        self.processed += len(claim.suppressed)
+        for gone in claim.suppressed:
+            JOBS_FINISHED.labels(gone.job.channel.value, SUPPRESSED).inc()
+        for job in claim.jobs:
             self._held[job.job.id] = _Held(
                 job.job.tenant_id, job.attempt_number, job.job.channel.value, job.job.queue.value
             )
-            if job.job.tenant_id in suspended:
+            if job.job.tenant_id in claim.suspended:
                 # A suspended tenant's jobs stay queued, untouched, until it is unsuspended.
                 self._record(self._dispatcher.hold(job, SUSPENDED_HOLD_SECONDS))
                 continue
-            task = asyncio.create_task(self._deliver(job, accounts.get(job.job.tenant_id, [])))
+            accounts = claim.accounts.get(job.job.tenant_id, [])
+            task = asyncio.create_task(self._deliver(job, accounts))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
             self._calls[job.job.id] = _Call(job.claim_token, task)
@@ -238,19 +234,10 @@ class Worker:
         if call is not None and call.task is task:
             del self._calls[job_id]
 
-    async def _unsuppressed(self, claimed: list[ClaimedJob]) -> list[ClaimedJob]:
-        if self._suppressions is None:
-            return claimed
-        # Suppressed since it was accepted: SUPPRESSED before any provider is called.
-        return await self._suppressions.release_suppressed(claimed)
-
-    async def _suspended(self, tenant_ids: set[str]) -> set[str]:
-        return await self._tenants.suspended_among(tenant_ids) if self._tenants else set()
-
-    async def _claim(self, limit: int) -> list[ClaimedJob]:
+    async def _claim(self, limit: int) -> Claim:
         self._turn += 1
         queues = claim_order(self._config.queues, self._turn)
-        return await self._queue.claim_first(queues, limit, self._config.lease_seconds)
+        return await self._queue.claim_ready(queues, limit, self._config.lease_seconds)
 
     async def _has_claimable(self) -> bool:
         return bool(await self._claim_capacity())
@@ -272,25 +259,26 @@ class Worker:
 
     def _flush_in(self) -> float | None:
         """Seconds until the pending outcomes are due to be written (None: none)."""
-        if not self._outcomes:
-            return None
+        if not self._outcomes or self._writer is not None:
+            return None  # none, or the write under way wakes the loop when it ends
         if not self._inflight or len(self._outcomes) >= self._config.batch_size:
             return 0.0
-        return max(0.0, self._oldest_outcome + FLUSH_DELAY_SECONDS - time.monotonic())
+        return max(0.0, self._oldest_outcome + self._config.outcome_window - time.monotonic())
 
     async def _idle(self, stop: asyncio.Event) -> None:
         """Wait for a finished delivery, new work, the poll interval, or a due flush."""
         due = self._flush_in()
         if due == 0.0:
-            await self._flush()
+            self._flush_soon()
             return
         timeout = self._config.poll_seconds if due is None else min(due, self._config.poll_seconds)
         waiters: list[asyncio.Future[bool]] = [
             asyncio.ensure_future(stop.wait()),
             asyncio.ensure_future(self._wakeup.wait(timeout)),
         ]
-        if self._inflight:
-            # New work may start while deliveries are in flight, if there is room.
+        if self._inflight or self._writer is not None:
+            # New work may start while deliveries are in flight, if there is room;
+            # a write that ends frees room and may let the next group go.
             self._recorded.clear()
             waiters.append(asyncio.ensure_future(self._recorded.wait()))
         _done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -298,22 +286,54 @@ class Worker:
             waiter.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _flush(self) -> None:
-        batch, self._outcomes = self._outcomes, []
-        if not batch:
+    def _flush_soon(self) -> None:
+        """Write the pending outcomes as one group beside the loop, which goes on
+        claiming meanwhile; while a group is being written the next one gathers, as
+        accepts do (homing.store.accepting). A crash before a group commits loses
+        nothing: its jobs' leases run out and they are claimed again, as ever."""
+        if self._writer is not None or not self._outcomes:
             return
+        batch, self._outcomes = self._outcomes, []
+        self._writer = asyncio.create_task(self._write(batch))
+
+    async def _flush(self) -> None:
+        """Write every pending outcome, and wait until they are written."""
+        if self._writer is not None:
+            await asyncio.shield(self._writer)
+        batch, self._outcomes = self._outcomes, []
+        if batch:
+            await self._write(batch)
+
+    async def _write(self, batch: list[Outcome]) -> None:
+        self._writing = batch
+        applied: Applied | None = None
+        try:
+            applied = await self._apply(batch)
+        finally:
+            self._writing = []
+            if self._writer is asyncio.current_task():
+                self._writer = None
+            if applied is not None:
+                self._written += 1
+            self._recorded.set()
+        if applied is not None:
+            self._applied(batch, applied)
+        self._forget_held()
+        if applied is not None:
+            self._watch(batch)
+
+    async def _apply(self, batch: list[Outcome]) -> Applied | None:
         for delay in (0.0, 0.2, 1.0, 5.0):
             await asyncio.sleep(delay)
             try:
-                applied = await self._queue.apply(batch)
-                break
+                return await self._queue.apply(batch)
             except StoreError as exc:
                 log.warning("recording outcomes failed; retrying", extra={"error": str(exc)})
-        else:
-            # The leases will expire and the jobs be delivered again: at-least-once.
-            log.error("outcomes not recorded", extra={"count": len(batch)})
-            self._forget_held()
-            return
+        # The leases will expire and the jobs be delivered again: at-least-once.
+        log.error("outcomes not recorded", extra={"count": len(batch)})
+        return None
+
+    def _applied(self, batch: list[Outcome], applied: Applied) -> None:
         self._count(batch, applied)
         for job_id, error_class, error in applied.dead_lettered:
             with self._about(job_id):
@@ -324,8 +344,6 @@ class Worker:
         for job_id in applied.lost_leases:
             with self._about(job_id):
                 log.warning("lease lost before the outcome was recorded")
-        self._forget_held()
-        self._watch(batch)
 
     def _watch(self, batch: list[Outcome]) -> None:
         """Hand the batch's findings to the watcher, beside the loop (never awaited
@@ -364,7 +382,7 @@ class Worker:
     def _forget_held(self) -> None:
         """Keep the tenant and attempt of jobs still in flight or waiting to be recorded
         only (a call that ended without an outcome is dropped here too)."""
-        live = self._calls.keys() | {o.job_id for o in self._outcomes}
+        live = self._calls.keys() | {o.job_id for o in (*self._writing, *self._outcomes)}
         self._held = {job_id: about for job_id, about in self._held.items() if job_id in live}
 
     def _about(self, job_id: str) -> AbstractContextManager[None]:

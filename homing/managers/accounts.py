@@ -96,12 +96,14 @@ class ProviderAccounts:
         missing or the provider cannot be reached. No message quotes what the endpoint
         answered beyond its status: the endpoint is the tenant's choice. ``audit`` is
         recorded with the account; TenantSuspended, before the vendor is asked, when it
-        is a suspended tenant's own change.
+        is a suspended tenant's own change; QuotaExceeded, before it too, when the
+        tenant holds as many accounts as it may.
         """
         if self._tenants is not None and audit is not None and by_tenant(audit):
             await refuse_suspended_id(self._tenants, new.tenant_id)
         _require_fields(new.provider, new.credentials)
         check_timeout(new.config, self._deadline)
+        await self._store.check_room(new.tenant_id)
         await self._check(new.channel, new.provider, new.credentials, new.config)
         account_id = new_id()
         account = ProviderAccount(

@@ -21,9 +21,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from homing.clock import Clock, SystemClock
 from homing.crypto import hash_api_key
-from homing.errors import HomingError
+from homing.errors import HomingError, SendAtTooFar
 from homing.managers.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
+from homing.managers.quiet_hours import QuietWindow, window_of
+from homing.managers.scheduling import needs_tenant_window, schedule
 from homing.managers.suspension import refuse_suspended
 from homing.metrics import ACCEPTED, REFUSED, SUPPRESSED, refusal_reason
 from homing.models import Job, JobStatus, Plan, Tenant
@@ -43,6 +46,18 @@ class _Cached:
     until: float
 
 
+@dataclass(frozen=True, slots=True)
+class _Defaults:
+    """What a tenant's settings give a job that names nothing: ttls by channel and
+    the quiet hours of a category that has none."""
+
+    ttls: dict[str, int]
+    quiet: QuietWindow | None = None
+
+
+_NO_DEFAULTS = _Defaults({})
+
+
 class Admission:
     """The API's gate: authenticates API keys (with a short cache), applies the plan's
     request rate and monthly quota, and hands valid jobs to the store in one
@@ -58,12 +73,14 @@ class Admission:
         *,
         auth_cache_seconds: float = 0.5,
         tenant_settings: TenantSettingsStore | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._tenants = tenants
         self._settings = tenant_settings
-        # tenant id -> (until, default ttl by channel), cached like keys (under a second).
-        self._ttls: dict[str, tuple[float, dict[str, int]]] = {}
-        self._ttl_lookups: dict[str, asyncio.Future[dict[str, int]]] = {}
+        self._clock = clock or SystemClock()
+        # tenant id -> (until, its defaults), cached like keys (under a second).
+        self._ttls: dict[str, tuple[float, _Defaults]] = {}
+        self._ttl_lookups: dict[str, asyncio.Future[_Defaults]] = {}
         self._limiter = limiter
         self._jobs = jobs
         self._batches = batches
@@ -140,9 +157,19 @@ class Admission:
         """Accept one job under the tenant's plan; QuotaExceeded when over quota."""
         limits = self.limits(principal.tenant)
         admitted = await self._with_ttl(_admitted(new, principal, limits))
+        if admitted.send_at is not None or admitted.hold is not None:
+            admitted = await self._scheduled(admitted)
         accepted = await self._jobs.accept(admitted, _quotas(new, limits), check)
         count_accepted(accepted)
         return accepted
+
+    async def admitted(self, principal: Principal, new: NewJob) -> tuple[NewJob, tuple[Quota, ...]]:
+        """The job as the plan admits it (its forced priority, the test-key flag, the
+        tenant's default ttl) and the quotas it counts toward: what ``accept`` hands the
+        store, for a caller whose store accepts it in a transaction of its own (the
+        steps of a multi-channel notification, homing.store.notifications)."""
+        limits = self.limits(principal.tenant)
+        return await self._with_ttl(_admitted(new, principal, limits)), _quotas(new, limits)
 
     async def accept_many(
         self,
@@ -156,25 +183,56 @@ class Admission:
             return []
         limits = self.limits(principal.tenant)
         admitted = [await self._with_ttl(_admitted(n, principal, limits)) for n in news]
+        for new in admitted:  # a loop, not any(): no call per job when none is scheduled
+            if new.send_at is not None or new.hold is not None:
+                return await self._scheduled_many(news, admitted, limits, checks)
         results = await self._batches.accept_many(admitted, _quotas(news[0], limits), checks)
-        for new, result in zip(news, results, strict=True):
-            if isinstance(result, HomingError):
-                # A refusal of the whole request is counted where it is answered (the API).
-                REFUSED.labels(new.channel.value, refusal_reason(result)).inc()
-            else:
-                count_accepted(result)
-        return results
+        return _counted(news, results)
+
+    async def _scheduled_many(
+        self,
+        news: Sequence[NewJob],
+        admitted: Sequence[NewJob],
+        limits: Limits,
+        checks: Sequence[AcceptCheck | None] | None,
+    ) -> list[ItemResult]:
+        """``accept_many`` when some jobs are scheduled: each one's ``send_at``
+        decided, those refused (SendAtTooFar) answered alone, the others together."""
+        scheduled = [await self._scheduled_item(n) for n in admitted]
+        kept = [i for i, n in enumerate(scheduled) if isinstance(n, NewJob)]
+        jobs = [n for n in scheduled if isinstance(n, NewJob)]
+        rules = None if checks is None else [checks[i] for i in kept]
+        quotas = _quotas(news[0], limits)
+        stored = iter(await self._batches.accept_many(jobs, quotas, rules) if jobs else [])
+        results = [s if isinstance(s, HomingError) else next(stored) for s in scheduled]
+        return _counted(news, results)
+
+    async def _scheduled_item(self, new: NewJob) -> NewJob | HomingError:
+        """``_scheduled`` for a batch's job: its refusal returned, not raised."""
+        if new.send_at is None and new.hold is None:
+            return new
+        try:
+            return await self._scheduled(new)
+        except SendAtTooFar as refused:
+            return refused
+
+    async def _scheduled(self, new: NewJob) -> NewJob:
+        """The job with its ``send_at`` decided (``homing.managers.scheduling``)."""
+        window = None
+        if needs_tenant_window(new) and self._settings is not None:
+            window = (await self._defaults(new.tenant_id)).quiet
+        return schedule(new, self._clock.now(), window)
 
     async def _with_ttl(self, new: NewJob) -> NewJob:
         """The job with the tenant's default ttl for its channel when it names none."""
         if new.ttl_seconds is not None or self._settings is None:
             return new
-        ttl = (await self._default_ttls(new.tenant_id)).get(new.channel.value)
+        ttl = (await self._defaults(new.tenant_id)).ttls.get(new.channel.value)
         return new if ttl is None else replace(new, ttl_seconds=ttl)
 
-    async def _default_ttls(self, tenant_id: str) -> dict[str, int]:
-        """The tenant's default ttls, cached like keys; a burst that finds the cache
-        entry expired makes one query, not one each."""
+    async def _defaults(self, tenant_id: str) -> _Defaults:
+        """The tenant's default ttls and quiet hours, cached like keys; a burst that
+        finds the cache entry expired makes one query, not one each."""
         cached = self._ttls.get(tenant_id)
         if cached is not None and cached[0] > time.monotonic():
             return cached[1]
@@ -185,16 +243,19 @@ class Admission:
             lookup.add_done_callback(lambda done: self._ttls_looked_up(tenant_id, done))
         return await asyncio.shield(lookup)
 
-    async def _look_up_ttls(self, tenant_id: str) -> dict[str, int]:
+    async def _look_up_ttls(self, tenant_id: str) -> _Defaults:
         assert self._settings is not None
-        ttls = (await self._settings.get(tenant_id)).default_ttl_seconds
+        settings = await self._settings.get(tenant_id)
+        found = _Defaults(settings.default_ttl_seconds, window_of(settings.quiet_hours))
+        if not found.ttls and found.quiet is None:
+            found = _NO_DEFAULTS
         if self._ttl > 0:
             if len(self._ttls) >= _MAX_CACHED:
                 self._ttls.clear()
-            self._ttls[tenant_id] = (time.monotonic() + self._ttl, ttls)
-        return ttls
+            self._ttls[tenant_id] = (time.monotonic() + self._ttl, found)
+        return found
 
-    def _ttls_looked_up(self, tenant_id: str, done: asyncio.Future[dict[str, int]]) -> None:
+    def _ttls_looked_up(self, tenant_id: str, done: asyncio.Future[_Defaults]) -> None:
         if self._ttl_lookups.get(tenant_id) is done:
             del self._ttl_lookups[tenant_id]
         if not done.cancelled():
@@ -243,6 +304,17 @@ class Admission:
         expired = [d for d, c in self._cache.items() if c.until <= now]
         for digest in expired or list(self._cache)[: _MAX_CACHED // 10]:
             del self._cache[digest]
+
+
+def _counted(news: Sequence[NewJob], results: list[ItemResult]) -> list[ItemResult]:
+    """``results`` (one per job of ``news``), each counted in the metrics."""
+    for new, result in zip(news, results, strict=True):
+        if isinstance(result, HomingError):
+            # A refusal of the whole request is counted where it is answered (the API).
+            REFUSED.labels(new.channel.value, refusal_reason(result)).inc()
+        else:
+            count_accepted(result)
+    return results
 
 
 def count_accepted(accepted: Accepted) -> None:

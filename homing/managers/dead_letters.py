@@ -81,8 +81,13 @@ class DeadLetters:
         paid: dict[str, bool] = {} if tenant is None else {tenant.id: True}
         result = BulkResult()
         after: str | None = None
-        while batch := await self._store.matching(
-            f, ids, after=after, limit=BATCH, pending_only=True
+        # Only the dead letters there now: a redriven job that fails again makes a new
+        # one, which this call must not chase (it did, for as long as jobs kept failing).
+        upto = await self._store.newest(f, ids)
+        while upto is not None and (
+            batch := await self._store.matching(
+                f, ids, after=after, limit=BATCH, pending_only=True, upto=upto
+            )
         ):
             after = batch[-1][0]
             result.matched += len(batch)
@@ -130,7 +135,10 @@ class DeadLetters:
             refuse_suspended(tenant)
         result = BulkResult()
         after: str | None = None
-        while batch := await self._store.matching(f, ids, after=after, limit=BATCH):
+        upto = await self._store.newest(f, ids)  # not those made while it runs
+        while upto is not None and (
+            batch := await self._store.matching(f, ids, after=after, limit=BATCH, upto=upto)
+        ):
             after = batch[-1][0]
             result.matched += len(batch)
             if not dry_run:

@@ -36,6 +36,8 @@ class RotationReport:
     resealed: dict[str, int] = field(default_factory=dict)
     current: int = 0
     skipped: int = 0
+    # Addresses kept only as keyed hashes: not re-keyed (see ``KeyRotation.run``).
+    keyed_hashes: int = 0
 
     @property
     def total(self) -> int:
@@ -63,10 +65,18 @@ class KeyRotation:
         self._before_write = before_write
 
     async def run(self) -> RotationReport:
-        """Re-seal everything not yet under the current key; safe to run again."""
+        """Re-seal everything not yet under the current key; safe to run again.
+
+        The keyed hashes of erased addresses and address opt-outs are counted, not
+        re-keyed: a hash cannot be made again without its address, which Homing no
+        longer holds. Each is matched under every key held and moved to the current
+        key when its address is next seen (``homing.store.suppressions.rekey``); those
+        never seen again hold only while their key stays in
+        ``HOMING_PREVIOUS_SECRET_KEYS``, which the command's warning says."""
         report = RotationReport()
         for place in self._store.places:
             report.resealed[place] = await self._place(place, report)
+        report.keyed_hashes = await self._store.keyed_hashes()
         return report
 
     def _reseal(self, value: Sealed) -> str | None:

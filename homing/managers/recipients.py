@@ -31,6 +31,7 @@ from homing.errors import (
     UnknownRecipient,
 )
 from homing.models import Channel
+from homing.store.audit import AuditEvent
 from homing.store.categories import Category, CategoryPage, CategoryStore
 from homing.store.preferences import PreferenceCheck, PreferenceStore
 from homing.store.recipients import Recipient, RecipientPage, RecipientStore
@@ -51,7 +52,7 @@ __all__ = [
 EXTERNAL_ID: Final = r"[A-Za-z0-9][A-Za-z0-9._:@+=|~-]{0,254}"
 CATEGORY_KEY: Final = r"[a-z0-9][a-z0-9_.-]{0,63}"
 # The channels a recipient has an address on, and so a preference for.
-PREFERENCE_CHANNELS: Final = (Channel.EMAIL, Channel.SMS, Channel.CHAT)
+PREFERENCE_CHANNELS: Final = (Channel.EMAIL, Channel.SMS, Channel.CHAT, Channel.IN_APP)
 # The recipient field that holds the address on each channel (chat's is the vendor's).
 ADDRESS_FIELDS: Final = {Channel.EMAIL: "email", Channel.SMS: "phone"}
 
@@ -110,11 +111,20 @@ class Ask:
 @dataclass(frozen=True, slots=True)
 class Addressed:
     """What a send by recipient goes to: the address (None when the send named none,
-    so its ``to`` stands) and the preference its accept checks (None without both a
-    recipient and a category)."""
+    so its ``to`` stands) and the preference its accept checks (None without a
+    category; without a recipient, that of the address: its opt-outs and the cap)."""
 
     address: str | None = None
     preference: PreferenceCheck | None = None
+    # The named category's kind (``marketing`` sends carry an unsubscribe link), and the
+    # recipient's row id (what its links name); None when the send names neither.
+    kind: str | None = None
+    recipient_id: str | None = None
+    # What scheduling reads (docs/scheduling.md): the recipient's time zone and locale,
+    # and the category's quiet hours as stored; None when not set or not named.
+    timezone: str | None = None
+    locale: str | None = None
+    quiet_hours: dict[str, str] | None = None
 
 
 class Recipients:
@@ -133,15 +143,20 @@ class Recipients:
         self._bounds = bounds
 
     async def put(
-        self, tenant_id: str, external_id: str, values: Mapping[str, Any]
+        self,
+        tenant_id: str,
+        external_id: str,
+        values: Mapping[str, Any],
+        audit: AuditEvent | None = None,
     ) -> tuple[Recipient, bool]:
         """Create the recipient or change the fields given (validated by the API's
-        schema); True when it is new. InvalidRequest for ``data`` over its bound."""
+        schema), with ``audit``; True when it is new. InvalidRequest for ``data`` over
+        its bound."""
         data = values.get("data")
         if data is not None:
             self._check_data(data)
         return await self._recipients.put(
-            tenant_id, external_id, values, self._bounds.max_recipients
+            tenant_id, external_id, values, self._bounds.max_recipients, audit
         )
 
     def _check_data(self, data: object) -> None:
@@ -164,15 +179,11 @@ class Recipients:
         """The tenant's recipients by external id."""
         return await self._recipients.page(tenant_id, limit=limit, cursor=cursor)
 
-    async def delete(self, tenant_id: str, external_id: str) -> None:
-        """Delete the recipient and its preferences (not yet its traces in jobs, dead
-        letters and events: the erasure slice); NotFound when there is none."""
-        await self._recipients.delete(tenant_id, external_id)
-
     async def put_category(
-        self, tenant_id: str, key: str, values: Mapping[str, Any]
+        self, tenant_id: str, key: str, values: Mapping[str, Any], audit: AuditEvent | None = None
     ) -> tuple[Category, bool]:
-        """Create or replace a category; its defaults made whole by its kind."""
+        """Create or replace a category, with ``audit``; its defaults made whole by its
+        kind."""
         given: Mapping[str, bool] = values.get("defaults") or {}
         fill = values["kind"] == "transactional"
         defaults = {c.value: bool(given.get(c.value, fill)) for c in PREFERENCE_CHANNELS}
@@ -183,7 +194,7 @@ class Recipients:
             "frequency_cap": values.get("frequency_cap"),
             "quiet_hours": values.get("quiet_hours"),
         }
-        return await self._categories.put(tenant_id, key, whole, self._bounds.max_categories)
+        return await self._categories.put(tenant_id, key, whole, self._bounds.max_categories, audit)
 
     async def category(self, tenant_id: str, key: str) -> Category:
         """The tenant's category; NotFound otherwise."""
@@ -204,13 +215,19 @@ class Recipients:
         }
 
     async def choose(
-        self, tenant_id: str, external_id: str, changes: Mapping[str, Mapping[str, bool]]
+        self,
+        tenant_id: str,
+        external_id: str,
+        changes: Mapping[str, Mapping[str, bool]],
+        audit: AuditEvent | None = None,
     ) -> dict[str, dict[str, bool]]:
-        """Set the recipient's choices in ``changes`` and return its preferences.
-        NotFound for no such recipient, UnknownCategory for a key the tenant lacks."""
+        """Set the recipient's choices in ``changes`` and return its preferences;
+        ``audit`` names the recipient's row. NotFound for no such recipient,
+        UnknownCategory for a key the tenant lacks."""
         recipient = await self._recipients.get(tenant_id, external_id)
         await self._known_categories(tenant_id, changes.keys())
-        await self._preferences.choose(recipient.id, changes)
+        event = None if audit is None else audit.about(target_id=recipient.id)
+        await self._preferences.choose(recipient.id, changes, event)
         return await self.preferences(tenant_id, external_id)
 
     async def _known_categories(self, tenant_id: str, keys: Collection[str]) -> None:
@@ -240,8 +257,12 @@ def _addressed(
 ) -> Addressed | HomingError:
     if ask.category is not None and ask.category not in categories:
         return UnknownCategory("the tenant has no category of this key", {"field": "category"})
-    if ask.recipient is None:
-        return Addressed()
+    category = None if ask.category is None else categories[ask.category]
+    kind = None if category is None else category.kind
+    quiet = None if category is None else category.quiet_hours
+    if ask.recipient is None:  # to an address: its opt-outs and the cap are checked
+        check = None if ask.category is None else PreferenceCheck(None, ask.category)
+        return Addressed(preference=check, kind=kind, quiet_hours=quiet)
     recipient = recipients.get(ask.recipient)
     if recipient is None:
         return UnknownRecipient("no recipient has this external id", {"field": "recipient"})
@@ -251,4 +272,12 @@ def _addressed(
             "the recipient has no address on this channel", {"field": ask.field or "recipient"}
         )
     check = None if ask.category is None else PreferenceCheck(recipient.id, ask.category)
-    return Addressed(str(address), check)
+    return Addressed(
+        str(address),
+        check,
+        kind,
+        recipient.id,
+        timezone=recipient.timezone,
+        locale=recipient.locale,
+        quiet_hours=quiet,
+    )

@@ -8,7 +8,10 @@ then the queue entries, in batches (``homing.store.ledger``), yielding between t
 a huge table never stalls claiming. What it found (before mending) is set on the
 ``homing_unaccounted_jobs`` gauge, which must read 0; anything found is logged and
 alerted. It runs every ``HOMING_RECONCILE_INTERVAL_SECONDS`` in worker processes, one
-process at a time, and on ``homing reconcile``.
+process at a time, and on ``homing reconcile``. A periodic pass ends after its current
+batch when the process stops: a walk of a million live jobs (scheduled ones are live)
+takes longer than a shutdown may, so it is left for the next process, concluding
+nothing (no gauge, no alert), as a pass locked out by another process does.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class ReconcilePolicy:
 @dataclass(frozen=True, slots=True)
 class ReconcileReport:
     """What one pass found, by kind, and how many it mended (0 in a dry run).
-    ``locked``: another process was reconciling, so this pass stopped where it was."""
+    ``locked``: another process was reconciling, so this pass stopped where it was;
+    ``stopped``: this process was stopping, so the pass ended after a batch."""
 
     missing_entry: int = 0
     terminal_entry: int = 0
@@ -49,6 +53,7 @@ class ReconcileReport:
     mended: int = 0
     dry_run: bool = False
     locked: bool = False
+    stopped: bool = False
 
     @property
     def unaccounted(self) -> int:
@@ -72,21 +77,25 @@ class Reconciler:
         self._alerter = alerter
         self._policy = policy
         self._progress = progress or (lambda _message: None)
+        # Set when the process stops: a periodic pass ends after its current batch.
+        self._stopping = asyncio.Event()
 
     async def run(self, *, dry_run: bool = False) -> ReconcileReport:
         """One full pass now: check every live job and every entry, mend unless
         ``dry_run``; set the gauge and alert when anything was found."""
         missing, mended, locked = await self._jobs(mend=not dry_run)
         terminal = stale = 0
-        if not locked:
+        if not locked and not self._stopping.is_set():
             terminal, stale, fixed, locked = await self._entries(mend=not dry_run)
             mended += fixed
-        report = ReconcileReport(missing, terminal, stale, mended, dry_run, locked)
-        if not locked:
+        stopped = self._stopping.is_set()
+        report = ReconcileReport(missing, terminal, stale, mended, dry_run, locked, stopped)
+        whole = not locked and not stopped
+        if whole:
             UNACCOUNTED_JOBS.set(report.unaccounted)
         if report.unaccounted:
             self._alert(report)
-        elif not locked:
+        elif whole:
             # A clean pass resolves what an earlier one reported.
             self._alerter.unaccounted(_counts(report), 0)
         return report
@@ -105,6 +114,8 @@ class Reconciler:
                     return found, mended, True
                 found += len(batch.missing)
                 mended += batch.mended
+                if self._stopping.is_set():
+                    return found, mended, False
                 if batch.last_id is None or batch.read < self._policy.batch_size:
                     break
                 after = batch.last_id
@@ -128,6 +139,8 @@ class Reconciler:
             mended += batch.deleted + batch.released
             if batch.last_id is None or batch.read < self._policy.batch_size:
                 return terminal, stale, mended, False
+            if self._stopping.is_set():
+                return terminal, stale, mended, False
             after = batch.last_id
             await asyncio.sleep(0)
 
@@ -141,7 +154,9 @@ class Reconciler:
 
     async def run_periodically(self, stop: asyncio.Event, interval_seconds: float) -> None:
         """A pass every ``interval_seconds`` until ``stop`` is set; a failed pass is
-        logged and the next one tries again."""
+        logged and the next one tries again. Setting ``stop`` also ends a pass under
+        way after its current batch."""
+        self._stopping = stop
         await repeat(self.run, stop, interval_seconds, log, "reconciler pass")
 
 

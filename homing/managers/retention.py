@@ -86,6 +86,12 @@ class PurgeReport:
     audit_events: int = 0
     invitations: int = 0
     nonces: int = 0
+    # Inbound events that matched no job, and conflicting repeats, past the jobs' age.
+    inbound_events: int = 0
+    # Notifications that ended (with their steps) past the jobs' age.
+    notifications: int = 0
+    # Digests sent or failed (with their items and gathered notifications), past it too.
+    digests: int = 0
 
 
 class Retention:
@@ -122,6 +128,24 @@ class Retention:
         deleted, locked = 0, False
         if jobs_before is not None:
             deleted, locked = await self._batches("jobs", self._purge_batch(jobs_before))
+        inbound = 0
+        if jobs_before is not None and not locked:
+            inbound, locked = await self._batches(
+                "inbound_events",
+                lambda: self._store.purge_inbound(jobs_before, self._policy.batch_size),
+            )
+        ended = 0
+        if jobs_before is not None and not locked:
+            ended, locked = await self._batches(
+                "notifications",
+                lambda: self._store.purge_notifications(jobs_before, self._policy.batch_size),
+            )
+        gathered = 0
+        if jobs_before is not None and not locked:
+            gathered, locked = await self._batches(
+                "digests",
+                lambda: self._store.purge_digests(jobs_before, self._policy.batch_size),
+            )
         scrubbed = 0
         if payloads_before is not None and not locked:
             scrubbed, locked = await self._batches("payloads", self._scrub_batch(payloads_before))
@@ -145,12 +169,18 @@ class Retention:
             audit_events=audited,
             invitations=invited,
             nonces=nonces,
+            inbound_events=inbound,
+            notifications=ended,
+            digests=gathered,
         )
 
     async def _count(
         self, jobs_before: datetime | None, payloads_before: datetime | None
     ) -> PurgeReport:
         jobs = await self._store.count_jobs(jobs_before) if jobs_before else 0
+        inbound = await self._store.count_inbound(jobs_before) if jobs_before else 0
+        ended = await self._store.count_notifications(jobs_before) if jobs_before else 0
+        gathered = await self._store.count_digests(jobs_before) if jobs_before else 0
         payloads = 0
         if payloads_before is not None:
             not_before = jobs_before or as_datetime(0)
@@ -164,7 +194,14 @@ class Retention:
             await self._store.count_invitations(invitations_before) if invitations_before else 0
         )
         return PurgeReport(
-            jobs=jobs, payloads=payloads, dry_run=True, audit_events=audited, invitations=invited
+            jobs=jobs,
+            payloads=payloads,
+            dry_run=True,
+            audit_events=audited,
+            invitations=invited,
+            inbound_events=inbound,
+            notifications=ended,
+            digests=gathered,
         )
 
     def _purge_batch(self, before: datetime) -> _Batch:

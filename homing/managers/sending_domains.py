@@ -136,7 +136,8 @@ class Domains:
         self, tenant_id: str, name: str, account_id: str, audit: AuditEvent | None = None
     ) -> SendingDomain:
         """Register ``name`` with one of the tenant's email providers; its DNS records.
-        ``audit`` is recorded with the new domain."""
+        ``audit`` is recorded with the new domain. QuotaExceeded, before the provider
+        is asked, when the tenant holds as many domains as it may."""
         name = domain_name(name)
         await self._refuse_suspended(tenant_id)
         account = await self._providers.get(tenant_id, account_id)
@@ -144,6 +145,7 @@ class Domains:
             raise InvalidRequest("sending domains belong to email providers")
         if await self._store.find(tenant_id, account.id, name) is not None:
             raise Conflict("this provider already has this domain", {"domain": name})
+        await self._store.check_room(tenant_id)
         credentials = open_credentials(self._sealer, account)
         adapter = domain_provider(account.provider, credentials, account.config, self._http)
         info = await _asked(account.provider, adapter.create_domain(name), self._deadline)

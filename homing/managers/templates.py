@@ -12,20 +12,30 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import orjson
 
 from homing.errors import InvalidRequest, NotFound
+from homing.models import Actor, AuditAction
 from homing.rendering import RenderPool, TemplateError, check_parts, check_schema
+from homing.store.audit import AuditEvent
 from homing.store.templates import TemplateRow, TemplateStore, VersionRow
+
+if TYPE_CHECKING:
+    from homing.managers.audit import AuditLog
+    from homing.managers.layouts import Layouts
 
 # A language subtag and up to three more (region, script, variant): BCP 47's common shapes.
 LOCALE: Final = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}")
 MAX_LOCALE: Final = 35
+# A template's or layout's key: a slug that never has the shape of an id (as the API's
+# schema checks it; the console's forms reach ``create`` without that schema).
+KEY: Final = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 # The most bytes of a version's ``variables`` schema, as compact JSON.
 MAX_SCHEMA_BYTES: Final = 65_536
 
@@ -45,6 +55,19 @@ def normal_locale(value: str) -> str:
         else:
             out.append(sub.lower())
     return "-".join(out)
+
+
+def check_key(key: str) -> None:
+    """InvalidRequest unless ``key`` is a slug (lower-case letters, digits, ``-``, ``_``,
+    ``.``; at most 64) without the shape of an id."""
+    problem = "a key is lower-case letters, digits, '-', '_' and '.', at most 64"
+    if len(key) > 64 or not KEY.fullmatch(key):
+        raise InvalidRequest(problem, {"field": "key"})
+    try:
+        uuid.UUID(key)
+    except ValueError:
+        return
+    raise InvalidRequest("a key must not have the shape of an id", {"field": "key"})
 
 
 def fallbacks(locale: str | None, default: str) -> list[str]:
@@ -93,6 +116,14 @@ class Live:
 
 
 @dataclass(frozen=True, slots=True)
+class Frame:
+    """The layout version an email is rendered inside, and what the job records of it."""
+
+    version: VersionRow
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Rendered:
     """A send's rendered part for its channel, and what the job records of the template."""
 
@@ -101,7 +132,17 @@ class Rendered:
 
 
 class Templates:
-    """Templates and versions of each tenant, and rendering them."""
+    """Templates and versions of each tenant, and rendering them. A change made with an
+    ``actor`` is recorded in the audit log in the change's own transaction."""
+
+    noun = "template"
+    ACTIONS: ClassVar[dict[str, AuditAction]] = {
+        "created": AuditAction.TEMPLATE_CREATED,
+        "deleted": AuditAction.TEMPLATE_DELETED,
+        "added": AuditAction.TEMPLATE_VERSION_ADDED,
+        "edited": AuditAction.TEMPLATE_VERSION_EDITED,
+        "published": AuditAction.TEMPLATE_VERSION_PUBLISHED,
+    }
 
     def __init__(
         self,
@@ -117,19 +158,52 @@ class Templates:
         # (tenant id, ref) → (until, Live): found templates only, so refs that name
         # nothing cannot fill it; bounded, oldest dropped first.
         self._cache: OrderedDict[tuple[str, str], tuple[float, Live]] = OrderedDict()
+        # The email layouts (homing.managers.layouts) and the audit log, set by the
+        # composition root.
+        self.layouts: Layouts | None = None
+        self.audit: AuditLog | None = None
+
+    def _event(
+        self,
+        actor: Actor | None,
+        change: str,
+        tenant_id: str,
+        target_id: str | None,
+        **changes: Any,
+    ) -> AuditEvent | None:
+        """The audit event of a change by ``actor`` (None: not recorded)."""
+        if actor is None or self.audit is None:
+            return None
+        return self.audit.event(
+            actor,
+            self.ACTIONS[change],
+            tenant_id=tenant_id,
+            target_type=self.noun,
+            target_id=target_id,
+            changes=changes,
+        )
 
     async def create(
-        self, tenant_id: str, key: str, name: str | None, default_locale: str | None
+        self,
+        tenant_id: str,
+        key: str,
+        name: str | None,
+        default_locale: str | None,
+        actor: Actor | None = None,
     ) -> TemplateRow:
-        """A new template; Conflict when its key is taken or the tenant holds the most."""
+        """A new template; InvalidRequest for a key that is no slug, Conflict when it
+        is taken or the tenant holds the most."""
+        check_key(key)
         locale = normal_locale(default_locale or "en")
-        return await self.store.create(tenant_id, key, name or key, locale, self.bounds.templates)
+        event = self._event(actor, "created", tenant_id, None, key=key, default_locale=locale)
+        most = self.bounds.templates
+        return await self.store.create(tenant_id, key, name or key, locale, most, event)
 
     async def get(self, tenant_id: str, ref: str) -> TemplateRow:
         """The tenant's template by id or key; NotFound otherwise (another tenant's too)."""
         found = await self.store.get(tenant_id, ref)
         if found is None:
-            raise NotFound("no such template")
+            raise NotFound(f"no such {self.noun}")
         return found
 
     async def page(
@@ -144,11 +218,12 @@ class Templates:
         """A page of the template's versions, newest first, and whether more follow."""
         return await self.store.versions(template, limit, before)
 
-    async def delete(self, tenant_id: str, ref: str) -> None:
+    async def delete(self, tenant_id: str, ref: str, actor: Actor | None = None) -> None:
         """Remove a template and its versions. Jobs already accepted with it keep their
         rendered content and send as they are."""
         template = await self.get(tenant_id, ref)
-        await self.store.delete(tenant_id, template.id)
+        event = self._event(actor, "deleted", tenant_id, template.id, key=template.key)
+        await self.store.delete(tenant_id, template.id, event)
         self._forget(template)
 
     async def channels(self, tenant_id: str, ids: Collection[str]) -> dict[str, list[str]]:
@@ -177,13 +252,15 @@ class Templates:
         locale: str | None,
         parts: dict[str, Any],
         variables: dict[str, Any] | None,
+        actor: Actor | None = None,
     ) -> VersionRow:
         """A new draft of the template, checked first (422 ``template_error``)."""
         template = await self.get(tenant_id, ref)
         chosen = normal_locale(locale) if locale is not None else template.default_locale
         self.check_content(parts, variables)
+        event = self._event(actor, "added", tenant_id, template.id, key=template.key)
         return await self.store.add_version(
-            template, chosen, parts, variables, self.bounds.versions
+            template, chosen, parts, variables, self.bounds.versions, event
         )
 
     async def edit_version(
@@ -194,6 +271,7 @@ class Templates:
         locale: str | None,
         parts: dict[str, Any | None],
         variables: tuple[dict[str, Any] | None] | None,
+        actor: Actor | None = None,
     ) -> VersionRow:
         """Change a draft: ``parts`` replaces the channels it names (None removes one),
         ``variables`` (when given, as a 1-tuple) replaces the schema. Conflict when the
@@ -207,7 +285,16 @@ class Templates:
         changes: dict[str, Any] = {"parts": merged, "variables": schema}
         if locale is not None:
             changes["locale"] = normal_locale(locale)
-        return await self.store.edit(template, version_id, changes)
+        event = self._event(
+            actor,
+            "edited",
+            tenant_id,
+            template.id,
+            key=template.key,
+            version=current.number,
+            parts=sorted(c for c, p in parts.items() if p is not None),
+        )
+        return await self.store.edit(template, version_id, changes, event)
 
     async def version(self, template: TemplateRow, ref: str | int) -> VersionRow:
         found = await self.store.version(template, ref)
@@ -215,11 +302,14 @@ class Templates:
             raise NotFound("no such version")
         return found
 
-    async def publish(self, tenant_id: str, ref: str, version_id: str) -> VersionRow:
+    async def publish(
+        self, tenant_id: str, ref: str, version_id: str, actor: Actor | None = None
+    ) -> VersionRow:
         """Make a version its locale's live one; jobs already accepted keep their content."""
         template = await self.get(tenant_id, ref)
+        event = self._event(actor, "published", tenant_id, template.id, key=template.key)
         try:
-            return await self.store.publish(template, version_id)
+            return await self.store.publish(template, version_id, event)
         finally:
             self._forget(template)
 
@@ -284,19 +374,33 @@ class Templates:
             raise TemplateError(
                 "the template ran past the time budget for an earlier message of this request"
             )
+        frame = await self._frame(live.template.tenant_id, chosen, [channel])
         try:
-            part = (await self._render(chosen, data, [channel]))[channel]
+            part = (await self._render(chosen, data, [channel], frame))[channel]
         except TemplateError as exc:
             if runaway is not None and "budget_s" in exc.details:
                 runaway.add(chosen.cache_key)
             raise
-        template = {
+        template: dict[str, Any] = {
             "id": live.template.id,
             "key": live.template.key,
             "version": chosen.number,
             "locale": chosen.locale,
         }
+        if frame is not None:
+            template["layout"] = frame.record
         return Rendered(part, template)
+
+    async def _frame(
+        self, tenant_id: str, version: VersionRow, channels: list[str] | None
+    ) -> Frame | None:
+        """The layout version an email rendered from ``version`` goes in, if any."""
+        email = version.parts.get("email")
+        if self.layouts is None or email is None or email.get("html") is None:
+            return None
+        if channels is not None and "email" not in channels:
+            return None
+        return await self.layouts.frame(tenant_id, email.get("layout"), version.locale)
 
     async def preview(
         self,
@@ -314,10 +418,15 @@ class Templates:
         else:
             live = (await self.lookup(tenant_id, [template.id]))[template.id]
             chosen = live.choose(None if locale is None else normal_locale(locale))
-        return chosen, await self._render(chosen, data, None)
+        frame = await self._frame(tenant_id, chosen, None)
+        return chosen, await self._render(chosen, data, None, frame)
 
     async def _render(
-        self, version: VersionRow, data: dict[str, Any], channels: list[str] | None
+        self,
+        version: VersionRow,
+        data: dict[str, Any],
+        channels: list[str] | None,
+        frame: Frame | None = None,
     ) -> dict[str, Any]:
         try:
             size = len(orjson.dumps(data))
@@ -327,6 +436,13 @@ class Templates:
             raise TemplateError(
                 f"data is over {self.bounds.data_bytes} bytes", {"limit": self.bounds.data_bytes}
             )
+        layout = None if frame is None else (frame.version.cache_key, frame.version.parts["html"])
         return await self.pool.render(
-            version.cache_key, version.parts, version.variables, data, channels
+            version.cache_key,
+            version.parts,
+            version.variables,
+            data,
+            channels,
+            layout,
+            tenant=version.tenant_id,
         )

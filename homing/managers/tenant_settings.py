@@ -7,6 +7,7 @@ webhook delivered after ``webhook_signature_format`` changed carries the new for
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from homing.addresses import InvalidAddress, canonical
@@ -60,6 +61,10 @@ class TenantSettingsManager:
         if "default_ttl_seconds" in changes:
             values["default_ttl_seconds"] = default_ttls(changes["default_ttl_seconds"])
         values.update(self._notice_targets(changes))
+        if "unsubscribe_mailbox" in changes:
+            values["unsubscribe_mailbox"] = unsubscribe_mailbox(changes["unsubscribe_mailbox"])
+        if "quiet_hours" in changes:
+            values["quiet_hours"] = quiet_hours(changes["quiet_hours"])
         return await self._store.update(tenant_id, values, audit)
 
     def _notice_targets(self, changes: Mapping[str, object]) -> dict[str, object]:
@@ -80,6 +85,45 @@ class TenantSettingsManager:
             url = _text_or_none(changes["operations_url"], "operations_url")
             values["operations_url"] = None if url is None else self._check_url(url)
         return values
+
+
+# A bare addr-spec in US-ASCII (it goes into a header field as a mailto: URI, RFC 6068),
+# without the characters a URI or the field would need escaped.
+_MAILBOX = re.compile(r"[A-Za-z0-9.!#$&'*+/=^_`{|}~-]{1,64}@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+")
+
+
+def unsubscribe_mailbox(value: object) -> str | None:
+    """The mailbox a marketing email's ``List-Unsubscribe`` names (``unsub@acme.example``),
+    checked by shape within its bound; None clears it. InvalidRequest otherwise."""
+    text = _text_or_none(value, "unsubscribe_mailbox")
+    if text is None:
+        return None
+    if len(text) > MAX_CONTACT_EMAIL or not _MAILBOX.fullmatch(text):
+        raise InvalidRequest(
+            "unsubscribe_mailbox is one plain US-ASCII address (local@domain)",
+            {"max": MAX_CONTACT_EMAIL},
+        )
+    return text.lower()
+
+
+_HHMM = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
+
+
+def quiet_hours(value: object) -> dict[str, str] | None:
+    """``{"start": "21:00", "end": "08:00"}`` checked (two different HH:MM times,
+    nothing else); None clears it. InvalidRequest otherwise."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, Mapping)
+        or set(value) != {"start", "end"}
+        or not all(isinstance(v, str) and _HHMM.fullmatch(v) for v in value.values())
+        or value["start"] == value["end"]
+    ):
+        raise InvalidRequest(
+            'quiet_hours is {"start": "HH:MM", "end": "HH:MM"}, two different times'
+        )
+    return {"start": str(value["start"]), "end": str(value["end"])}
 
 
 def _text_or_none(value: object, name: str) -> str | None:

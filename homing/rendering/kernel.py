@@ -21,23 +21,26 @@ from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, meta
 from jinja2.exceptions import SecurityError
 from jinja2.exceptions import TemplateError as JinjaTemplateError
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup
 
 from homing.errors import InvalidRequest
 from homing.models import SmsSegments
 
-CHANNELS: Final = ("email", "sms", "chat", "webhook")
+CHANNELS: Final = ("email", "sms", "chat", "webhook", "in_app")
 # The string fields of each channel's part that are templates (webhook: every string
 # leaf of its payload).
 FIELDS: Final[dict[str, tuple[str, ...]]] = {
     "email": ("subject", "html", "text"),
     "sms": ("body",),
     "chat": ("text",),
+    "in_app": ("title", "body", "url"),
 }
 REQUIRED: Final[dict[str, tuple[str, ...]]] = {
     "email": ("subject",),
     "sms": ("body",),
     "chat": ("text",),
     "webhook": ("payload",),
+    "in_app": ("body",),
 }
 # As the chat endpoint takes them (homing.api.schemas.chat).
 CHAT_FORMATS: Final = frozenset({"plain", "markdown", "html"})
@@ -45,6 +48,8 @@ CHAT_FORMATS: Final = frozenset({"plain", "markdown", "html"})
 MAX_PAYLOAD_DEPTH: Final = 16
 MAX_PAYLOAD_STRINGS: Final = 1000
 MAX_ISSUES: Final = 50
+# The variable a layout shows the email's rendered HTML with (docs/templates.md, "Layouts").
+CONTENT: Final = "content"
 
 
 class TemplateError(InvalidRequest):
@@ -144,6 +149,27 @@ def check_parts(parts: dict[str, Any], limits: Limits) -> None:  # noqa: C901 (o
                     f"{channel}.{path}: syntax error on line {exc.lineno}",
                     {"part": f"{channel}.{path}", "line": exc.lineno, "error": exc.message},
                 ) from None
+
+
+def check_layout(html: Any, max_chars: int) -> None:
+    """Refuse a layout's HTML that is not a string, is over ``max_chars``, does not parse
+    or never shows ``{{ content }}`` (where the email's own HTML goes)."""
+    if not isinstance(html, str):
+        raise TemplateError("a layout needs 'html'")
+    if len(html) > max_chars:
+        raise TemplateError(f"the layout is over {max_chars} characters", {"limit": max_chars})
+    try:
+        ast = HTML_ENV.parse(html)
+    except TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"layout.html: syntax error on line {exc.lineno}",
+            {"part": "layout.html", "line": exc.lineno, "error": exc.message},
+        ) from None
+    if CONTENT not in meta.find_undeclared_variables(ast):
+        raise TemplateError(
+            "the layout must show the email's content with {{ content }}",
+            {"part": "layout.html"},
+        )
 
 
 def check_schema(schema: Any) -> None:
@@ -247,6 +273,24 @@ class Renderer:
                 self.cache.popitem(last=False)
         return found
 
+    def compiled_layout(self, cache_key: str, html: str) -> dict[tuple[str, str], Any]:
+        """A layout's compiled HTML, cached beside the versions (under ``layout:``)."""
+        key = f"layout:{cache_key}"
+        if key in self.cache:
+            self.cache.move_to_end(key)
+            return self.cache[key]
+        try:
+            ast = HTML_ENV.parse(html)
+        except TemplateSyntaxError as exc:
+            raise TemplateError(f"layout.html: syntax error on line {exc.lineno}") from None
+        found = {
+            ("layout", "html"): (HTML_ENV.from_string(ast), meta.find_undeclared_variables(ast))
+        }
+        self.cache[key] = found
+        while len(self.cache) > self.cache_size:
+            self.cache.popitem(last=False)
+        return found
+
     def render(
         self,
         version_id: str | None,
@@ -255,8 +299,10 @@ class Renderer:
         data: dict[str, Any],
         channels: list[str] | None,
         limits: Limits,
+        layout: tuple[str, str] | None = None,
     ) -> dict[str, Any]:
-        """Render ``channels`` (None: every part) of one version with ``data``."""
+        """Render ``channels`` (None: every part) of one version with ``data``; an
+        email's HTML inside ``layout`` ((its cache key, its HTML)) when one is given."""
         if not isinstance(data, dict):
             raise TemplateError("data must be an object")
         HTML_ENV.max_output_chars = TEXT_ENV.max_output_chars = limits.max_output_chars
@@ -284,9 +330,20 @@ class Renderer:
                     "the data does not match the template's variables", {"invalid": invalid}
                 )
         compiled = self.compiled(version_id, {c: parts[c] for c in parts})
+        if layout is not None and "email" in wanted and ("email", "html") in compiled:
+            compiled = {**compiled, **self.compiled_layout(*layout)}
+            wanted_keys = {*wanted, "layout"}
+        else:
+            wanted_keys = set(wanted)
         missing = sorted(
-            {name for key, (_, names) in compiled.items() if key[0] in wanted for name in names}
+            {
+                name
+                for key, (_, names) in compiled.items()
+                if key[0] in wanted_keys
+                for name in names
+            }
             - set(data)
+            - ({CONTENT} if "layout" in wanted_keys else set())
         )
         if missing:
             raise TemplateError(
@@ -357,6 +414,12 @@ class Renderer:
             subject = " ".join((get("subject") or "").replace("\r", " ").replace("\n", " ").split())
             html = get("html")
             text = get("text")
+            framing = compiled.get(("layout", "html"))
+            if html is not None and framing is not None:
+                # The email's HTML was autoescaped as it rendered: the layout shows it
+                # as it is (Markup), and everything else it prints is escaped.
+                framed = {**data, CONTENT: Markup(html)}
+                html = self._one(framing[0], framed, "layout.html", limits)
             if html is not None:
                 try:
                     html = _INLINER.inline(html)
@@ -378,6 +441,9 @@ class Renderer:
             }
         if channel == "chat":
             return {"text": get("text") or "", "format": part.get("format", "plain")}
+        if channel == "in_app":
+            # Text, shown with textContent: no markup is ever made of it.
+            return {"title": get("title"), "body": get("body") or "", "url": get("url")}
         return {"payload": self._payload(part["payload"], "payload", compiled, data, limits)}
 
     def _payload(
@@ -408,4 +474,12 @@ def _undefined_name(exc: UndefinedError) -> str:
     return html_lib.escape(quoted[-2] if len(quoted) >= 3 else "?")[:80]
 
 
-__all__ = ["CHANNELS", "Limits", "Renderer", "TemplateError", "check_parts", "check_schema"]
+__all__ = [
+    "CHANNELS",
+    "Limits",
+    "Renderer",
+    "TemplateError",
+    "check_layout",
+    "check_parts",
+    "check_schema",
+]

@@ -4,14 +4,17 @@ A thread cannot be stopped in Python, so a render runs in a separate process
 (started with ``spawn``: no copy of the API's state, no inherited locks). Each
 request has a deadline; past it the worker is killed with SIGKILL, the caller gets a
 422 ``template_error`` and a fresh worker takes its place. The event loop never waits
-on a render: the pipe is read by a thread and awaited as a future. One request is one
-round trip on the pipe."""
+on a render: the pipe is read by a thread of the pool's own (never one the loop's
+other work may be holding) and awaited as a future. One request is one round trip on
+the pipe. An idle worker goes to the waiting renders one tenant at a time
+(``homing.rendering.turns``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import multiprocessing
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
@@ -19,6 +22,7 @@ from typing import Any
 
 from homing.rendering.kernel import Limits, TemplateError
 from homing.rendering.render_worker import serve
+from homing.rendering.turns import Turns
 from homing.settings import Settings
 
 
@@ -38,7 +42,9 @@ class RenderPool:
         self.memory_bytes = memory_bytes
         self.limits = limits or Limits()
         self._ctx = multiprocessing.get_context("spawn")
-        self._idle: asyncio.Queue[_Worker] | None = None
+        self._idle: Turns[_Worker] | None = None
+        # Threads of its own read the pipes: a round trip never waits for a thread.
+        self._threads: ThreadPoolExecutor | None = None
         self._all: list[_Worker] = []
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -63,9 +69,12 @@ class RenderPool:
         async with self._lock:
             if self._idle is not None:
                 return
-            idle: asyncio.Queue[_Worker] = asyncio.Queue()
+            # Twice the workers: a killed worker's reader may still be ending as its successor
+            # starts.
+            self._threads = ThreadPoolExecutor(2 * self.size, thread_name_prefix="homing-render")
+            idle: Turns[_Worker] = Turns()
             for _ in range(self.size):
-                idle.put_nowait(await asyncio.to_thread(self._spawn))
+                idle.put(await asyncio.to_thread(self._spawn))
             self._idle = idle
 
     async def close(self) -> None:
@@ -78,13 +87,16 @@ class RenderPool:
             await asyncio.to_thread(worker.process.join, 5)
         self._all.clear()
         self._idle = None
+        if self._threads is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads = None
 
-    async def _replace(self, idle: asyncio.Queue[_Worker], dead: _Worker) -> None:
+    async def _replace(self, idle: Turns[_Worker], dead: _Worker) -> None:
         """Reap the killed ``dead`` and put a fresh worker in its place (off the loop)."""
         await asyncio.to_thread(dead.process.join, 5)
         while True:
             try:
-                idle.put_nowait(await asyncio.to_thread(self._spawn))
+                idle.put(await asyncio.to_thread(self._spawn))
                 return
             except TemplateError:
                 await asyncio.sleep(1)
@@ -106,13 +118,18 @@ class RenderPool:
         schema: dict[str, Any] | None,
         data: dict[str, Any],
         channels: list[str] | None = None,
+        layout: tuple[str, str] | None = None,
+        *,
+        tenant: str = "",
     ) -> dict[str, Any]:
-        """The rendered parts, or TemplateError (a 422) within the time budget."""
+        """The rendered parts, or TemplateError (a 422) within the time budget: one
+        round trip renders the email's HTML and its ``layout`` (cache key, HTML) too.
+        ``tenant``: whose render this is, for its turn at a worker."""
         if self._idle is None:
             await self.start()
-        assert self._idle is not None
-        idle = self._idle
-        worker = await idle.get()
+        assert self._idle is not None and self._threads is not None
+        idle, threads = self._idle, self._threads
+        worker = await idle.get(tenant)
         limits = self.limits
         request = (
             version_id,
@@ -121,12 +138,14 @@ class RenderPool:
             data,
             channels,
             (limits.max_source_chars, limits.max_output_chars, limits.timeout_s),
+            layout,
         )
         healthy = False
         try:
-            answer = await asyncio.wait_for(
-                asyncio.to_thread(_round_trip, worker.conn, request), limits.timeout_s
+            trip = asyncio.get_running_loop().run_in_executor(
+                threads, _round_trip, worker.conn, request
             )
+            answer = await asyncio.wait_for(trip, limits.timeout_s)
             healthy = True
         except TimeoutError:
             raise TemplateError(
@@ -137,7 +156,7 @@ class RenderPool:
             raise TemplateError("the template could not be rendered (the worker stopped)") from None
         finally:
             if healthy:
-                idle.put_nowait(worker)
+                idle.put(worker)
             else:
                 # SIGKILL now (the runaway render really stops); the replacement starts
                 # in the background so this answer is not delayed by its imports.

@@ -1,7 +1,7 @@
 """The body of one render worker process: set its memory limit, then answer render
 requests read from its pipe, one at a time, until the pipe closes.
 
-A request is ``(version_id, parts, schema, data, channels, limits)``; the answer is
+A request is ``(version_id, parts, schema, data, channels, limits, layout)``; the answer is
 ``("ok", rendered)`` or ``("error", message, details)``. Compiled templates stay cached
 by version id, so a version renders without being parsed again."""
 
@@ -26,12 +26,12 @@ def serve(conn: Connection, memory_bytes: int) -> None:
             request = conn.recv()
         except (EOFError, OSError):
             return
-        version_id, parts, schema, data, channels, limits = request
+        version_id, parts, schema, data, channels, limits, layout = request
         answer: tuple[Any, ...]
         try:
             answer = (
                 "ok",
-                renderer.render(version_id, parts, schema, data, channels, Limits(*limits)),
+                renderer.render(version_id, parts, schema, data, channels, Limits(*limits), layout),
             )
         except TemplateError as exc:
             answer = ("error", exc.message, exc.details)

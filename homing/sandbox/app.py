@@ -1,4 +1,5 @@
-"""The sandbox's ASGI app: one mount per vendor contract plus the control routes."""
+"""The sandbox's ASGI app: one mount per vendor contract, the webhook receiver
+(``/hooks``) and the control routes."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from homing.sandbox import (
     vonage,
 )
 from homing.sandbox.control import control_router, slack_router
+from homing.sandbox.hook_sink import hooks_listing, hooks_router
 from homing.sandbox.state import SandboxState
 
 VENDOR_PREFIXES = {
@@ -57,10 +59,18 @@ def build_app(state: SandboxState) -> Starlette:
                 routes=[*mailgun.router(state).routes, *domain_routes.mailgun_routes(state)],
             ),
             Mount("/slack", app=slack_router(state)),
+            Mount("/hooks", app=hooks_router(state)),
             Mount("/twilio", app=twilio.router(state)),
             Mount("/vonage", app=vonage.router(state)),
             Mount("/telegram", app=telegram.router(state)),
             # Control, plus signed events back to Homing (homing.sandbox.events).
-            Mount("/_sandbox", routes=[*control_router(state).routes, *events.routes(state)]),
+            Mount(
+                "/_sandbox",
+                routes=[
+                    *control_router(state).routes,
+                    *events.routes(state),
+                    *hooks_listing(state),
+                ],
+            ),
         ]
     )

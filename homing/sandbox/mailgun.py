@@ -8,15 +8,25 @@ Header fields come as ``h:<Name>`` form fields, each appended to the message as 
 header (documentation.mailgun.com, "Sending messages": ``h:X-My-Header``). The ``o:``,
 ``h:`` and ``v:`` fields together take at most 16 kB (``MAX_OPTIONS_BYTES``); more is a
 400 (the wording of that refusal is the sandbox's own).
+
+Batch sending (user-manual/sending-messages/batch-sending): at most 1,000 recipients
+(``MAX_RECIPIENTS``), and ``recipient-variables``, a JSON object keyed by plain
+recipient address. With it, each ``to`` gets a message of its own, recorded one per
+recipient under the request's one id, ``%recipient.<key>%`` replaced by that
+recipient's value in the subject, the bodies and the ``v:`` values (a key it lacks
+stays as written). A ``recipient-variables`` that is not a JSON object is a 400 (the
+wording is the sandbox's own), as is anything else refused: nothing is sent.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import secrets
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, getaddresses, parseaddr
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -32,6 +42,10 @@ _NO_BODY = "Need at least one of 'text', 'html' or 'template' parameters specifi
 MAX_OPTIONS_BYTES = 16 * 1024
 _OPTION_PREFIXES = ("o:", "h:", "v:")
 _TOO_MANY_OPTIONS = "Too much data in o:, h: and v: parameters: at most 16kB in all"
+MAX_RECIPIENTS = 1000
+_TOO_MANY_RECIPIENTS = "Too many recipients: at most 1000 per message"
+_BAD_VARIABLES = "recipient-variables parameter is not a valid JSON object"
+_RECIPIENT_VARIABLE = re.compile(r"%recipient\.([^%\s]+)%")
 
 
 def forbidden() -> PlainTextResponse:
@@ -87,6 +101,10 @@ def _problem(form: Form) -> JSONResponse | None:
     recipients = _recipients(form)
     if not recipients:
         return message_response(400, "'to' parameter is missing")
+    if len(recipients) > MAX_RECIPIENTS:
+        return message_response(400, _TOO_MANY_RECIPIENTS)
+    if _variables(form) is None:
+        return message_response(400, _BAD_VARIABLES)
     if any("@" not in address for address in recipients):
         return message_response(
             400, "to parameter is not a valid address. please check documentation"
@@ -107,9 +125,31 @@ def _headers(form: Form) -> tuple[tuple[str, str], ...]:
     return tuple((key[2:], value) for key, value in form if key.startswith("h:") and key[2:])
 
 
-def _job_id(form: Form) -> str | None:
+def _variables(form: Form) -> dict[str, Any] | None:
+    """``recipient-variables`` by lower-cased address ({} when absent; None: unreadable)."""
+    given = _first(form, "recipient-variables")
+    if given is None:
+        return {}
+    try:
+        variables = json.loads(given)
+    except ValueError:
+        return None
+    if not isinstance(variables, dict):
+        return None
+    return {str(k).lower(): v for k, v in variables.items() if isinstance(v, dict)}
+
+
+def _substitute(value: str | None, mine: dict[str, Any]) -> str | None:
+    if value is None:
+        return None
+    return _RECIPIENT_VARIABLE.sub(
+        lambda m: str(mine[m.group(1)]) if m.group(1) in mine else m.group(0), value
+    )
+
+
+def _job_id(form: Form, mine: dict[str, Any]) -> str | None:
     if (job_id := _first(form, "v:hjid")) is not None:
-        return job_id
+        return _substitute(job_id, mine)
     try:
         variables = json.loads(_first(form, "h:X-Mailgun-Variables") or "{}")
     except ValueError:
@@ -117,19 +157,33 @@ def _job_id(form: Form) -> str | None:
     return str(variables["hjid"]) if isinstance(variables, dict) and "hjid" in variables else None
 
 
-def _record(form: Form, message_id: str, request: Request) -> RecordedMessage:
+def _record(
+    form: Form, to: tuple[str, ...], mine: dict[str, Any], message_id: str, request: Request
+) -> RecordedMessage:
     return RecordedMessage(
         provider=PROVIDER,
-        to=tuple(_recipients(form)),
+        to=to,
         sender=parseaddr(_first(form, "from") or "")[1],
-        subject=_first(form, "subject"),
-        text=_first(form, "text"),
-        html=_first(form, "html"),
+        subject=_substitute(_first(form, "subject"), mine),
+        text=_substitute(_first(form, "text"), mine),
+        html=_substitute(_first(form, "html"), mine),
         message_id=message_id,
-        job_id=_job_id(form),
+        job_id=_job_id(form, mine),
         idempotency_key=request.headers.get("idempotency-key"),
         headers=_headers(form),
     )
+
+
+def _records(form: Form, message_id: str, request: Request) -> list[RecordedMessage]:
+    """One message to all recipients, or with recipient variables one per recipient."""
+    variables = _variables(form) or {}
+    recipients = tuple(_recipients(form))
+    if _first(form, "recipient-variables") is None:
+        return [_record(form, recipients, {}, message_id, request)]
+    return [
+        _record(form, (to,), variables.get(to.lower(), {}), message_id, request)
+        for to in recipients
+    ]
 
 
 async def send(state: SandboxState, request: Request) -> Response:
@@ -141,7 +195,8 @@ async def send(state: SandboxState, request: Request) -> Response:
         return problem
     stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
     message_id = f"<{stamp}.{secrets.token_hex(8)}@{request.path_params['domain']}>"
-    state.recorder.record(_record(form, message_id, request))
+    for record in _records(form, message_id, request):
+        state.recorder.record(record)
     return JSONResponse({"id": message_id, "message": "Queued. Thank you."})
 
 

@@ -9,6 +9,16 @@ each personalization (whose fields win). The documented refusals are 400s
 (twilio.com/docs/sendgrid/api-reference/mail-send/errors, "Headers errors"): a value
 that is not a string, a key twice (the sandbox compares keys ignoring case), a key
 with non-ASCII characters or spaces, a reserved key (``RESERVED_HEADERS``).
+
+Several personalizations make one request of several emails ("Personalizations
+errors" on the same page): at most 1,000 personalizations and 1,000 recipients in all,
+each address once in the whole array; each personalization's ``substitutions`` at most
+10,000 bytes, and ``custom_args`` at most 10,000 bytes (the v3 spec, twilio/sendgrid-oai
+``tsg_mail_v3.json``; the wording of those two refusals is the sandbox's own). Any
+refusal is one 400 for the whole request, nothing sent. An accepted request is recorded
+as one message per personalization, all under the request's one ``X-Message-Id``: its
+recipients, its subject, the content with its substitutions made (in the subject too),
+and the custom args and header fields of the message overridden by its own.
 """
 
 from __future__ import annotations
@@ -80,6 +90,22 @@ _HEADER_DUPLICATE = "The headers cannot contain duplicate keys."
 _HEADER_KEY_CHARACTERS = "Header keys cannot contain non-ASCII characters and empty spaces."
 _HEADER_RESERVED = "Header can not be one of the reserved keys."
 Problem = tuple[str, str | None]
+MAX_PERSONALIZATIONS = 1000
+MAX_RECIPIENTS = 1000
+MAX_SUBSTITUTION_BYTES = 10_000
+MAX_CUSTOM_ARGS_BYTES = 10_000
+_TOO_MANY_PERSONALIZATIONS = (
+    "The personalization block is limited to 1000 personalizations per API request. You "
+    "have provided {n} personalizations. Please consider splitting this into multiple "
+    "requests and resending your request."
+)
+_TOO_MANY_RECIPIENTS = "There is a limit of 1000 total recipients (to + cc + bcc) per request."
+_REPEATED_ADDRESS = (
+    "Each unique email address in the personalizations array should only be included once. "
+    "You have included {email} more than once."
+)
+_SUBSTITUTIONS_TOO_LARGE = "Substitutions may not exceed 10,000 bytes per personalization."
+_CUSTOM_ARGS_TOO_LARGE = "Custom args may not exceed 10,000 bytes."
 
 
 class _Object(dict[str, Any]):
@@ -153,13 +179,18 @@ def _problems(payload: Any) -> list[Problem]:
     personalizations = payload.get("personalizations")
     if not isinstance(personalizations, list) or not personalizations:
         problems.append((_NO_PERSONALIZATIONS, "personalizations"))
+    elif len(personalizations) > MAX_PERSONALIZATIONS:
+        n = len(personalizations)
+        return [(_TOO_MANY_PERSONALIZATIONS.format(n=n), "personalizations")]
     else:
         for index, item in enumerate(personalizations):
             if not isinstance(item, dict) or not _emails(item.get("to")):
                 problems.append((_NO_TO, f"personalizations.{index}.to"))
-            elif "headers" in item:
-                field = f"personalizations.{index}.headers"
-                problems.extend(_header_problems(item["headers"], field))
+                continue
+            problems.extend(_personalization_problems(item, index))
+        problems.extend(_recipient_problems(personalizations))
+    if _size(payload.get("custom_args")) > MAX_CUSTOM_ARGS_BYTES:
+        problems.append((_CUSTOM_ARGS_TOO_LARGE, "custom_args"))
     if "headers" in payload:
         problems.extend(_header_problems(payload["headers"], "headers"))
     sender = payload.get("from")
@@ -168,6 +199,43 @@ def _problems(payload: Any) -> list[Problem]:
     if not payload.get("template_id"):
         problems.extend(_content_problems(payload, personalizations))
     return problems
+
+
+def _size(value: Any) -> int:
+    """The bytes of a string-to-string object's keys and values (0: not an object)."""
+    if not isinstance(value, dict):
+        return 0
+    return sum(len(str(k).encode()) + len(str(v).encode()) for k, v in value.items())
+
+
+def _personalization_problems(item: dict[str, Any], index: int) -> list[Problem]:
+    field = f"personalizations.{index}"
+    problems: list[Problem] = []
+    if "headers" in item:
+        problems.extend(_header_problems(item["headers"], f"{field}.headers"))
+    if _size(item.get("substitutions")) > MAX_SUBSTITUTION_BYTES:
+        problems.append((_SUBSTITUTIONS_TOO_LARGE, f"{field}.substitutions"))
+    if _size(item.get("custom_args")) > MAX_CUSTOM_ARGS_BYTES:
+        problems.append((_CUSTOM_ARGS_TOO_LARGE, f"{field}.custom_args"))
+    return problems
+
+
+def _recipient_problems(personalizations: list[Any]) -> list[Problem]:
+    addresses = [
+        email.lower()
+        for item in personalizations
+        if isinstance(item, dict)
+        for kind in ("to", "cc", "bcc")
+        for email in _emails(item.get(kind))
+    ]
+    if len(addresses) > MAX_RECIPIENTS:
+        return [(_TOO_MANY_RECIPIENTS, "personalizations")]
+    seen: set[str] = set()
+    for address in addresses:
+        if address in seen:
+            return [(_REPEATED_ADDRESS.format(email=address), "personalizations")]
+        seen.add(address)
+    return []
 
 
 def _content_problems(payload: dict[str, Any], personalizations: Any) -> list[Problem]:
@@ -211,27 +279,44 @@ def _headers(
     return tuple(fields.values())
 
 
-def _record(payload: dict[str, Any], message_id: str, request: Request) -> RecordedMessage:
-    personalizations: list[dict[str, Any]] = payload["personalizations"]
-    first = personalizations[0]
+def _substitute(value: str | None, substitutions: dict[str, Any]) -> str | None:
+    """``value`` with each substitution tag replaced, in one pass (longest tag first)."""
+    if value is None or not substitutions:
+        return value
+    tags = sorted((str(tag) for tag in substitutions if tag), key=len, reverse=True)
+    if not tags:
+        return value
+    pattern = re.compile("|".join(re.escape(tag) for tag in tags))
+    return pattern.sub(lambda match: str(substitutions[match.group(0)]), value)
+
+
+def _records(payload: dict[str, Any], message_id: str, request: Request) -> list[RecordedMessage]:
+    """One message per personalization, all under the request's ``message_id``."""
     bodies = {
         str(block.get("type")): str(block.get("value"))
         for block in payload.get("content") or []
         if isinstance(block, dict)
     }
-    custom_args = {**_mapping(payload.get("custom_args")), **_mapping(first.get("custom_args"))}
-    return RecordedMessage(
-        provider=PROVIDER,
-        to=tuple(email for item in personalizations for email in _emails(item.get("to"))),
-        sender=str(payload["from"]["email"]),
-        subject=_text(first.get("subject") or payload.get("subject")),
-        text=bodies.get("text/plain"),
-        html=bodies.get("text/html"),
-        message_id=message_id,
-        job_id=_text(custom_args.get("hjid")),
-        idempotency_key=request.headers.get("idempotency-key"),
-        headers=_headers(payload, first),
-    )
+    records = []
+    for item in payload["personalizations"]:
+        substitutions = _mapping(item.get("substitutions"))
+        custom_args = {**_mapping(payload.get("custom_args")), **_mapping(item.get("custom_args"))}
+        subject = _text(item.get("subject") or payload.get("subject"))
+        records.append(
+            RecordedMessage(
+                provider=PROVIDER,
+                to=tuple(_emails(item.get("to"))),
+                sender=str(payload["from"]["email"]),
+                subject=_substitute(subject, substitutions),
+                text=_substitute(bodies.get("text/plain"), substitutions),
+                html=_substitute(bodies.get("text/html"), substitutions),
+                message_id=message_id,
+                job_id=_text(custom_args.get("hjid")),
+                idempotency_key=request.headers.get("idempotency-key"),
+                headers=_headers(payload, item),
+            )
+        )
+    return records
 
 
 async def send(state: SandboxState, request: Request) -> Response:
@@ -248,7 +333,8 @@ async def send(state: SandboxState, request: Request) -> Response:
     if problems := _problems(payload):
         return errors_response(400, problems)
     message_id = secrets.token_urlsafe(16)
-    state.recorder.record(_record(payload, message_id, request))
+    for record in _records(payload, message_id, request):
+        state.recorder.record(record)
     return Response(status_code=202, headers={"X-Message-Id": message_id})
 
 

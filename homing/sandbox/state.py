@@ -280,6 +280,8 @@ class SandboxState:
         self.faults = FaultBook()
         self.idempotency = IdempotencyCache(capacity)
         self.slack: deque[dict[str, Any]] = deque(maxlen=10_000)
+        # What the webhook receiver got (homing.sandbox.hook_sink).
+        self.hooks: deque[dict[str, Any]] = deque(maxlen=1000)
         self.max_hang_seconds = max_hang_seconds
         self._released = asyncio.Event()
         # Domains and signed events (homing.sandbox.domain_routes, homing.sandbox.events).
@@ -304,13 +306,14 @@ class SandboxState:
         return self.faults.add(rule)
 
     def reset(self) -> None:
-        """Forget messages, counters, faults, idempotent replies, Slack posts, domains,
-        event webhooks and pending retries, and put the clock back (the signing keys
-        stay)."""
+        """Forget messages, counters, faults, idempotent replies, Slack posts, received
+        webhooks, domains, event webhooks and pending retries, and put the clock back
+        (the signing keys stay)."""
         self.recorder.clear()
         self.faults.clear()
         self.idempotency.clear()
         self.slack.clear()
+        self.hooks.clear()
         self.domains.clear()
         self.webhooks.clear()
         self.events_posted.clear()

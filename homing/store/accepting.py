@@ -45,10 +45,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime, month_of
+from homing.crypto import AddressRefs
 from homing.errors import HomingError, IdempotencyConflict, QuotaExceeded, StoreUnavailable
 from homing.models import Channel, DeliveryMode, Job, JobStatus, Priority, Queue, Quota, new_id
 from homing.store.database import Database
-from homing.store.ordering import place
+from homing.store.ordering import lock_ordering_keys, place
 from homing.store.preferences import PreferenceCheck, unwanted_rows
 from homing.store.rows import job_from_row
 from homing.store.sql import one_of
@@ -61,6 +62,7 @@ __all__ = [
     "AcceptCheck",
     "AcceptGroups",
     "Accepted",
+    "Hold",
     "NewJob",
     "StoredRow",
     "accept_together",
@@ -72,6 +74,16 @@ __all__ = [
 
 # Groups of accepts in one transaction: bounded, so one group's statements stay small.
 MAX_GROUP = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What quiet hours read of a send by recipient: the recipient's time zone and the
+    category's window as stored (``homing.managers.scheduling`` decides; nothing of it
+    is stored but the ``send_at`` it may choose)."""
+
+    timezone: str
+    quiet_hours: dict[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +115,11 @@ class NewJob:
     # Sent to a recipient in a category: its preferences are checked in the accepting
     # transaction (``homing.store.preferences.unwanted_rows``).
     preference: PreferenceCheck | None = None
+    # Due at this epoch rather than on acceptance (never earlier than acceptance), and
+    # why: ``requested`` or ``quiet_hours`` (docs/scheduling.md). Its ttl counts from it.
+    send_at: float | None = None
+    schedule_reason: str | None = None
+    hold: Hold | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +174,17 @@ class AcceptGroups:
     transaction, and an accept that cannot share goes through again alone, so no accept
     fails for another's sake."""
 
-    def __init__(self, db: Database, clock: Clock, *, concurrency: int = 1) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        concurrency: int = 1,
+        refs: AddressRefs | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._refs = refs
         self._concurrency = concurrency
         self._waiting: deque[_Waiting] = deque()
         self._running = 0
@@ -261,7 +286,10 @@ class AcceptGroups:
     async def _commit(self, group: list[_Waiting]) -> list[Outcome]:
         async with self._db.transaction() as conn:
             accepts = [waiting.accept for waiting in group]
-            return await accept_together(conn, accepts, self._clock.now(), not self._db.is_sqlite)
+            postgres = not self._db.is_sqlite
+            return await accept_together(
+                conn, accepts, self._clock.now(), postgres, refs=self._refs
+            )
 
 
 async def accept_together(
@@ -271,6 +299,7 @@ async def accept_together(
     postgres: bool,
     *,
     whole: bool = False,
+    refs: AddressRefs | None = None,
 ) -> list[Outcome]:
     """Accept these jobs in the caller's transaction, with one statement of each kind
     for all of them: replay those whose Idempotency-Key is stored, apply each new job's
@@ -290,8 +319,8 @@ async def accept_together(
     rows, copies = _new_rows(accepts, outcomes, epoch)
     if rows:
         preferred = [(row, p) for i, row in rows.items() if (p := accepts[i].new.preference)]
-        await unwanted_rows(conn, preferred, postgres)
-        await _insert(conn, rows, epoch, postgres)
+        await unwanted_rows(conn, preferred, postgres, refs)
+        await _insert(conn, rows, epoch, postgres, refs)
         await _charge(conn, accepts, rows, outcomes, month_of(epoch), whole)
     for i, row in rows.items():
         if outcomes[i] is None:
@@ -325,26 +354,35 @@ def _new_rows(
 
 
 async def _insert(
-    conn: AsyncConnection, rows: dict[int, dict[str, Any]], epoch: float, postgres: bool
+    conn: AsyncConnection,
+    rows: dict[int, dict[str, Any]],
+    epoch: float,
+    postgres: bool,
+    refs: AddressRefs | None,
 ) -> None:
     """The jobs (SUPPRESSED ones with no queue entry: they use no quota either) and
     their entries, each table in one multi-row insert; an ordered job's entry alone,
-    placed behind the last of its key (those of a batch in the batch's order)."""
-    await suppress_rows(conn, list(rows.values()))
+    placed behind the last of its key (those of a batch in the batch's order), all the
+    keys locked first (``lock_ordering_keys``)."""
+    await suppress_rows(conn, list(rows.values()), refs)
     # In key order, so two groups meeting on the unique index wait rather than deadlock.
     ordered = sorted(rows.values(), key=lambda r: (r["tenant_id"], r["idempotency_key"] or ""))
     # Rows as parameters, not .values(): the compiled INSERT is reused from cache.
     await conn.execute(jobs.insert(), ordered)
     free: list[dict[str, Any]] = []
+    in_line: list[dict[str, Any]] = []
     for row in rows.values():
         if row["status"] == JobStatus.SUPPRESSED.value:
             continue
         entry = entry_row(row, epoch)
-        if entry["ordering_key"] is None:
-            free.append(entry)
-        else:
-            await place(conn, postgres, entry)
-            await conn.execute(queue_entries.insert(), entry)
+        (free if entry["ordering_key"] is None else in_line).append(entry)
+    if in_line:  # all keys at once, in one order: two batches cannot wait on each other
+        await lock_ordering_keys(
+            conn, postgres, {(e["tenant_id"], e["ordering_key"]) for e in in_line}
+        )
+    for entry in in_line:
+        await place(conn, postgres, entry, locked=True)
+        await conn.execute(queue_entries.insert(), entry)
     if free:
         await conn.execute(queue_entries.insert(), free)
 
@@ -437,8 +475,10 @@ def replayed(prior: Any, new: NewJob) -> Accepted | IdempotencyConflict:
 
 
 def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
-    """The ``jobs`` row of a newly accepted job."""
+    """The ``jobs`` row of a newly accepted job. A scheduled job's ttl counts from its
+    ``send_at``: it cannot be late before it is due."""
     now = as_datetime(epoch)
+    start = epoch if new.send_at is None else max(epoch, new.send_at)
     return {
         "id": new_id(),
         "tenant_id": new.tenant_id,
@@ -465,20 +505,29 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "test": new.test,
         "ordering_key": new.ordering_key,
         "recipient": new.address_key or recipient_of(new.channel, new.payload),
-        "expires_at": None if new.ttl_seconds is None else as_datetime(epoch + new.ttl_seconds),
+        "expires_at": None if new.ttl_seconds is None else as_datetime(start + new.ttl_seconds),
         "recipient_id": None if new.preference is None else new.preference.recipient_id,
         "category": None if new.preference is None else new.preference.category,
+        "send_at": None if new.send_at is None else as_datetime(start),
+        "schedule_reason": new.schedule_reason,
     }
 
 
 def entry_row(job_row: Any, epoch: float) -> dict[str, Any]:
-    """The ``queue_entries`` row that makes a job claimable at ``epoch``."""
+    """The ``queue_entries`` row that makes a job claimable at ``epoch``, or at its
+    ``send_at`` when that is later: a scheduled job waits in the queue like a retry,
+    below every claim's ``available_at <= now`` until it is due."""
+    send_at = job_row["send_at"]
+    # ``send_at`` is held to the microsecond, rounded to the nearest: one already due
+    # (a past ``send_at`` is now) may read a fraction of a microsecond past ``epoch``,
+    # and must not wait behind a claim at ``epoch``.
+    due = epoch if send_at is None or send_at.timestamp() - epoch < 1e-6 else send_at.timestamp()
     return {
         "job_id": job_row["id"],
         "tenant_id": job_row["tenant_id"],
         "queue": job_row["queue"],
         "priority": job_row["priority"],
-        "available_at": epoch,
+        "available_at": due,
         "attempts": 0,
         "deferred_seconds": 0.0,
         "provider_calls": 0,

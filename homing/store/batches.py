@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from sqlalchemy.exc import IntegrityError
 
 from homing.clock import Clock
+from homing.crypto import AddressRefs
 from homing.errors import HomingError
 from homing.models import Quota
 from homing.store.accepting import Accept, AcceptCheck, Accepted, NewJob, accept_together
@@ -29,9 +30,10 @@ ItemResult = Accepted | HomingError
 class BatchStore:
     """Accepts batches: many jobs of one tenant and channel, all in one transaction."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, refs: AddressRefs | None = None) -> None:
         self._db = db
         self._clock = clock
+        self._refs = refs
 
     async def accept_many(
         self,
@@ -53,7 +55,9 @@ class BatchStore:
             try:
                 async with self._db.transaction() as conn:
                     epoch, postgres = self._clock.now(), not self._db.is_sqlite
-                    outcomes = await accept_together(conn, accepts, epoch, postgres, whole=True)
+                    outcomes = await accept_together(
+                        conn, accepts, epoch, postgres, whole=True, refs=self._refs
+                    )
                 return [_result(outcome) for outcome in outcomes]
             except IntegrityError:
                 if attempt == 2:

@@ -7,7 +7,7 @@ manager fills the ones a tenant leaves out), so whoever reads them needs no rule
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,6 +16,8 @@ from sqlalchemy.exc import IntegrityError
 
 from homing.clock import Clock, as_datetime
 from homing.errors import NotFound, QuotaExceeded
+from homing.models import AuditAction
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.sql import one_of
 from homing.store.tables.recipients import categories
@@ -71,19 +73,31 @@ class CategoryStore:
         self._clock = clock
 
     async def put(
-        self, tenant_id: str, key: str, values: Mapping[str, Any], max_count: int
+        self,
+        tenant_id: str,
+        key: str,
+        values: Mapping[str, Any],
+        max_count: int,
+        audit: AuditEvent | None = None,
     ) -> tuple[Category, bool]:
         """Create or replace the category (every field of ``CATEGORY_FIELDS``); True when
-        it is new. QuotaExceeded when the tenant has ``max_count`` categories already."""
+        it is new. QuotaExceeded when the tenant has ``max_count`` categories already.
+        ``audit`` (a replacement's) is written in the transaction, as a creation when
+        it is one."""
         if set(values) != CATEGORY_FIELDS:
             raise ValueError("a category is stored whole")
         try:
-            return await self._put(tenant_id, key, values, max_count)
+            return await self._put(tenant_id, key, values, max_count, audit)
         except IntegrityError:  # created by a concurrent request since we looked
-            return await self._put(tenant_id, key, values, max_count)
+            return await self._put(tenant_id, key, values, max_count, audit)
 
     async def _put(
-        self, tenant_id: str, key: str, values: Mapping[str, Any], max_count: int
+        self,
+        tenant_id: str,
+        key: str,
+        values: Mapping[str, Any],
+        max_count: int,
+        audit: AuditEvent | None,
     ) -> tuple[Category, bool]:
         now = as_datetime(self._clock.now())
         c = categories.c
@@ -107,6 +121,9 @@ class CategoryStore:
                     categories.insert().values(**row, created_at=now, updated_at=now)
                 )
             stored = (await conn.execute(select(categories).where(*where))).one()
+            if audit is not None and created:
+                audit = replace(audit, action=AuditAction.CATEGORY_CREATED)
+            await write_event(conn, audit)
         return _category(stored), created
 
     async def get(self, tenant_id: str, key: str) -> Category:

@@ -182,9 +182,11 @@ class DeadLetterStore:
         after: str | None,
         limit: int,
         pending_only: bool = False,
+        upto: str | None = None,
     ) -> list[tuple[str, str, str]]:
-        """(id, tenant_id, job_id) of up to ``limit`` matches past ``after``, oldest
-        first, for work in bounded batches; ``pending_only``: not yet redriven."""
+        """(id, tenant_id, job_id) of up to ``limit`` matches past ``after`` and no
+        later than ``upto``, oldest first, for work in bounded batches;
+        ``pending_only``: not yet redriven."""
         c = dead_letters.c
         query = (
             select(c.id, c.tenant_id, c.job_id)
@@ -193,12 +195,27 @@ class DeadLetterStore:
         )
         if after is not None:
             query = query.where(c.id > after)
+        if upto is not None:
+            query = query.where(c.id <= upto)
         if pending_only:
             query = query.where(c.redriven_at.is_(None))
         query = query.order_by(c.id).limit(limit)
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query)).all()
         return [(row.id, row.tenant_id, row.job_id) for row in rows]
+
+    async def newest(self, f: DeadLetterFilter, ids: Sequence[str] | None) -> str | None:
+        """The id of the newest dead letter matching now (ids grow with time): a bulk
+        action stops there, so the dead letters its own work makes are not its."""
+        c = dead_letters.c
+        query = (
+            select(func.max(c.id))
+            .select_from(dead_letters.join(jobs, jobs.c.id == c.job_id))
+            .where(*_conditions(f, ids))
+        )
+        async with self._db.transaction() as conn:
+            newest: str | None = await conn.scalar(query)
+        return newest
 
     async def delete(self, tenant_id: str | None, ids: Sequence[str]) -> int:
         """Delete these dead-letter rows (the jobs stay); how many went."""

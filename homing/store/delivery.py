@@ -6,6 +6,7 @@ event is either fully applied and marked so, or not at all.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,12 +28,16 @@ from homing.store.tables.core import jobs, tenants
 from homing.store.tables.inbound import inbound_events
 
 MAX_JOB_ID = 36
+# The most jobs one provider message id can name: a SendGrid or Mailgun batch call's
+# messages all share its id (homing/providers/email/one_answer.py), 1,000 at most.
+MAX_SHARED_ID = 1000
 _REASONS = {EventType.BOUNCED: "hard_bounce", EventType.COMPLAINED: "complaint"}
 
 
 async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent) -> Any:
     """The tenant's job on the event's channel that the event names: by hjid, else by
-    provider message id."""
+    provider message id; an id shared by a batch call's jobs, by the event's recipient
+    among them (none when no one job of them is sent to it)."""
     c = jobs.c
     base = select(
         c.id,
@@ -54,9 +59,19 @@ async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent)
             return row
     if event.message_ids:
         ids = [m for m in event.message_ids if len(m) <= 255]
-        query = base.where(jobs.c.provider_message_id.in_(ids)).limit(1)
-        return (await conn.execute(query)).first()
+        query = base.where(jobs.c.provider_message_id.in_(ids)).limit(MAX_SHARED_ID + 1)
+        rows = (await conn.execute(query)).all()
+        return rows[0] if len(rows) == 1 else _sent_to(rows, event)
     return None
+
+
+def _sent_to(rows: Sequence[Any], event: DeliveryEvent) -> Any:
+    """The one row among jobs sharing a message id whose recipient is the event's."""
+    if not rows or not event.recipient:
+        return None
+    address = suppression_key(event.channel, event.recipient)
+    matches = [r for r in rows if recipient_of(event.channel, dict(r.payload)) == address]
+    return matches[0] if len(matches) == 1 else None
 
 
 class DeliveryStore:

@@ -1,4 +1,8 @@
-"""Sending domains a tenant registered with its providers, and their DNS records."""
+"""Sending domains a tenant registered with its providers, and their DNS records.
+
+A tenant holds at most ``HOMING_MAX_DOMAINS_PER_TENANT`` of them, over all its providers
+(``homing.store.bounds``); forgetting one makes room again.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from homing.errors import Conflict, NotFound
 from homing.models import DnsRecord, DomainStatus
 from homing.store.accepting import AcceptCheck
 from homing.store.audit import AuditEvent, write_event
+from homing.store.bounds import Bound, make_room
 from homing.store.database import Database
 from homing.store.tables.core import provider_accounts
 from homing.store.tables.inbound import sending_domains
@@ -57,12 +62,22 @@ def _domain(row: Any) -> SendingDomain:
 class DomainStore:
     """The SQL of tenants' sending domains."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, most: int) -> None:
+        """``most``: how many sending domains a tenant may hold."""
         self._db = db
+        self._bound = Bound("sending domains", "max_domains", most)
+
+    async def check_room(self, tenant_id: str) -> None:
+        """QuotaExceeded when the tenant holds as many domains as it may: asked before
+        the provider is, so a tenant at its bound makes no call to a vendor (``add``
+        counts again, under the tenant's lock)."""
+        async with self._db.transaction() as conn:
+            await make_room(conn, self._bound, sending_domains, tenant_id)
 
     async def add(self, domain: SendingDomain, audit: AuditEvent | None = None) -> SendingDomain:
         """Store a registered domain (and ``audit``, naming it); Conflict when the
-        account already has it."""
+        account already has it, QuotaExceeded when the tenant holds as many domains as
+        it may."""
         values = {
             "id": domain.id,
             "tenant_id": domain.tenant_id,
@@ -78,6 +93,7 @@ class DomainStore:
         }
         try:
             async with self._db.transaction() as conn:
+                await make_room(conn, self._bound, sending_domains, domain.tenant_id)
                 await conn.execute(sending_domains.insert().values(**values))
                 await write_event(conn, audit and audit.about(target_id=domain.id))
         except IntegrityError:
@@ -103,6 +119,7 @@ class DomainStore:
         return _domain(row)
 
     async def all(self, tenant_id: str) -> list[SendingDomain]:
+        """The tenant's domains by name (at most ``most``)."""
         c = sending_domains.c
         query = select(sending_domains).where(c.tenant_id == tenant_id).order_by(c.domain, c.id)
         async with self._db.transaction() as conn:

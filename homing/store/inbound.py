@@ -199,7 +199,7 @@ class InboundStore:
             prior = priors.get(row["event_id"])
             if row["id"] in inserted:
                 answers.append(Journaled("new", row["id"]))
-            elif prior is None:  # entries are never deleted: the conflict was with one
+            elif prior is None:  # deleted by retention meanwhile: the vendor's retry stores it
                 raise StoreError("a journal entry could be neither stored nor found")
             elif prior.body_hash == row["body_hash"]:
                 unsettled = prior.status == EntryStatus.RECEIVED.value and prior.id not in created

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -10,12 +11,13 @@ from sqlalchemy import delete, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime, month_of
+from homing.crypto import AddressRefs
 from homing.errors import Conflict, Forbidden, NotFound
 from homing.models import Attempt, Channel, Job, JobStatus, Quota
 from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, entry_row
 from homing.store.database import Database
 from homing.store.job_search import JobFilter, JobPage, search
-from homing.store.ordering import lock_keys, place, release_next
+from homing.store.ordering import lock_ordering_keys, place, release_next
 from homing.store.queue_view import (
     Claimable,
     QueueView,
@@ -40,10 +42,10 @@ class JobStore:
     """The SQL of jobs: accept one, read, page, and retry a dead-lettered job with a
     conditional update."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, refs: AddressRefs | None = None) -> None:
         self._db = db
         self._clock = clock
-        self._groups = AcceptGroups(db, clock)
+        self._groups = AcceptGroups(db, clock, refs=refs)
 
     async def accept(
         self, new: NewJob, quotas: Sequence[Quota] = (), check: AcceptCheck | None = None
@@ -79,7 +81,10 @@ class JobStore:
                     .order_by(attempts.c.started_at, attempts.c.id)
                 )
             ).all()
-        return job_from_row(row), [attempt_from_row(a) for a in attempt_rows]
+        # Read here only, not by the claim or the accept: a job page says when
+        # retention scrubbed the payload.
+        job = replace(job_from_row(row), payload_scrubbed_at=row.payload_scrubbed_at)
+        return job, [attempt_from_row(a) for a in attempt_rows]
 
     async def page(
         self, found: JobFilter, *, limit: int = 50, cursor: str | None = None
@@ -188,7 +193,9 @@ class JobStore:
                 )
             ).first()
             if key is not None and key.ordering_key is not None:
-                await lock_keys(conn, not self._db.is_sqlite, [(tenant_id, key.ordering_key)])
+                await lock_ordering_keys(
+                    conn, not self._db.is_sqlite, [(tenant_id, key.ordering_key)]
+                )
             await conn.execute(
                 delete(queue_entries).where(
                     q.job_id == job_id, q.tenant_id == tenant_id, q.claim_token.is_(None)

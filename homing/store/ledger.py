@@ -33,7 +33,7 @@ from homing.clock import Clock, as_datetime
 from homing.models import TERMINAL_STATUSES, JobStatus
 from homing.store.accepting import entry_row
 from homing.store.database import Database
-from homing.store.ordering import lock_keys, place, release_next
+from homing.store.ordering import lock_ordering_keys, place, release_next
 from homing.store.sql import one_of
 from homing.store.tables.core import jobs, queue_entries
 
@@ -108,7 +108,8 @@ class LedgerStore:
         return JobBatch(len(rows), rows[-1].id if rows else None, missing, mended)
 
     async def _requeue(self, conn: AsyncConnection, ids: Sequence[str]) -> int:
-        """Give each of these jobs, if still live and entry-less, a fresh entry due now."""
+        """Give each of these jobs, if still live and entry-less, a fresh entry due now
+        (at its ``send_at`` when that is later)."""
         epoch = self._clock.now()
         c = jobs.c
         still = (
@@ -119,15 +120,19 @@ class LedgerStore:
                 ~exists().where(queue_entries.c.job_id == c.id),
             )
             .values(status=JobStatus.PENDING.value, updated_at=as_datetime(epoch))
-            .returning(c.id, c.tenant_id, c.queue, c.priority, c.ordering_key, c.attempts_made)
+            .returning(
+                c.id, c.tenant_id, c.queue, c.priority, c.ordering_key, c.attempts_made, c.send_at
+            )
         )
         rows = (await conn.execute(still)).all()
         postgres = not self._db.is_sqlite
+        keys = {(row.tenant_id, row.ordering_key) for row in rows if row.ordering_key}
+        await lock_ordering_keys(conn, postgres, keys)
         for row in sorted(rows, key=lambda r: r.id):
             entry = entry_row(row._mapping, epoch)
             # The attempts it already made still count toward the dead-letter queue.
             entry["attempts"] = row.attempts_made
-            await place(conn, postgres, entry)
+            await place(conn, postgres, entry, locked=True)
             await conn.execute(queue_entries.insert().values(**entry))
         return len(rows)
 
@@ -168,7 +173,7 @@ class LedgerStore:
         if not rows:
             return 0
         keys = {(r.tenant_id, r.ordering_key) for r in rows if r.ordering_key is not None}
-        await lock_keys(conn, not self._db.is_sqlite, keys)
+        await lock_ordering_keys(conn, not self._db.is_sqlite, keys)
         e = queue_entries.c
         terminal_job = exists().where(jobs.c.id == e.job_id, one_of(conn, jobs.c.status, _TERMINAL))
         result = await conn.execute(

@@ -4,28 +4,44 @@ Only ``homing migrate`` and the start-up of ``homing run``/``api``/``worker`` mi
 Every other command works on the schema as it is and calls ``require_current`` first,
 so a command never changes the schema behind the operator's back, and never runs
 against one it was not written for.
+
+Alembic (with Mako, about 10 MB of a process's memory) is imported only when the schema
+is not at this version's head: a start against a current schema, every worker restart
+but the first after an upgrade, reads the head from the revision files' own lines
+(``_file_heads``) and ``alembic_version`` with one SELECT, and loads none of it.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from typing import Any, Literal
+from importlib.resources import files
+from typing import TYPE_CHECKING, Any, Literal
 
-from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import text
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection
 
 from homing.errors import StoreError
 from homing.store.database import Database
 from homing.store.tables.columns import UTCDateTime
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
 # Serialises migrations when several processes start against one PostgreSQL.
 _ADVISORY_LOCK = 0x484F4D49
 
+# A revision file's own identifiers, one per line as alembic writes them:
+# ``revision = "0037"`` and ``down_revision = "0033"`` (or a tuple of them, or None).
+_REVISION = re.compile(r'^revision(?:: [^=\n]*)? = "([^"\n]{1,64})"$', re.M)
+_DOWN = re.compile(r"^down_revision(?:: [^=\n]*)? = ([^\n]{1,400})$", re.M)
+_QUOTED = re.compile(r'"([^"\n]{1,64})"')
+
 
 def _config() -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", "homing:migrations")
     return config
@@ -43,18 +59,54 @@ def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[Fal
 
 
 def _upgrade(sync_connection: Any) -> None:
+    from alembic import command
+
     config = _config()
     config.attributes["connection"] = sync_connection
     command.upgrade(config, "head")
 
 
-def _current(sync_connection: Any) -> tuple[str, ...]:
-    # Reads ``alembic_version`` if it exists; never creates it.
-    return tuple(MigrationContext.configure(sync_connection).get_current_heads())
+def _current(sync_connection: Connection) -> tuple[str, ...]:
+    # Reads ``alembic_version`` if it exists; never creates it (alembic's own
+    # MigrationContext.get_current_heads does the same read).
+    if not inspect(sync_connection).has_table("alembic_version"):
+        return ()
+    rows = sync_connection.execute(text("SELECT version_num FROM alembic_version"))
+    return tuple(sorted(str(row[0]) for row in rows))
+
+
+@cache
+def _file_heads() -> tuple[str, ...]:
+    """This version's head revisions, read from the revision files' ``revision`` and
+    ``down_revision`` lines without alembic (a revision no other names as its
+    ``down_revision``); ``tests/store/test_migration_heads.py`` holds it to alembic's
+    own answer. A file it cannot read makes it answer no head, and the callers then
+    ask alembic."""
+    revisions: set[str] = set()
+    downs: set[str] = set()
+    for entry in files("homing.migrations").joinpath("versions").iterdir():
+        if not entry.name.endswith(".py") or entry.name == "__init__.py":
+            continue
+        source = entry.read_text(encoding="utf-8")
+        revision, down = _REVISION.findall(source), _DOWN.findall(source)
+        if len(revision) != 1 or len(down) != 1:
+            return ()
+        revisions.add(revision[0])
+        downs.update(_QUOTED.findall(down[0]))
+    return tuple(sorted(revisions - downs))
+
+
+def _is_head(current: tuple[str, ...]) -> bool:
+    heads = _file_heads()
+    return len(heads) == 1 and current == heads
 
 
 async def migrate(db: Database) -> None:
-    """Run every pending migration in one transaction."""
+    """Run every pending migration in one transaction; with none pending, one read and
+    no alembic."""
+    async with db.transaction() as conn:
+        if _is_head(await conn.run_sync(_current)):
+            return
     async with db.transaction() as conn:
         if not db.is_sqlite:
             await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADVISORY_LOCK})
@@ -64,10 +116,16 @@ async def migrate(db: Database) -> None:
 SchemaStatus = Literal["current", "behind", "unknown"]
 
 
+def _scripts() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_config())
+
+
 @cache
 def _revisions() -> tuple[str | None, frozenset[str]]:
     # The revision files do not change while a process runs: parsed once.
-    scripts = ScriptDirectory.from_config(_config())
+    scripts = _scripts()
     return scripts.get_current_head(), frozenset(r.revision for r in scripts.walk_revisions())
 
 
@@ -77,6 +135,8 @@ async def schema_status(db: Database) -> SchemaStatus:
     version does not know, e.g. a newer homing's). One read of ``alembic_version``."""
     async with db.transaction() as conn:
         current = await conn.run_sync(_current)
+    if _is_head(current):
+        return "current"
     head, known = _revisions()
     if current == (head,):
         return "current"
@@ -90,7 +150,9 @@ async def require_current(db: Database) -> None:
     reads: a database without a schema stays without one."""
     async with db.transaction() as conn:
         current = await conn.run_sync(_current)
-    scripts = ScriptDirectory.from_config(_config())
+    if _is_head(current):
+        return
+    scripts = _scripts()
     head = scripts.get_current_head()
     if current == (head,):
         return

@@ -1,23 +1,32 @@
-"""Provider accounts: a tenant's registered providers, credentials sealed at rest."""
+"""Provider accounts: a tenant's registered providers, credentials sealed at rest.
+
+A tenant holds at most ``HOMING_MAX_PROVIDERS_PER_TENANT`` live accounts over all its
+channels (``homing.store.bounds``); a deleted one (kept, marked ``deleted_at``) no
+longer counts.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.crypto import Sealer
 from homing.errors import NotFound
 from homing.models import Channel, ProviderAccount
 from homing.store.audit import AuditEvent, write_event
+from homing.store.bounds import Bound, make_room
 from homing.store.database import Database
 from homing.store.tables.core import provider_accounts
 from homing.store.tables.inbound import provider_inbound
 
 CREDENTIALS_FIELD = "credentials"
 PROVIDER_ACCOUNTS_TABLE = "provider_accounts"
+_LIVE = provider_accounts.c.deleted_at.is_(None)
 
 
 def open_credentials(sealer: Sealer, account: ProviderAccount) -> dict[str, Any]:
@@ -58,17 +67,51 @@ def _account(row: Any) -> ProviderAccount:
     )
 
 
+async def accounts_of(
+    conn: AsyncConnection, tenant_ids: set[str]
+) -> dict[str, list[ProviderAccount]]:
+    """Every live account of these tenants, grouped by tenant, in priority order, in
+    ``conn``'s transaction (a claim reads them in its own)."""
+    query = (
+        select(provider_accounts)
+        .where(
+            provider_accounts.c.tenant_id.in_(sorted(tenant_ids)),
+            provider_accounts.c.deleted_at.is_(None),
+        )
+        .order_by(provider_accounts.c.priority, provider_accounts.c.id)
+    )
+    rows = (await conn.execute(query)).all()
+    grouped: dict[str, list[ProviderAccount]] = {t: [] for t in tenant_ids}
+    for row in rows:
+        grouped[row.tenant_id].append(_account(row))
+    return grouped
+
+
 class ProviderStore:
     """The SQL of provider accounts, whose credentials stay sealed."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, most: int) -> None:
+        """``most``: how many live accounts a tenant may hold."""
         self._db = db
+        self._bound = Bound("provider accounts", "max_providers", most)
+        self._listeners: list[Callable[[str], None]] = []
+
+    def on_change(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener`` with the tenant's id after this store adds, changes or
+        deletes one of its accounts (in-process caches of the accounts forget it)."""
+        self._listeners.append(listener)
+
+    def _changed(self, tenant_id: str) -> None:
+        for listener in self._listeners:
+            listener(tenant_id)
 
     async def add(
         self, account: ProviderAccount, audit: AuditEvent | None = None
     ) -> ProviderAccount:
-        """Store a new account; ``audit`` is recorded with it, naming the account."""
+        """Store a new account; ``audit`` is recorded with it, naming the account.
+        QuotaExceeded when the tenant holds as many accounts as it may."""
         async with self._db.transaction() as conn:
+            await make_room(conn, self._bound, provider_accounts, account.tenant_id, _LIVE)
             await write_event(conn, audit and audit.about(target_id=account.id))
             await conn.execute(
                 provider_accounts.insert().values(
@@ -84,12 +127,21 @@ class ProviderStore:
                     created_at=account.created_at,
                 )
             )
+        self._changed(account.tenant_id)
         return account
+
+    async def check_room(self, tenant_id: str) -> None:
+        """QuotaExceeded when the tenant holds as many accounts as it may: asked before
+        a new account's credentials are checked, so a tenant at its bound makes no call
+        to a vendor (``add`` counts again, under the tenant's lock)."""
+        async with self._db.transaction() as conn:
+            await make_room(conn, self._bound, provider_accounts, tenant_id, _LIVE)
 
     async def all(
         self, tenant_id: str, channel: Channel | None = None, *, enabled_only: bool = False
     ) -> list[ProviderAccount]:
-        """The tenant's providers in priority order (ties broken by registration)."""
+        """The tenant's providers in priority order (ties broken by registration); at
+        most ``most``."""
         query = select(provider_accounts).where(
             provider_accounts.c.tenant_id == tenant_id, provider_accounts.c.deleted_at.is_(None)
         )
@@ -101,23 +153,6 @@ class ProviderStore:
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query)).all()
         return [_account(row) for row in rows]
-
-    async def for_tenants(self, tenant_ids: set[str]) -> dict[str, list[ProviderAccount]]:
-        """Every live account of these tenants, grouped by tenant, in priority order."""
-        query = (
-            select(provider_accounts)
-            .where(
-                provider_accounts.c.tenant_id.in_(sorted(tenant_ids)),
-                provider_accounts.c.deleted_at.is_(None),
-            )
-            .order_by(provider_accounts.c.priority, provider_accounts.c.id)
-        )
-        async with self._db.transaction() as conn:
-            rows = (await conn.execute(query)).all()
-        grouped: dict[str, list[ProviderAccount]] = {t: [] for t in tenant_ids}
-        for row in rows:
-            grouped[row.tenant_id].append(_account(row))
-        return grouped
 
     async def get(self, tenant_id: str, account_id: str) -> ProviderAccount:
         query = select(provider_accounts).where(
@@ -149,6 +184,7 @@ class ProviderStore:
                 )
                 if result.rowcount:
                     await write_event(conn, audit)
+            self._changed(tenant_id)
             if result.rowcount == 0:
                 raise NotFound("provider not found")
         return await self.get(tenant_id, account_id)
@@ -198,5 +234,6 @@ class ProviderStore:
             )
             if result.rowcount:
                 await write_event(conn, audit)
+        self._changed(tenant_id)
         if result.rowcount == 0:
             raise NotFound("provider not found")

@@ -17,13 +17,15 @@ from sqlalchemy import bindparam, delete, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.crypto import AddressRefs
 from homing.models import Attempt, ClaimedJob, JobStatus, Queue, new_id
+from homing.store.claiming import Claim, ready
 from homing.store.database import Database
-from homing.store.ordering import lock_keys, release_next
+from homing.store.ordering import lock_ordering_keys, release_next
 from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
 from homing.store.suppressions import add_suppression, recipient_of
-from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries
+from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries, tenants
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +89,17 @@ class QueueStore:
     """The queue's SQL: claims due entries with a lease and a claim token, fairly across
     tenants and in order per ordering key; renews leases; applies outcomes."""
 
-    def __init__(self, db: Database, clock: Clock, *, tenant_inflight: int = 100) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        *,
+        tenant_inflight: int = 100,
+        refs: AddressRefs | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
+        self._refs = refs
         self._picker = FairPicker(postgres=not db.is_sqlite, tenant_inflight=tenant_inflight)
 
     async def claim(self, queue: Queue, limit: int, lease_seconds: float) -> list[ClaimedJob]:
@@ -104,13 +114,35 @@ class QueueStore:
         in one transaction: an empty queue costs the worker one query, not a
         transaction of its own (a worker serves five queues, most of them empty)."""
         epoch = self._clock.now()
-        token = new_id()
         async with self._db.transaction() as conn:
-            for queue in queues:
-                picked = await self._picker.pick(conn, queue.value, limit, epoch)
-                if picked:
-                    return await self._lease(conn, picked, token, epoch, lease_seconds)
-        return []
+            claimed, _ = await self._claim_in(conn, queues, limit, epoch, lease_seconds)
+        return claimed
+
+    async def claim_ready(self, queues: Sequence[Queue], limit: int, lease_seconds: float) -> Claim:
+        """``claim_first``, and in the same transaction what starting the jobs needs:
+        the suppressed among them ended, their tenants' accounts and suspensions
+        (homing.store.claiming). One transaction per claim round, not four."""
+        epoch = self._clock.now()
+        async with self._db.transaction() as conn:
+            claimed, suspended = await self._claim_in(conn, queues, limit, epoch, lease_seconds)
+            if not claimed:
+                return Claim()
+            return await ready(conn, claimed, suspended, epoch, self._refs)
+
+    async def _claim_in(
+        self,
+        conn: AsyncConnection,
+        queues: Sequence[Queue],
+        limit: int,
+        epoch: float,
+        lease_seconds: float,
+    ) -> tuple[list[ClaimedJob], set[str]]:
+        spans = await self._picker.spans(conn, [q.value for q in queues])
+        for queue in (q for q in queues if q.value in spans):
+            picked = await self._picker.pick(conn, queue.value, spans[queue.value], limit, epoch)
+            if picked:
+                return await self._lease(conn, picked, new_id(), epoch, lease_seconds)
+        return [], set()
 
     async def _lease(
         self,
@@ -119,7 +151,9 @@ class QueueStore:
         token: str,
         epoch: float,
         lease_seconds: float,
-    ) -> list[ClaimedJob]:
+    ) -> tuple[list[ClaimedJob], set[str]]:
+        """Lease the picked entries; the claimed jobs, and which of their tenants are
+        suspended (read with the jobs, by the same statement)."""
         claim = (
             update(queue_entries)
             .where(queue_entries.c.job_id.in_(picked))
@@ -136,14 +170,17 @@ class QueueStore:
             )
         )
         claimed = {row.job_id: row for row in (await conn.execute(claim)).all()}
-        ids = list(claimed)
-        await conn.execute(
-            update(jobs)
-            .where(jobs.c.id.in_(ids))
-            .values(status=JobStatus.PROCESSING.value, updated_at=as_datetime(epoch))
-        )
-        rows = (await conn.execute(select(jobs).where(jobs.c.id.in_(ids)))).all()
-        return [
+        # UPDATE … RETURNING: the jobs as they are now, without a SELECT of their own.
+        rows = (
+            await conn.execute(
+                update(jobs)
+                .where(jobs.c.id.in_(list(claimed)))
+                .values(status=JobStatus.PROCESSING.value, updated_at=as_datetime(epoch))
+                .returning(*jobs.c, _SUSPENDED)
+            )
+        ).all()
+        suspended = {row.tenant_id for row in rows if row.tenant_suspended}
+        leased = [
             ClaimedJob(
                 job=job_from_row(row),
                 claim_token=token,
@@ -153,6 +190,7 @@ class QueueStore:
             )
             for row in sorted(rows, key=lambda r: (r.priority, r.id))
         ]
+        return leased, suspended
 
     async def apply(self, outcomes: Sequence[Outcome]) -> Applied:
         """Record a batch of outcomes in one transaction."""
@@ -195,7 +233,7 @@ class QueueStore:
             jobs.c.id.in_(finishing), jobs.c.ordering_key.is_not(None)
         )
         keys = {row.id: (row.tenant_id, row.ordering_key) for row in await conn.execute(query)}
-        await lock_keys(conn, not self._db.is_sqlite, keys.values())
+        await lock_ordering_keys(conn, not self._db.is_sqlite, keys.values())
         return keys
 
     async def renew(self, held: Mapping[str, str], lease_seconds: float) -> set[str]:
@@ -223,6 +261,15 @@ class QueueStore:
         async with self._db.transaction() as conn:
             return int((await conn.execute(query)).scalar_one())
 
+
+# Whether the job's tenant is suspended, beside each claimed job (SQLite's RETURNING
+# may not name another table, but may hold a subquery).
+_SUSPENDED = (
+    select(tenants.c.suspended)
+    .where(tenants.c.id == jobs.c.tenant_id)
+    .scalar_subquery()
+    .label("tenant_suspended")
+)
 
 _COMPLETE = (
     update(jobs)

@@ -3,17 +3,17 @@
 Every statement is scoped by ``tenant_id``: one tenant's external ids never find
 another's rows. How many recipients a tenant has is kept in ``recipient_counts``, so
 the bound is one conditional update in the transaction that creates one, however
-many exist. Deleting a recipient deletes its preferences in the same transaction.
+many exist. A recipient is deleted by its erasure (``homing.store.erasure``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -21,10 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.errors import NotFound, QuotaExceeded
-from homing.models import new_id
+from homing.models import AuditAction, new_id
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.sql import one_of
-from homing.store.tables.recipients import recipient_counts, recipient_preferences, recipients
+from homing.store.tables.recipients import recipient_counts, recipients
 
 __all__ = ["RECIPIENT_FIELDS", "Recipient", "RecipientPage", "RecipientStore"]
 
@@ -89,22 +90,33 @@ class RecipientStore:
         self._clock = clock
 
     async def put(
-        self, tenant_id: str, external_id: str, values: Mapping[str, Any], max_count: int
+        self,
+        tenant_id: str,
+        external_id: str,
+        values: Mapping[str, Any],
+        max_count: int,
+        audit: AuditEvent | None = None,
     ) -> tuple[Recipient, bool]:
         """Create the recipient or change the fields named in ``values`` (the others are
         kept); True when it is new. QuotaExceeded when creating it would pass
-        ``max_count`` recipients for the tenant."""
+        ``max_count`` recipients for the tenant. ``audit`` (an update's) is written in
+        the transaction, naming the row, as a creation when it is one."""
         unknown = set(values) - RECIPIENT_FIELDS
         if unknown:
             raise ValueError(f"not recipient fields: {sorted(unknown)}")
         try:
-            return await self._put(tenant_id, external_id, values, max_count)
+            return await self._put(tenant_id, external_id, values, max_count, audit)
         except IntegrityError:
             # Created by a concurrent request since we looked: now it is an update.
-            return await self._put(tenant_id, external_id, values, max_count)
+            return await self._put(tenant_id, external_id, values, max_count, audit)
 
     async def _put(
-        self, tenant_id: str, external_id: str, values: Mapping[str, Any], max_count: int
+        self,
+        tenant_id: str,
+        external_id: str,
+        values: Mapping[str, Any],
+        max_count: int,
+        audit: AuditEvent | None,
     ) -> tuple[Recipient, bool]:
         now = as_datetime(self._clock.now())
         c = recipients.c
@@ -129,6 +141,10 @@ class RecipientStore:
                 await conn.execute(recipients.insert().values(**row))
                 created = True
             stored = (await conn.execute(select(recipients).where(*where))).one()
+            if audit is not None:
+                if created:
+                    audit = replace(audit, action=AuditAction.RECIPIENT_CREATED)
+                await write_event(conn, audit.about(target_id=stored.id))
         return recipient_of_row(stored), created
 
     async def get(self, tenant_id: str, external_id: str) -> Recipient:
@@ -166,28 +182,6 @@ class RecipientStore:
         entries = [recipient_of_row(row) for row in rows[:limit]]
         more = len(rows) > limit
         return RecipientPage(entries, entries[-1].external_id if more else None)
-
-    async def delete(self, tenant_id: str, external_id: str) -> None:
-        """Delete the recipient and its preferences; NotFound when there is none.
-        (Its jobs, dead letters and other traces are a later slice's erasure.)"""
-        c = recipients.c
-        async with self._db.transaction() as conn:
-            found = (
-                await conn.execute(
-                    select(c.id).where(c.tenant_id == tenant_id, c.external_id == external_id)
-                )
-            ).first()
-            if found is None:
-                raise NotFound("no such recipient")
-            p = recipient_preferences.c
-            await conn.execute(delete(recipient_preferences).where(p.recipient_id == found.id))
-            await conn.execute(delete(recipients).where(c.id == found.id))
-            n = recipient_counts.c
-            await conn.execute(
-                update(recipient_counts)
-                .where(n.tenant_id == tenant_id, n.count > 0)
-                .values(count=n.count - 1)
-            )
 
 
 async def _count_one_more(conn: AsyncConnection, tenant_id: str, max_count: int) -> None:

@@ -93,6 +93,7 @@ async def reroute(conn: AsyncConnection, job: Any, event: DeliveryEvent, epoch: 
             "queue": job.queue,
             "priority": job.priority,
             "ordering_key": None,
+            "send_at": None,  # due again now: the provider refused the route it took
         },
         epoch,
     )

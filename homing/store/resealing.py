@@ -8,6 +8,9 @@ Every write is a compare-and-swap: a re-sealed value replaces the stored one onl
 while the row still holds exactly the ciphertext that was read. A value wiped or
 replaced between the read and the write (a provider deleted, a secret rotated) is
 left as it is now and counted as lost, never revived.
+
+Keyed hashes of addresses are not sealed values: they are only counted
+(``keyed_hashes``), for the command's warning.
 """
 
 from __future__ import annotations
@@ -16,15 +19,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, select, update
+from sqlalchemy import Table, func, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
+from homing.crypto import HASHED_ADDRESS_PREFIX
 from homing.store.database import Database
+from homing.store.feed_access import FEED_SECRET_FIELD, FEED_SECRETS_TABLE
 from homing.store.flashes import FLASH_SECRET_FIELD, FLASHES_TABLE
 from homing.store.providers import CREDENTIALS_FIELD
 from homing.store.tables.console import console_flashes
 from homing.store.tables.core import dead_letters, jobs, provider_accounts, webhook_secrets
-from homing.store.tables.inbound import provider_inbound
+from homing.store.tables.feed import feed_secrets
+from homing.store.tables.inbound import provider_inbound, suppressions
+from homing.store.tables.recipients import address_opt_outs
 from homing.store.webhooks import SECRET_FIELD, WEBHOOK_SECRETS_TABLE
 
 __all__ = ["PAGE_SIZE", "PAYLOAD_FIELD", "ResealStore", "Sealed", "Swap"]
@@ -102,6 +109,12 @@ class ResealStore:
                 "secret_sealed",
                 lambda row: (FLASHES_TABLE, row.id, FLASH_SECRET_FIELD),
             ),
+            "feed secrets": _Place(
+                feed_secrets,
+                "tenant_id",
+                "secret_sealed",
+                lambda row: (FEED_SECRETS_TABLE, row.tenant_id, FEED_SECRET_FIELD),
+            ),
         }
 
     @property
@@ -139,6 +152,16 @@ class ResealStore:
                 )
                 written += result.rowcount
         return written
+
+    async def keyed_hashes(self) -> int:
+        """How many addresses are kept only as keyed hashes (erased addresses'
+        suppressions and address opt-outs, all tenants'): a rotation cannot re-key
+        them, having no address (``homing.store.suppressions.rekey``)."""
+        s = suppressions.c
+        erased = select(func.count()).where(s.address.startswith(HASHED_ADDRESS_PREFIX))
+        opted = select(func.count()).select_from(address_opt_outs)
+        async with self._db.transaction() as conn:
+            return int(await conn.scalar(erased) or 0) + int(await conn.scalar(opted) or 0)
 
 
 def _sealed(spec: _Place, row: Any) -> Sealed | None:

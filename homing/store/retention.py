@@ -1,5 +1,7 @@
 """The SQL of retention: delete finished jobs past their age, scrub old payloads,
-delete invitations that ended long enough ago, and signature nonces past their window.
+delete invitations that ended long enough ago, inbound events that matched no job (and
+conflicting repeats), ended notifications and sent digests past the jobs' age, and signature nonces
+past their window.
 
 Each batch is one short transaction. On PostgreSQL it first takes a transaction-level
 advisory lock (``pg_try_advisory_xact_lock``): when another worker holds it, the batch
@@ -18,17 +20,25 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, exists, func, select, text, update
+from sqlalchemy import Select, bindparam, delete, exists, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
 from homing.models import TERMINAL_STATUSES
 from homing.store.database import Database
+from homing.store.digests import FAILED, GATHERED, SENT
+from homing.store.flow_rules import RUNNING
 from homing.store.inbound_nonces import purge_expired
 from homing.store.sql import one_of
 from homing.store.tables.console import invitations
 from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries
-from homing.store.tables.inbound import inbound_events
+from homing.store.tables.inbound import inbound_conflicts, inbound_events
+from homing.store.tables.notifications import (
+    digest_items,
+    digests,
+    notification_steps,
+    notifications,
+)
 
 # Any fixed 64-bit number, the same in every Homing process: "retention is running".
 RETENTION_LOCK_KEY = 0x486F6D696E6752  # "HomingR"
@@ -49,6 +59,18 @@ def _ended(before: datetime) -> ColumnElement[bool]:
     # before the cutoff, or the expiry, is the end before it.
     c = invitations.c
     return (c.expires_at < before) | (c.accepted_at < before) | (c.revoked_at < before)
+
+
+def _ended_digests(before: datetime) -> Select[Any]:
+    """Digests sent or failed before ``before``, oldest first: by the due index
+    (status, close_at), a digest closing no later than it was sent."""
+    d = digests.c
+    return (
+        select(d.id)
+        .where(d.status.in_((SENT, FAILED)), d.close_at < before.timestamp())
+        .where(d.sent_at < before)
+        .order_by(d.close_at)
+    )
 
 
 class RetentionStore:
@@ -162,6 +184,94 @@ class RetentionStore:
                 delete(invitations).where(one_of(conn, c.id, ids) & _ended(before))
             )
             return int(result.rowcount)
+
+    async def purge_inbound(self, before: datetime, limit: int) -> int | None:
+        """Delete up to ``limit`` inbound events received before ``before`` that
+        matched no job (those of jobs go with their jobs), and up to ``limit``
+        conflicting repeats (``inbound_conflicts``) received before it, oldest first by
+        their ``received_at`` indexes. None: another worker is purging."""
+        async with self._db.transaction() as conn:
+            if await self._locked_out(conn):
+                return None
+            e, k = inbound_events.c, inbound_conflicts.c
+            unmatched = (e.received_at < before) & e.job_id.is_(None)
+            query = select(e.id).where(unmatched).order_by(e.received_at).limit(limit)
+            ids = list((await conn.scalars(query)).all())
+            done = 0
+            if ids:
+                result = await conn.execute(
+                    delete(inbound_events).where(one_of(conn, e.id, ids) & unmatched)
+                )
+                done += int(result.rowcount)
+            query = select(k.id).where(k.received_at < before).order_by(k.received_at)
+            ids = list((await conn.scalars(query.limit(limit))).all())
+            if ids:
+                result = await conn.execute(
+                    delete(inbound_conflicts).where(one_of(conn, k.id, ids))
+                )
+                done += int(result.rowcount)
+            return done
+
+    async def purge_notifications(self, before: datetime, limit: int) -> int | None:
+        """Delete up to ``limit`` notifications that ended before ``before``, oldest
+        first, with their steps (their jobs go by their own age). None: another worker
+        is purging."""
+        async with self._db.transaction() as conn:
+            if await self._locked_out(conn):
+                return None
+            n = notifications.c
+            ended = (n.completed_at < before) & (n.status != RUNNING)
+            query = select(n.id).where(ended).order_by(n.completed_at).limit(limit)
+            ids = list((await conn.scalars(query)).all())
+            if not ids:
+                return 0
+            steps = notification_steps.c
+            await conn.execute(
+                delete(notification_steps).where(one_of(conn, steps.notification_id, ids))
+            )
+            result = await conn.execute(delete(notifications).where(one_of(conn, n.id, ids)))
+            return int(result.rowcount)
+
+    async def purge_digests(self, before: datetime, limit: int) -> int | None:
+        """Delete up to ``limit`` digests sent or failed before ``before``, with their
+        items and the notifications gathered into them (the notification a digest was
+        sent as ends, and goes, as any other). None: another worker is purging."""
+        async with self._db.transaction() as conn:
+            if await self._locked_out(conn):
+                return None
+            ids = list((await conn.scalars(_ended_digests(before).limit(limit))).all())
+            if not ids:
+                return 0
+            i, n = digest_items.c, notifications.c
+            gathered = select(i.notification_id).where(one_of(conn, i.digest_id, ids))
+            await conn.execute(
+                delete(notifications).where(n.id.in_(gathered), n.status == GATHERED)
+            )
+            await conn.execute(delete(digest_items).where(one_of(conn, i.digest_id, ids)))
+            result = await conn.execute(delete(digests).where(one_of(conn, digests.c.id, ids)))
+            return int(result.rowcount)
+
+    async def count_digests(self, before: datetime) -> int:
+        """How many digests were sent or failed before ``before`` (the dry run)."""
+        async with self._db.transaction() as conn:
+            query = select(func.count()).select_from(_ended_digests(before).subquery())
+            return int(await conn.scalar(query) or 0)
+
+    async def count_notifications(self, before: datetime) -> int:
+        """How many notifications ended before ``before`` (the dry run)."""
+        async with self._db.transaction() as conn:
+            n = notifications.c
+            ended = (n.completed_at < before) & (n.status != RUNNING)
+            return int(await conn.scalar(select(func.count()).where(ended)) or 0)
+
+    async def count_inbound(self, before: datetime) -> int:
+        """How many unmatched inbound events and conflicts were received before
+        ``before`` (the dry run)."""
+        async with self._db.transaction() as conn:
+            e, k = inbound_events.c, inbound_conflicts.c
+            events = select(func.count()).where((e.received_at < before) & e.job_id.is_(None))
+            conflicts = select(func.count()).where(k.received_at < before)
+            return int(await conn.scalar(events) or 0) + int(await conn.scalar(conflicts) or 0)
 
     async def purge_nonces(self, now: datetime, limit: int) -> int | None:
         """Delete up to ``limit`` signature nonces expired by ``now`` (their signatures

@@ -41,6 +41,8 @@ def job_from_row(row: Any) -> Job:
         test=bool(row.test),
         ordering_key=row.ordering_key,
         expires_at=row.expires_at,
+        send_at=row.send_at,
+        schedule_reason=row.schedule_reason,
     )
 
 

@@ -3,12 +3,19 @@
 Checked twice: when a job is accepted (in the accepting transaction: the job is stored
 SUPPRESSED, gets no queue entry and uses no quota) and when a worker claims it (for
 suppressions added while it waited), both before any provider is called.
+
+An erased address's suppression survives its erasure as a keyed hash
+(``AddressRefs.hashed``, ``#`` and 32 hex characters) in place of the address: both
+checks look for the address and its hash in the same one query, so erasure never
+sends to an address again (docs/recipients.md, "Erasure"). After a master-key
+rotation the hash is looked for under every key the service holds, and one found
+under a previous key is moved to the current one in the same transaction (``rekey``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -19,11 +26,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.addresses import InvalidPhoneNumber, address_key, parse_mailbox, phone_key
 from homing.clock import Clock, as_datetime
+from homing.crypto import AddressRefs
 from homing.errors import NotFound
 from homing.models import Channel, ClaimedJob, JobStatus
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.ordering import lock_keys, release_next
+from homing.store.ordering import lock_ordering_keys, release_next
 from homing.store.sql import one_of
 from homing.store.tables.core import jobs, queue_entries
 from homing.store.tables.inbound import suppressions
@@ -115,15 +123,27 @@ def _entry(row: Any) -> Suppression:
     )
 
 
-async def suppress_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
-    """Turn the new ``jobs`` rows whose recipient is suppressed into SUPPRESSED ones
-    (one query for all of them). Each row carries its ``recipient`` already
-    (``recipient_of`` its payload): not parsed again here."""
+async def suppress_rows(
+    conn: AsyncConnection, rows: Sequence[dict[str, Any]], refs: AddressRefs | None = None
+) -> None:
+    """Turn the new ``jobs`` rows whose recipient is suppressed (in clear, or by its
+    hash under any key ``refs`` holds once erased) into SUPPRESSED ones (one query for
+    all of them), re-keying a hash found under a previous key (``rekey``). Each row
+    carries its ``recipient`` already (``recipient_of`` its payload): not parsed again
+    here."""
     wanted: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    earlier: dict[tuple[str, str, str], str] = {}
     for row in rows:
         address = row["recipient"]
         if address is not None:
-            wanted.setdefault((row["tenant_id"], row["channel"], address), []).append(row)
+            tenant, channel = row["tenant_id"], row["channel"]
+            wanted.setdefault((tenant, channel, address), []).append(row)
+            if refs is not None:
+                forms = refs.hashed_forms(tenant, channel, address)
+                for form in forms:
+                    wanted.setdefault((tenant, channel, form), []).append(row)
+                for form in forms[1:]:
+                    earlier[(tenant, channel, form)] = forms[0]
     if not wanted:
         return
     c = suppressions.c
@@ -132,14 +152,53 @@ async def suppress_rows(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -
         one_of(conn, c.channel, {channel for _, channel, _ in wanted}),
         one_of(conn, c.address, {address for _, _, address in wanted}),
     )
-    for found in (await conn.execute(query)).all():
-        for row in wanted.get((found.tenant_id, found.channel, found.address), ()):
+    found = (await conn.execute(query)).all()
+    for hit in found:
+        for row in wanted.get((hit.tenant_id, hit.channel, hit.address), ()):
             row.update(
                 status=JobStatus.SUPPRESSED.value,
-                error=f"the recipient is suppressed ({found.reason})",
+                error=f"the recipient is suppressed ({hit.reason})",
                 error_class=SUPPRESSED_ERROR_CLASS,
                 completed_at=row["created_at"],
             )
+    if earlier:  # only after a rotation
+        await rekey(conn, _moves(found, earlier))
+
+
+def _moves(
+    found: Iterable[Any], earlier: dict[tuple[str, str, str], str]
+) -> set[tuple[str, str, str, str]]:
+    """(tenant, channel, hash under a previous key, hash under the current key) of
+    the suppressions ``found`` under a previous key."""
+    moves = set()
+    for hit in found:
+        key = (hit.tenant_id, hit.channel, hit.address)
+        if key in earlier:
+            moves.add((*key, earlier[key]))
+    return moves
+
+
+async def rekey(conn: AsyncConnection, moves: Iterable[tuple[str, str, str, str]]) -> None:
+    """Store each erased address's suppression found under a previous key's hash
+    under the current key's instead, in ``conn``'s transaction (lazy re-keying).
+
+    A hash cannot be recomputed without its address, so a stored one moves to the
+    current key only when its address is seen again (a send to it, accepted or
+    claimed, or its erasure or lifting), and only then; the moves are those of one
+    accept group or claim round, so at most one per job, and none at all unless a
+    previous key is held and matched. The reason, source and date are kept; where the
+    current hash is stored already the old row just goes. Sorted, so concurrent
+    transactions take the rows' locks in one order. Why at all: a hash moved while
+    the old key is held survives the old key's removal (docs/operations.md,
+    "Rotating the master key")."""
+    c = suppressions.c
+    for tenant, channel, old, new in sorted(moves):
+        mine = (c.tenant_id == tenant) & (c.channel == channel)
+        taken = select(c.address).where(mine, c.address == new).exists()
+        await conn.execute(
+            update(suppressions).where(mine, c.address == old, ~taken).values(address=new)
+        )
+        await conn.execute(delete(suppressions).where(mine, c.address == old))
 
 
 async def add_suppression(conn: AsyncConnection, values: dict[str, Any]) -> bool:
@@ -166,9 +225,10 @@ async def remove_suppression(
 class SuppressionStore:
     """The SQL of suppressions, and of releasing jobs held for a suppressed address."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, refs: AddressRefs | None = None) -> None:
         self._db = db
         self._clock = clock
+        self._refs = refs
 
     async def add(
         self,
@@ -234,70 +294,112 @@ class SuppressionStore:
         self, tenant_id: str, channel: Channel, address: str, audit: AuditEvent | None = None
     ) -> None:
         """Stop suppressing an address (recording ``audit``); NotFound when it is not
-        suppressed."""
+        suppressed. An erased address's suppression, kept as its keyed hash, is lifted
+        by naming the address too; its audit event then names the hash, not the
+        address."""
         c = suppressions.c
+        key = suppression_key(channel, address)
+        forms = () if self._refs is None else self._refs.hashed_forms(tenant_id, channel.value, key)
         async with self._db.transaction() as conn:
-            result = await conn.execute(
-                delete(suppressions).where(
-                    c.tenant_id == tenant_id,
-                    c.channel == channel.value,
-                    c.address == suppression_key(channel, address),
-                )
-            )
-            if result.rowcount:
+            mine = (c.tenant_id == tenant_id) & (c.channel == channel.value)
+            result = await conn.execute(delete(suppressions).where(mine, c.address == key))
+            lifted = result.rowcount
+            if forms:
+                # Under any key held: a hash stored before a rotation is lifted too.
+                result = await conn.execute(delete(suppressions).where(mine, c.address.in_(forms)))
+                if result.rowcount and not lifted and audit is not None:
+                    audit = replace(audit, target_id=forms[0])
+                lifted += result.rowcount
+            if lifted:
                 await write_event(conn, audit)
-        if result.rowcount == 0:
+        if not lifted:
             raise NotFound("this address is not suppressed")
 
-    async def release_suppressed(self, claimed: Sequence[ClaimedJob]) -> list[ClaimedJob]:
-        """End claimed jobs whose recipient is now suppressed; return the others.
 
-        Each suppressed job loses its queue entry (only while this claim still holds
-        it) and becomes SUPPRESSED; the next job of its ordering key is released.
-        """
-        keys = {
-            c.job.id: (c.job.tenant_id, c.job.channel.value, address)
-            for c in claimed
-            if (address := recipient_of(c.job.channel, c.job.payload)) is not None
-        }
-        if not keys:
-            return list(claimed)
-        s = suppressions.c
-        query = select(s.tenant_id, s.channel, s.address).where(
-            tuple_(s.tenant_id, s.channel, s.address).in_(sorted(set(keys.values())))
-        )
-        async with self._db.transaction() as conn:
-            found = {tuple(row) for row in (await conn.execute(query)).all()}
-            hit = {c.job.id for c in claimed if keys.get(c.job.id) in found}
-            for job in claimed:
-                if job.job.id in hit:
-                    await self._end(conn, job)
-        return [c for c in claimed if c.job.id not in hit]
+async def end_suppressed(
+    conn: AsyncConnection,
+    claimed: Sequence[ClaimedJob],
+    epoch: float,
+    refs: AddressRefs | None = None,
+) -> set[str]:
+    """In ``conn``'s transaction, end the claimed jobs whose recipient is suppressed
+    (the claim round's step: each loses its queue entry while this claim holds it and
+    becomes SUPPRESSED, and the next job of its ordering key is released), by address
+    or, under ``refs``, by an erased address's keyed hash under any key it holds (one
+    found under a previous key is re-keyed: ``rekey``); their ids."""
+    keys = {
+        c.job.id: (c.job.tenant_id, c.job.channel.value, address)
+        for c in claimed
+        if (address := recipient_of(c.job.channel, c.job.payload)) is not None
+    }
+    if not keys:
+        return set()
+    hashed, earlier = _hashed(keys, refs)
+    wanted = set(keys.values())
+    for forms in hashed.values():
+        wanted.update(forms)
+    s = suppressions.c
+    query = select(s.tenant_id, s.channel, s.address).where(
+        tuple_(s.tenant_id, s.channel, s.address).in_(sorted(wanted))
+    )
+    rows = (await conn.execute(query)).all()
+    found = {tuple(row) for row in rows}
+    hit = {
+        job_id
+        for job_id, key in keys.items()
+        if key in found or any(form in found for form in hashed.get(job_id, ()))
+    }
+    ended = [job for job in claimed if job.job.id in hit]
+    in_line = {(j.job.tenant_id, j.job.ordering_key) for j in ended if j.job.ordering_key}
+    # All their keys at once, in one order, before any job ends (homing.store.ordering).
+    await lock_ordering_keys(conn, conn.dialect.name == "postgresql", in_line)
+    for job in ended:
+        await _end(conn, job, epoch)
+    if earlier:  # only after a rotation
+        await rekey(conn, _moves(rows, earlier))
+    return hit
 
-    async def _end(self, conn: AsyncConnection, claimed: ClaimedJob) -> None:
-        job, epoch = claimed.job, self._clock.now()
-        gone = await conn.execute(
-            delete(queue_entries).where(
-                queue_entries.c.job_id == job.id,
-                queue_entries.c.claim_token == claimed.claim_token,
-            )
+
+def _hashed(
+    keys: dict[str, tuple[str, str, str]], refs: AddressRefs | None
+) -> tuple[dict[str, list[tuple[str, str, str]]], dict[tuple[str, str, str], str]]:
+    """Each job's (tenant, channel, hash) under every key ``refs`` holds, and the
+    current hash of each one under a previous key."""
+    if refs is None:
+        return {}, {}
+    hashed: dict[str, list[tuple[str, str, str]]] = {}
+    earlier: dict[tuple[str, str, str], str] = {}
+    for job_id, (tenant, channel, address) in keys.items():
+        forms = refs.hashed_forms(tenant, channel, address)
+        hashed[job_id] = [(tenant, channel, form) for form in forms]
+        for form in forms[1:]:
+            earlier[(tenant, channel, form)] = forms[0]
+    return hashed, earlier
+
+
+async def _end(conn: AsyncConnection, claimed: ClaimedJob, epoch: float) -> None:
+    job = claimed.job
+    gone = await conn.execute(
+        delete(queue_entries).where(
+            queue_entries.c.job_id == job.id,
+            queue_entries.c.claim_token == claimed.claim_token,
         )
-        if gone.rowcount == 0:
-            return
-        now = as_datetime(epoch)
-        result = await conn.execute(
-            update(jobs)
-            .where(jobs.c.id == job.id)
-            .values(
-                status=JobStatus.SUPPRESSED.value,
-                error="the recipient is suppressed",
-                error_class=SUPPRESSED_ERROR_CLASS,
-                updated_at=now,
-                completed_at=now,
-            )
-            .returning(jobs.c.ordering_key)
+    )
+    if gone.rowcount == 0:
+        return
+    now = as_datetime(epoch)
+    result = await conn.execute(
+        update(jobs)
+        .where(jobs.c.id == job.id)
+        .values(
+            status=JobStatus.SUPPRESSED.value,
+            error="the recipient is suppressed",
+            error_class=SUPPRESSED_ERROR_CLASS,
+            updated_at=now,
+            completed_at=now,
         )
-        key = result.scalar()
-        if key is not None:
-            await lock_keys(conn, conn.dialect.name == "postgresql", [(job.tenant_id, key)])
-            await release_next(conn, [(job.tenant_id, key)], epoch)
+        .returning(jobs.c.ordering_key)
+    )
+    key = result.scalar()
+    if key is not None:  # locked by the caller
+        await release_next(conn, [(job.tenant_id, key)], epoch)

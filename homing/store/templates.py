@@ -12,17 +12,18 @@ the parent row on PostgreSQL (SQLite's ``BEGIN IMMEDIATE`` serialises writers al
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Table, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.errors import Conflict, NotFound
 from homing.models import new_id
+from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.sql import one_of
 from homing.store.tables.core import tenants
@@ -32,8 +33,19 @@ DRAFT = "draft"
 PUBLISHED = "published"
 RETIRED = "retired"
 
-_t = templates.c
-_v = template_versions.c
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """What a store versions: templates, or email layouts (``homing.store.layouts``).
+    Both keep the same columns; a version's parent column is named after its kind."""
+
+    parents: Table
+    versions: Table
+    parent: str  # the versions' column naming their parent
+    noun: str  # in messages: "template", "layout"
+
+
+TEMPLATES = Kind(templates, template_versions, "template_id", "template")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +98,10 @@ def _template(row: Any) -> TemplateRow:
     )
 
 
-def _version(row: Any) -> VersionRow:
+def _version(row: Any, parent: str = "template_id") -> VersionRow:
     return VersionRow(
         id=row.id,
-        template_id=row.template_id,
+        template_id=getattr(row, parent),
         tenant_id=row.tenant_id,
         number=row.number,
         locale=row.locale,
@@ -118,17 +130,32 @@ async def _lock(conn: AsyncConnection, query: Any) -> None:
 
 
 class TemplateStore:
-    """Templates and their versions, by tenant."""
+    """Templates (or another ``Kind``) and their versions, by tenant."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, kind: Kind = TEMPLATES) -> None:
         self._db = db
         self._clock = clock
+        self._kind = kind
+        self._table = kind.parents
+        self._vtable = kind.versions
+        self._t = kind.parents.c
+        self._v = kind.versions.c
+        self._p = kind.versions.c[kind.parent]
+
+    def _row(self, row: Any) -> VersionRow:
+        return _version(row, self._kind.parent)
 
     def _now(self) -> datetime:
         return as_datetime(self._clock.now())
 
     async def create(
-        self, tenant_id: str, key: str, name: str, default_locale: str, most: int
+        self,
+        tenant_id: str,
+        key: str,
+        name: str,
+        default_locale: str,
+        most: int,
+        audit: AuditEvent | None = None,
     ) -> TemplateRow:
         """A new template; Conflict when the key is taken or the tenant holds ``most``."""
         row = TemplateRow(new_id(), tenant_id, key, name, default_locale, self._now())
@@ -136,12 +163,16 @@ class TemplateStore:
             async with self._db.transaction() as conn:
                 await _lock(conn, select(tenants.c.id).where(tenants.c.id == tenant_id))
                 count = await conn.scalar(
-                    select(func.count()).select_from(templates).where(_t.tenant_id == tenant_id)
+                    select(func.count())
+                    .select_from(self._table)
+                    .where(self._t.tenant_id == tenant_id)
                 )
                 if (count or 0) >= most:
-                    raise Conflict(f"a tenant holds at most {most} templates", {"limit": most})
+                    raise Conflict(
+                        f"a tenant holds at most {most} {self._kind.noun}s", {"limit": most}
+                    )
                 await conn.execute(
-                    templates.insert().values(
+                    self._table.insert().values(
                         id=row.id,
                         tenant_id=tenant_id,
                         key=key,
@@ -150,13 +181,16 @@ class TemplateStore:
                         created_at=row.created_at,
                     )
                 )
+                await write_event(conn, audit and audit.about(target_id=row.id))
         except IntegrityError:
-            raise Conflict("a template with this key exists", {"key": key}) from None
+            raise Conflict(f"a {self._kind.noun} with this key exists", {"key": key}) from None
         return row
 
     async def get(self, tenant_id: str, ref: str) -> TemplateRow | None:
         """The tenant's template whose id or key is ``ref``."""
-        query = select(templates).where(_t.tenant_id == tenant_id, (_t.id == ref) | (_t.key == ref))
+        query = select(self._table).where(
+            self._t.tenant_id == tenant_id, (self._t.id == ref) | (self._t.key == ref)
+        )
         async with self._db.transaction() as conn:
             row = (await conn.execute(query)).first()
         return None if row is None else _template(row)
@@ -166,19 +200,21 @@ class TemplateStore:
     ) -> list[tuple[TemplateRow, list[VersionRow]]]:
         """The tenant's templates whose id or key is one of ``refs``, each with its live
         versions: one query (a send's only read of templates)."""
-        joined = templates.outerjoin(
-            template_versions,
-            (_v.template_id == _t.id) & (_v.tenant_id == tenant_id) & (_v.state == PUBLISHED),
+        joined = self._table.outerjoin(
+            self._vtable,
+            (self._p == self._t.id)
+            & (self._v.tenant_id == tenant_id)
+            & (self._v.state == PUBLISHED),
         )
-        columns = [c.label(f"t_{c.name}") for c in templates.c]
-        columns += [c.label(f"v_{c.name}") for c in template_versions.c]
+        columns = [c.label(f"t_{c.name}") for c in self._t]
+        columns += [c.label(f"v_{c.name}") for c in self._v]
         async with self._db.transaction() as conn:
             query = (
                 select(*columns)
                 .select_from(joined)
                 .where(
-                    _t.tenant_id == tenant_id,
-                    one_of(conn, _t.id, refs) | one_of(conn, _t.key, refs),
+                    self._t.tenant_id == tenant_id,
+                    one_of(conn, self._t.id, refs) | one_of(conn, self._t.key, refs),
                 )
             )
             rows = (await conn.execute(query)).mappings().all()
@@ -188,34 +224,35 @@ class TemplateStore:
             entry = found.setdefault(t["id"], (TemplateRow(**t), []))
             if row["v_id"] is not None:
                 v = {name[2:]: value for name, value in row.items() if name.startswith("v_")}
-                entry[1].append(_version(_Row(v)))
+                entry[1].append(self._row(_Row(v)))
         return list(found.values())
 
     async def page(
         self, tenant_id: str, limit: int, after: str | None
     ) -> tuple[list[TemplateRow], bool]:
         """Up to ``limit`` templates in id order after ``after``, and whether more follow."""
-        query = select(templates).where(_t.tenant_id == tenant_id)
+        query = select(self._table).where(self._t.tenant_id == tenant_id)
         if after is not None:
-            query = query.where(_t.id > after)
-        query = query.order_by(_t.id).limit(limit + 1)
+            query = query.where(self._t.id > after)
+        query = query.order_by(self._t.id).limit(limit + 1)
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query)).all()
         return [_template(r) for r in rows[:limit]], len(rows) > limit
 
-    async def delete(self, tenant_id: str, template_id: str) -> None:
+    async def delete(
+        self, tenant_id: str, template_id: str, audit: AuditEvent | None = None
+    ) -> None:
         """Remove the template and all its versions; NotFound when it is not the tenant's."""
         async with self._db.transaction() as conn:
             await conn.execute(
-                delete(template_versions).where(
-                    _v.tenant_id == tenant_id, _v.template_id == template_id
-                )
+                delete(self._vtable).where(self._v.tenant_id == tenant_id, self._p == template_id)
             )
             gone = await conn.execute(
-                delete(templates).where(_t.tenant_id == tenant_id, _t.id == template_id)
+                delete(self._table).where(self._t.tenant_id == tenant_id, self._t.id == template_id)
             )
             if gone.rowcount == 0:
-                raise NotFound("no such template")
+                raise NotFound(f"no such {self._kind.noun}")
+            await write_event(conn, audit)
 
     async def add_version(
         self,
@@ -224,25 +261,28 @@ class TemplateStore:
         parts: dict[str, Any],
         variables: dict[str, Any] | None,
         most: int,
+        audit: AuditEvent | None = None,
     ) -> VersionRow:
         """A new draft numbered after the template's last; Conflict past ``most``."""
         now = self._now()
-        mine = (_v.tenant_id == template.tenant_id, _v.template_id == template.id)
+        mine = (self._v.tenant_id == template.tenant_id, self._p == template.id)
         try:
             async with self._db.transaction() as conn:
-                await _lock(conn, select(_t.id).where(_t.id == template.id))
+                await _lock(conn, select(self._t.id).where(self._t.id == template.id))
                 count, last = (
                     await conn.execute(
-                        select(func.count(), func.max(_v.number))
-                        .select_from(template_versions)
+                        select(func.count(), func.max(self._v.number))
+                        .select_from(self._vtable)
                         .where(*mine)
                     )
                 ).one()
                 if count >= most:
-                    raise Conflict(f"a template holds at most {most} versions", {"limit": most})
+                    raise Conflict(
+                        f"a {self._kind.noun} holds at most {most} versions", {"limit": most}
+                    )
                 values = {
                     "id": new_id(),
-                    "template_id": template.id,
+                    self._kind.parent: template.id,
                     "tenant_id": template.tenant_id,
                     "number": (last or 0) + 1,
                     "locale": locale,
@@ -254,97 +294,111 @@ class TemplateStore:
                     "updated_at": now,
                     "published_at": None,
                 }
-                await conn.execute(template_versions.insert().values(**values))
+                await conn.execute(self._vtable.insert().values(**values))
+                if audit is not None:
+                    number = {"version": values["number"], "locale": locale}
+                    await write_event(conn, replace(audit, changes={**audit.changes, **number}))
         except IntegrityError:
             raise Conflict("another version was added at the same time; try again") from None
-        return VersionRow(**values)  # type: ignore[arg-type]
+        return self._row(_Row(values))
 
     async def version(self, template: TemplateRow, ref: str | int) -> VersionRow | None:
         """One version of the template, by id or (an int) by number."""
-        which = _v.number == ref if isinstance(ref, int) else _v.id == ref
-        query = select(template_versions).where(
-            _v.tenant_id == template.tenant_id, _v.template_id == template.id, which
+        which = self._v.number == ref if isinstance(ref, int) else self._v.id == ref
+        query = select(self._vtable).where(
+            self._v.tenant_id == template.tenant_id, self._p == template.id, which
         )
         async with self._db.transaction() as conn:
             row = (await conn.execute(query)).first()
-        return None if row is None else _version(row)
+        return None if row is None else self._row(row)
 
     async def versions(
         self, template: TemplateRow, limit: int, before: int | None
     ) -> tuple[list[VersionRow], bool]:
         """Up to ``limit`` versions, newest first, numbered below ``before``."""
-        query = select(template_versions).where(
-            _v.tenant_id == template.tenant_id, _v.template_id == template.id
+        query = select(self._vtable).where(
+            self._v.tenant_id == template.tenant_id, self._p == template.id
         )
         if before is not None:
-            query = query.where(_v.number < before)
-        query = query.order_by(_v.number.desc()).limit(limit + 1)
+            query = query.where(self._v.number < before)
+        query = query.order_by(self._v.number.desc()).limit(limit + 1)
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query)).all()
-        return [_version(r) for r in rows[:limit]], len(rows) > limit
+        return [self._row(r) for r in rows[:limit]], len(rows) > limit
 
     async def edit(
-        self, template: TemplateRow, version_id: str, changes: dict[str, Any]
+        self,
+        template: TemplateRow,
+        version_id: str,
+        changes: dict[str, Any],
+        audit: AuditEvent | None = None,
     ) -> VersionRow:
         """Apply ``changes`` (locale, parts, variables) to a draft; NotFound when there
         is no such version, Conflict when it is published or retired (immutable)."""
         mine = (
-            _v.tenant_id == template.tenant_id,
-            _v.template_id == template.id,
-            _v.id == version_id,
+            self._v.tenant_id == template.tenant_id,
+            self._p == template.id,
+            self._v.id == version_id,
         )
         async with self._db.transaction() as conn:
             changed = await conn.execute(
-                update(template_versions)
-                .where(*mine, _v.state == DRAFT)
-                .values(**changes, revision=_v.revision + 1, updated_at=self._now())
+                update(self._vtable)
+                .where(*mine, self._v.state == DRAFT)
+                .values(**changes, revision=self._v.revision + 1, updated_at=self._now())
             )
-            row = (await conn.execute(select(template_versions).where(*mine))).first()
-        if row is None:
-            raise NotFound("no such version")
-        if changed.rowcount == 0:
-            raise Conflict(
-                "a published version cannot change; add a new version", {"state": row.state}
-            )
-        return _version(row)
+            row = (await conn.execute(select(self._vtable).where(*mine))).first()
+            if row is None:
+                raise NotFound("no such version")
+            if changed.rowcount == 0:
+                raise Conflict(
+                    "a published version cannot change; add a new version", {"state": row.state}
+                )
+            await write_event(conn, audit)
+        return self._row(row)
 
-    async def publish(self, template: TemplateRow, version_id: str) -> VersionRow:
+    async def publish(
+        self, template: TemplateRow, version_id: str, audit: AuditEvent | None = None
+    ) -> VersionRow:
         """Make the version the live one of its locale (retiring the one before); a
         published version is answered as it is. NotFound when there is no such version."""
-        mine = (_v.tenant_id == template.tenant_id, _v.template_id == template.id)
+        mine = (self._v.tenant_id == template.tenant_id, self._p == template.id)
         now = self._now()
         async with self._db.transaction() as conn:
-            await _lock(conn, select(_t.id).where(_t.id == template.id))
+            await _lock(conn, select(self._t.id).where(self._t.id == template.id))
             row = (
-                await conn.execute(select(template_versions).where(*mine, _v.id == version_id))
+                await conn.execute(select(self._vtable).where(*mine, self._v.id == version_id))
             ).first()
             if row is None:
                 raise NotFound("no such version")
             if row.state != PUBLISHED:
+                if audit is not None:
+                    which = {"version": row.number, "locale": row.locale}
+                    which["rollback"] = row.state == RETIRED
+                    await write_event(conn, replace(audit, changes={**audit.changes, **which}))
                 await conn.execute(
-                    update(template_versions)
-                    .where(*mine, _v.locale == row.locale, _v.state == PUBLISHED)
+                    update(self._vtable)
+                    .where(*mine, self._v.locale == row.locale, self._v.state == PUBLISHED)
                     .values(state=RETIRED, updated_at=now)
                 )
                 await conn.execute(
-                    update(template_versions)
-                    .where(*mine, _v.id == version_id)
+                    update(self._vtable)
+                    .where(*mine, self._v.id == version_id)
                     .values(state=PUBLISHED, published_at=now, updated_at=now)
                 )
                 row = (
-                    await conn.execute(select(template_versions).where(*mine, _v.id == version_id))
+                    await conn.execute(select(self._vtable).where(*mine, self._v.id == version_id))
                 ).one()
-        return _version(row)
+        return self._row(row)
 
     async def live(self, tenant_id: str, template_ids: Collection[str]) -> list[VersionRow]:
         """The live (published) versions of these templates, every locale (one query)."""
         if not template_ids:
             return []
         async with self._db.transaction() as conn:
-            query = select(template_versions).where(
-                _v.tenant_id == tenant_id,
-                one_of(conn, _v.template_id, template_ids),
-                _v.state == PUBLISHED,
+            query = select(self._vtable).where(
+                self._v.tenant_id == tenant_id,
+                one_of(conn, self._p, template_ids),
+                self._v.state == PUBLISHED,
             )
             rows = (await conn.execute(query)).all()
-        return [_version(r) for r in rows]
+        return [self._row(r) for r in rows]

@@ -41,6 +41,11 @@ class TenantSettings:
     operations_url: str | None = None
     # Channel name -> ttl_seconds of a job of that channel that names none.
     default_ttl_seconds: dict[str, int] = field(default_factory=dict)
+    # The mailto: of a marketing email's List-Unsubscribe (docs/recipients.md "Links").
+    unsubscribe_mailbox: str | None = None
+    # {"start": "21:00", "end": "08:00"}: quiet hours of a category that has none
+    # (docs/scheduling.md); None: none.
+    quiet_hours: dict[str, str] | None = None
     updated_at: datetime | None = None
 
 
@@ -70,6 +75,8 @@ def settings_of(row: Any) -> TenantSettings:
         contact_email=row.contact_email,
         operations_url=row.operations_url,
         default_ttl_seconds=dict(row.default_ttl_seconds or {}),
+        unsubscribe_mailbox=row.unsubscribe_mailbox,
+        quiet_hours=row.quiet_hours,
         updated_at=row.updated_at,
     )
 

@@ -1,4 +1,10 @@
-"""Outbound webhook state: tenants' sealed signing secrets and gone endpoint URLs."""
+"""Outbound webhook state: tenants' sealed signing secrets and gone endpoint URLs.
+
+A tenant keeps at most ``HOMING_MAX_GONE_ENDPOINTS_PER_TENANT`` gone marks: a mark is
+made by a receiver's 410, not asked for, so the bound drops the oldest marks rather
+than refusing one. A job to a dropped URL is tried again, and marked again if the URL
+still answers 410; the list of them stays one bounded page.
+"""
 
 from __future__ import annotations
 
@@ -86,9 +92,11 @@ def _secret_row(record: SecretRecord) -> dict[str, Any]:
 class WebhookStore:
     """The SQL of webhook signing secrets and gone endpoints."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, *, most_gone: int) -> None:
+        """``most_gone``: how many gone marks a tenant keeps (the newest)."""
         self._db = db
         self._clock = clock
+        self._most_gone = most_gone
 
     async def secrets(self, tenant_id: str) -> list[SecretRecord]:
         """The secrets that sign now: the current one first, then one still overlapping."""
@@ -177,21 +185,37 @@ class WebhookStore:
         return DeliveryContext(secrets=records, gone=bool(row.gone), settings=settings_of(row))
 
     async def mark_gone(self, tenant_id: str, url: str, job_id: str) -> None:
-        """Remember that ``url`` answered 410; the first mark is kept."""
+        """Remember that ``url`` answered 410; the first mark is kept. The tenant's
+        oldest other marks beyond ``most_gone`` are dropped in the same transaction (two
+        marks at once on PostgreSQL may each miss the other's insert: the next mark
+        drops the extra)."""
         dialect = sqlite if self._db.is_sqlite else postgresql
+        marked = url_hash(url)
         statement = (
             dialect.insert(webhook_gone_endpoints)
             .values(
                 tenant_id=tenant_id,
-                url_hash=url_hash(url),
+                url_hash=marked,
                 url=url,
                 job_id=job_id,
                 gone_at=as_datetime(self._clock.now()),
             )
             .on_conflict_do_nothing()
         )
+        # This mark stays, with the newest others up to the bound (a tie in time must
+        # not drop the mark just made).
+        g = webhook_gone_endpoints.c
+        others = (g.tenant_id == tenant_id, g.url_hash != marked)
+        kept = (
+            select(g.url_hash)
+            .where(*others)
+            .order_by(g.gone_at.desc(), g.url_hash)
+            .limit(self._most_gone - 1)
+        )
+        beyond = delete(webhook_gone_endpoints).where(*others, g.url_hash.not_in(kept))
         async with self._db.transaction() as conn:
             await conn.execute(statement)
+            await conn.execute(beyond)
 
     async def gone(self, tenant_id: str) -> list[GoneEndpoint]:
         query = (

@@ -8,11 +8,11 @@ from typing import Any
 from sqlalchemy import update
 
 from homing.clock import as_datetime
-from homing.models import new_id
+from homing.models import Channel, new_id
 from homing.services import Services
 from homing.store.tables.core import dead_letters, jobs, queue_entries
 from tests.admission_helpers import send_email
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, stored_provider
 
 
 async def dead_letter(
@@ -24,9 +24,14 @@ async def dead_letter(
     provider: str = "sandbox",
     at: datetime | None = None,
     payload: dict[str, Any] | None = None,
+    to: str | None = None,
 ) -> str:
-    """The id of a new dead letter of ``tenant`` whose job is FAILED."""
-    sent = await send_email(tenant)
+    """The id of a new dead letter of ``tenant`` whose job (to ``to``, when given) is
+    FAILED (the tenant is given an email provider first when it has none: a send needs
+    one to be accepted)."""
+    if not await services.providers.all(tenant.tenant_id, Channel.EMAIL, enabled_only=True):
+        await stored_provider(services, tenant.tenant_id)
+    sent = await send_email(tenant, json={} if to is None else {"to": to})
     assert sent.status_code == 202, sent.text
     job_id = sent.json()["id"]
     now = at or as_datetime(services.clock.now())

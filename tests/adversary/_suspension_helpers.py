@@ -32,6 +32,7 @@ from homing.store.domain_rows import DomainStore, SendingDomain
 from homing.store.people import Role
 from homing.store.providers import seal_credentials
 from homing.store.tables.columns import metadata
+from tests.conftest import stored_provider
 from tests.console_helpers import PASSWORD, add_user
 from tests.fixtures import TEST_SETTINGS, homing_defaults, settings_for, sqlite_url
 from tests.processes import HomingProcess, eventually, free_port, healthy
@@ -48,7 +49,8 @@ _CLI = Actor(ActorKind.CLI, "homing")
 class World:
     """A tenant with something of every kind: a FAILED job with its dead letter, two
     email providers (one with pacing rules), a suppression, a webhook secret, a
-    domain, a viewer, a pending invitation; its owner's email and its API key."""
+    domain, a template ``welcome`` and a layout ``brand`` each with a draft, a viewer,
+    a pending invitation; its owner's email and its API key."""
 
     tenant_id: str
     key: str
@@ -104,14 +106,28 @@ def nowhere() -> str:
 async def failed_job(
     client: httpx.AsyncClient, services: Services, tenant_id: str, auth: dict[str, str]
 ) -> str:
-    """A job accepted over the API that fails at once (the tenant has no email
-    provider yet), dead-lettered by the process's worker."""
+    """A job accepted over the API that fails at once, dead-lettered by the process's
+    worker (``failed_send``)."""
+    job_id: str = (await failed_send(client, services, tenant_id, auth)).json()["id"]
+    return job_id
+
+
+async def failed_send(
+    client: httpx.AsyncClient, services: Services, tenant_id: str, auth: dict[str, str]
+) -> httpx.Response:
+    """The answer to a send accepted over the API whose job has failed when this
+    returns: the provider stored for the accept has credentials that do not open
+    (provider_permanent), and is disabled right after (no_provider), whichever the
+    worker sees first; the tenant's other providers are then left as they were. The
+    provider is there at the accept, which refuses a send with none (``no_provider``),
+    whatever the process still remembers of the tenant's providers."""
+    account = await stored_provider(services, tenant_id, sealed="")
     body = {"to": "ada@example.com", "from": "app@example.com", "subject": "Hi", "text": "Hi"}
     accepted = await client.post("/v1/notifications/email", json=body, headers=auth)
     assert accepted.status_code == 202, accepted.text
-    job_id: str = accepted.json()["id"]
-    await until_failed(services, tenant_id, job_id)
-    return job_id
+    await services.providers.update(tenant_id, account.id, enabled=False)
+    await until_failed(services, tenant_id, accepted.json()["id"])
+    return accepted
 
 
 async def until_failed(services: Services, tenant_id: str, job_id: str) -> None:
@@ -153,6 +169,10 @@ async def world(client: httpx.AsyncClient, services: Services, rate: int = 100) 
     for path, body in (
         ("/v1/suppressions", {"channel": "email", "address": "gone@example.com"}),
         ("/v1/webhook-secret", {}),
+        ("/v1/templates", {"key": "welcome"}),
+        ("/v1/templates/welcome/versions", {"sms": {"body": "hi"}}),  # draft number 1
+        ("/v1/layouts", {"key": "brand"}),
+        ("/v1/layouts/brand/versions", {"html": "<div>{{ content }}</div>"}),  # draft 1
     ):
         made = await client.post(path, json=body, headers=auth)
         assert made.status_code in (200, 201), made.text
@@ -190,7 +210,9 @@ async def _domain(services: Services, tenant_id: str, account_id: str) -> str:
         updated_at=now,
         verified_at=None,
     )
-    return (await DomainStore(services.db).add(domain)).id
+    return (
+        await DomainStore(services.db, most=services.settings.max_domains_per_tenant).add(domain)
+    ).id
 
 
 async def suspend(client: httpx.AsyncClient, tenant_id: str, suspended: bool = True) -> None:

@@ -18,7 +18,7 @@ from homing.models import Plan
 from homing.services import Services
 from homing.settings import Settings
 from tests.admission_helpers import ADMIN, ADMIN_TOKEN, EMAIL, admission_settings
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, stored_provider
 
 PREFIX = "/x"
 
@@ -83,6 +83,7 @@ async def test_the_sending_rate_applies_under_a_prefix(
     services: Services, prefixed: httpx.AsyncClient
 ) -> None:
     tenant, key = await services.tenants.create("free", Plan.FREE)  # 5 a minute
+    await stored_provider(services, tenant.id)
     client = TenantClient(prefixed, tenant.id, key)
     for n in range(5):
         response = await client.post(f"{PREFIX}/v1/notifications/email", json=EMAIL)

@@ -159,7 +159,7 @@ async def test_a_bogus_slack_channel_and_html_are_refused(
 async def test_chat_without_a_chat_provider_is_refused(tenant: TenantClient) -> None:
     response = await tenant.post("/v1/notifications/chat", json={"to": "1", "text": "x"})
     assert response.status_code == 422, response.text
-    assert response.json()["error"]["code"] == "unknown_provider"
+    assert response.json()["error"]["code"] == "no_provider"
 
 
 async def test_the_bot_token_leaks_through_no_answer_or_record(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 from sqlalchemy import func, select
@@ -15,7 +16,7 @@ from homing.models import MAX_TTL_SECONDS, Queue
 from homing.services import Services
 from homing.store.tables.core import jobs, queue_entries
 from tests.admission_helpers import EMAIL, send_email
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, make_tenant
 
 HOSTILE_TTLS: list[Any] = [
     0,
@@ -32,6 +33,13 @@ HOSTILE_TTLS: list[Any] = [
     [60],
     {"seconds": 60},
 ]
+
+
+@pytest.fixture
+async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
+    """A tenant that can send: an email and an SMS provider stored (a send no provider
+    could deliver is refused at accept)."""
+    return await make_tenant(services, api, "acme", provider=True)
 
 
 async def _job_count(services: Services) -> int:

@@ -24,7 +24,9 @@ ALLOWED: dict[str, set[str]] = {
     "channel": {c.value for c in Channel} | {"other"},
     "queue": {q.value for q in Queue},
     "priority": {p.name.lower() for p in Priority},
-    "outcome": {c.value for c in FailureClass} | {"success", "delivered", "gone"},
+    "outcome": {c.value for c in FailureClass}
+    | {"success", "delivered", "gone"}
+    | {"stored", "suppressed"},  # homing_feed_items_total
     "status": {"completed", "failed", "suppressed", "cancelled"},
     "provider": {
         *("sendgrid", "resend", "postmark", "mailgun", "smtp", "webhook"),

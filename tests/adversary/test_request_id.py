@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
 from homing.api.app import create_app
 from homing.services import Services
 from tests.adversary._request_id_helpers import GENERATED, call, with_logging_route
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, make_tenant
 from tests.fixtures import captured_logs
 
 HOSTILE = {
@@ -26,6 +27,13 @@ HOSTILE = {
     "spaces_and_quotes": b'a b "c"',
     "empty": b"",
 }
+
+
+@pytest.fixture
+async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
+    """A tenant that can send: an email and an SMS provider stored (a send no provider
+    could deliver is refused at accept)."""
+    return await make_tenant(services, api, "acme", provider=True)
 
 
 @pytest.mark.parametrize("value", HOSTILE.values(), ids=HOSTILE.keys())

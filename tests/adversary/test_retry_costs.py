@@ -13,7 +13,7 @@ from homing.models import Plan
 from homing.services import Services
 from homing.settings import Settings
 from tests.admission_helpers import admission_settings, send_email, usage
-from tests.conftest import TenantClient, make_tenant
+from tests.conftest import TenantClient, disable_providers, make_tenant, stored_provider
 
 
 @pytest.fixture
@@ -22,10 +22,12 @@ def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
 
 
 async def _failed_job(services: Services, client: TenantClient) -> str:
-    """A job that failed at once: the tenant has no provider for email."""
+    """A job that failed at once: its provider is disabled after the accept."""
+    await stored_provider(services, client.tenant_id)
     accepted = await send_email(client)
     assert accepted.status_code == 202, accepted.text
     job_id: str = accepted.json()["id"]
+    await disable_providers(services, client.tenant_id)
     await _deliver(services)
     return job_id
 

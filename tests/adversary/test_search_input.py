@@ -15,6 +15,13 @@ from tests.conftest import TenantClient, make_tenant
 
 
 @pytest.fixture
+async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
+    """A tenant that can send: an email and an SMS provider stored (a send no provider
+    could deliver is refused at accept)."""
+    return await make_tenant(services, api, "acme", provider=True)
+
+
+@pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
     return admission_settings(database_url, tmp_path, secret_key)
 
@@ -90,7 +97,7 @@ async def test_a_forged_cursor_is_refused(tenant: TenantClient, api: httpx.Async
 async def test_another_tenants_idempotency_key_or_recipient_finds_nothing(
     services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
-    other = await make_tenant(services, api, "other")
+    other = await make_tenant(services, api, "other", provider=True)
     await _sent(other, "secret@victim.example", key="order-42")
     await _sent(tenant, "ada@example.com", key="mine-1")
     for params in ({"idempotency_key": "order-42"}, {"to": "secret@victim.example"}):

@@ -30,7 +30,8 @@ async def configured(tenant: TenantClient) -> TenantClient:
 async def _unchanged(services: Services, tenant: TenantClient, before: object) -> None:
     response = await tenant.get("/v1/settings")
     assert response.status_code == 200
-    assert response.json() == {"contact_email": None, "operations_url": None, **KEPT}
+    defaults = {"unsubscribe_mailbox": None, "quiet_hours": None}
+    assert response.json() == {"contact_email": None, "operations_url": None, **defaults, **KEPT}
     assert await services.tenant_settings.get(tenant.tenant_id) == before
 
 

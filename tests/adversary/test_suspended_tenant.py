@@ -85,7 +85,43 @@ def console_changes(w: World) -> dict[str, tuple[str, dict[str, str]]]:
         "/t/{tenant_id}/domains/{domain_id}/verify": (f"{t}/domains/{w.domain_id}/verify", {}),
         "/t/{tenant_id}/messages/{job_id}/retry": (f"{t}/messages/{w.job_id}/retry", {}),
         "/t/{tenant_id}/dead-letters/redrive": (f"{t}/dead-letters/redrive", {}),
+        "/t/{tenant_id}/dead-letters/purge": (f"{t}/dead-letters/purge", {}),
+        "/t/{tenant_id}/domains/{domain_id}/remove": (f"{t}/domains/{w.domain_id}/remove", {}),
+        "/t/{tenant_id}/providers/{provider_id}/inbound": (
+            f"{t}/providers/{first}/inbound",
+            {"verification_key": "a-key"},
+        ),
+        "/t/{tenant_id}/providers/{provider_id}/inbound/remove": (
+            f"{t}/providers/{first}/inbound/remove",
+            {},
+        ),
+        "/t/{tenant_id}/webhooks/endpoints/enable": (
+            f"{t}/webhooks/endpoints/enable",
+            {"url": "https://hooks.suspect.test/in"},
+        ),
         "/t/{tenant_id}/providers/{provider_id}/remove": (f"{t}/providers/{second}/remove", {}),
+        "/t/{tenant_id}/send-test": (
+            f"{t}/send-test",
+            {
+                "channel": "email",
+                "to": "ada@example.com",
+                "from": "ops@suspect.test",
+                "subject": "A test",
+                "text": "Hello",
+            },
+        ),
+        "/t/{tenant_id}/templates": (f"{t}/templates", {"key": "fresh", "name": "Fresh"}),
+        "/t/{tenant_id}/templates/{ref}/versions": (f"{t}/templates/welcome/versions", {}),
+        "/t/{tenant_id}/templates/{ref}/versions/{number}": (
+            f"{t}/templates/welcome/versions/1",
+            {"action": "save", "sms_body": "changed"},
+        ),
+        "/t/{tenant_id}/layouts": (f"{t}/layouts", {"key": "fresh", "name": "Fresh"}),
+        "/t/{tenant_id}/layouts/{ref}/versions": (f"{t}/layouts/brand/versions", {}),
+        "/t/{tenant_id}/layouts/{ref}/versions/{number}": (
+            f"{t}/layouts/brand/versions/1",
+            {"action": "save", "html": "<p>{{ content }}</p>"},
+        ),
     }
 
 
@@ -106,6 +142,10 @@ PAGES = (
     "messages",
     "dead-letters",
     "audit",
+    "templates",
+    "layouts",
+    "layouts/brand",
+    "layouts/brand/versions/1",
 )
 
 

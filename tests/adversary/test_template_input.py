@@ -22,6 +22,13 @@ SECRET = "only-acme-knows-this"
 
 
 @pytest.fixture
+async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
+    """A tenant that can send: an email and an SMS provider stored (a send no provider
+    could deliver is refused at accept)."""
+    return await make_tenant(services, api, "acme", provider=True)
+
+
+@pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
     return settings_for(
         database_url,
@@ -47,8 +54,8 @@ async def _published(tenant: TenantClient, key: str, **content: object) -> dict[
 async def test_another_tenants_template_is_404_by_id_and_key_and_its_content_never_shows(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    acme = await make_tenant(services, api, "acme")
-    mallory = await make_tenant(services, api, "mallory")
+    acme = await make_tenant(services, api, "acme", provider=True)
+    mallory = await make_tenant(services, api, "mallory", provider=True)
     theirs = await _published(acme, "secret", email={"subject": SECRET, "text": SECRET})
     for ref in (theirs["id"], "secret"):
         base = f"/v1/templates/{ref}"

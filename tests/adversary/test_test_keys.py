@@ -14,7 +14,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from homing.api.app import create_app
 from homing.services import Services
 from tests.admission_helpers import EMAIL, send_email
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, disable_providers, stored_provider
 
 # What a test key may call: sending, its own jobs, reads that show no secret.
 TEST_KEY_ROUTES = {
@@ -28,6 +28,7 @@ TEST_KEY_ROUTES = {
     ("GET", "/v1/jobs/{job_id}"),
     ("POST", "/v1/jobs/{job_id}/retry"),
     ("POST", "/v1/jobs/{job_id}/cancel"),
+    ("PATCH", "/v1/jobs/{job_id}"),
     ("GET", "/v1/usage"),
     ("GET", "/v1/reports/events"),
     ("GET", "/v1/suppressions"),
@@ -48,9 +49,21 @@ LIVE_KEY_ROUTES = {
     ("DELETE", "/v1/recipients/{external_id}"),
     ("GET", "/v1/recipients/{external_id}/preferences"),
     ("PATCH", "/v1/recipients/{external_id}/preferences"),
+    ("GET", "/v1/recipients/{external_id}/preference-link"),
+    ("POST", "/v1/erasure"),
     ("PUT", "/v1/categories/{key}"),
     ("GET", "/v1/categories"),
     ("GET", "/v1/categories/{key}"),
+    # The in-app feed writes to and reads a real person's feed: live state (docs/feed.md).
+    ("POST", "/v1/notifications/in-app"),
+    # A multi-channel notification may have an in-app step: live-only like it.
+    ("POST", "/v1/notifications"),
+    ("GET", "/v1/notifications/{notification_id}"),
+    ("GET", "/v1/recipients/{external_id}/feed"),
+    ("GET", "/v1/recipients/{external_id}/feed-token"),
+    ("POST", "/v1/feed-secret/rotate"),
+    ("GET", "/v1/feed-origins"),
+    ("PUT", "/v1/feed-origins"),
     ("POST", "/v1/api-keys"),
     ("GET", "/v1/api-keys"),
     ("DELETE", "/v1/api-keys/{key_id}"),
@@ -87,6 +100,16 @@ LIVE_KEY_ROUTES = {
     ("PATCH", "/v1/templates/{ref}/versions/{version_id}"),
     ("POST", "/v1/templates/{ref}/versions/{version_id}/publish"),
     ("POST", "/v1/templates/{ref}/preview"),
+    # Email layouts are configuration too.
+    ("POST", "/v1/layouts"),
+    ("GET", "/v1/layouts"),
+    ("GET", "/v1/layouts/{ref}"),
+    ("DELETE", "/v1/layouts/{ref}"),
+    ("POST", "/v1/layouts/{ref}/versions"),
+    ("GET", "/v1/layouts/{ref}/versions"),
+    ("GET", "/v1/layouts/{ref}/versions/{version_id}"),
+    ("PATCH", "/v1/layouts/{ref}/versions/{version_id}"),
+    ("POST", "/v1/layouts/{ref}/versions/{version_id}/publish"),
 }
 SOME_ID = "0194d1c0-0000-7000-8000-000000000000"
 
@@ -173,9 +196,11 @@ async def test_a_test_key_retries_and_reads_only_its_own_test_jobs(
     services: Services, tenant: TenantClient
 ) -> None:
     test = await _test_key(tenant)
+    await stored_provider(services, tenant.tenant_id)
     live_id = (await send_email(tenant)).json()["id"]
     test_id = (await test.post("/v1/notifications/email", json=EMAIL)).json()["id"]
-    await services.worker().run(once=True)  # no provider: both fail at once
+    await disable_providers(services, tenant.tenant_id)
+    await services.worker().run(once=True)  # its provider gone since: both fail at once
     _assert_needs_live_key(await test.post(f"/v1/jobs/{live_id}/retry"), "retry live")
     assert (await tenant.get(f"/v1/jobs/{live_id}")).json()["status"] == "FAILED"
     assert (await test.get(f"/v1/jobs/{live_id}")).status_code == 404

@@ -13,7 +13,7 @@ from homing.clock import ManualClock
 from homing.services import Services, build
 from homing.settings import Settings
 from tests.admission_helpers import ADMIN, ADMIN_TOKEN, admission_settings, send_email, usage
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, stored_provider
 
 TENANT = "0194d1c0-0000-7000-8000-000000000000"
 ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
@@ -85,8 +85,9 @@ async def test_without_an_admin_token_the_admin_api_does_not_exist(
     assert response.json()["error"]["code"] == "not_found"
 
 
-async def test_create_list_and_show_a_tenant(api: httpx.AsyncClient) -> None:
+async def test_create_list_and_show_a_tenant(services: Services, api: httpx.AsyncClient) -> None:
     created = await _created(api, plan="INDIE", rate_limit_per_minute=70)
+    await stored_provider(services, created["id"])
     assert created["api_key"].startswith("hk_")
     assert created["plan"] == "INDIE"
     assert created["limits"] == {
@@ -173,6 +174,7 @@ async def test_suspension_refuses_every_request_until_lifted(
     services: Services, api: httpx.AsyncClient
 ) -> None:
     created = await _created(api)
+    await stored_provider(services, created["id"])
     client = TenantClient(api, created["id"], created["api_key"])
     assert (await client.get("/v1/jobs")).status_code == 200, "now in the auth cache"
     suspended = await _admin(api, "POST", f"/admin/v1/tenants/{created['id']}/suspend")

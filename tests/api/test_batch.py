@@ -122,7 +122,7 @@ async def test_concurrent_batches_with_the_same_keys_store_each_message_once(
 async def test_a_free_tenants_batch_is_low_priority(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    free = await make_tenant(services, api, "free", Plan.FREE)
+    free = await make_tenant(services, api, "free", Plan.FREE, provider=True)
     body = (
         await free.post(BATCH, json={"messages": [_item(0, priority="CRITICAL"), _item(1)]})
     ).json()

@@ -10,7 +10,14 @@ from homing.models import Queue
 from homing.services import Services
 from homing.store.tables.core import queue_entries
 from tests.admission_helpers import send_email
-from tests.conftest import TenantClient, deliver, job, make_tenant
+from tests.conftest import (
+    TenantClient,
+    deliver,
+    disable_providers,
+    job,
+    make_tenant,
+    stored_provider,
+)
 from tests.metrics_helpers import Moves, scrape
 
 
@@ -69,8 +76,10 @@ async def test_a_finished_job_is_409_and_a_second_cancel_too(
     services: Services, tenant: TenantClient
 ) -> None:
     failed = await _send(tenant)
-    await deliver(services)  # no provider: FAILED no_provider
+    await disable_providers(services, tenant.tenant_id)
+    await deliver(services)  # its provider gone since: FAILED no_provider
     assert (await job(tenant, failed))["status"] == "FAILED"
+    await stored_provider(services, tenant.tenant_id)
     refused = await tenant.post(f"/v1/jobs/{failed}/cancel")
     assert refused.status_code == 409
     assert refused.json()["error"]["details"] == {"status": "FAILED"}
@@ -86,7 +95,7 @@ async def test_a_finished_job_is_409_and_a_second_cancel_too(
 async def test_another_tenants_job_is_404_and_untouched(
     services: Services, tenant: TenantClient
 ) -> None:
-    other = await make_tenant(services, tenant.api, "other")
+    other = await make_tenant(services, tenant.api, "other", provider=True)
     job_id = await _send(other)
     response = await tenant.post(f"/v1/jobs/{job_id}/cancel")
     assert response.status_code == 404

@@ -111,7 +111,7 @@ async def test_dry_run_counts_and_changes_nothing(services: Services, tenant: Te
 
 async def test_redrive_counts_the_quota(services: Services, api: httpx.AsyncClient) -> None:
     capped = await make_tenant(
-        services, api, "capped", Plan.FREE, quota_overrides={"email+webhook": 3}
+        services, api, "capped", Plan.FREE, quota_overrides={"email+webhook": 3}, provider=True
     )
     letters = [await dead_letter(services, capped) for _ in range(2)]
     # Two sends used two units of three: one redrive fits, the other is refused.
@@ -133,7 +133,7 @@ async def test_purge_deletes_rows_and_keeps_jobs(services: Services, tenant: Ten
 async def test_the_admin_api_sees_and_filters_every_tenant(
     services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
-    other = await make_tenant(services, api, "other")
+    other = await make_tenant(services, api, "other", provider=True)
     mine, theirs = await dead_letter(services, tenant), await dead_letter(services, other)
     every = await api.get("/admin/v1/dead-letters", headers=ADMIN)
     assert [d["id"] for d in every.json()["data"]] == [theirs, mine]

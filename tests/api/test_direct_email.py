@@ -17,7 +17,7 @@ from homing.api.middleware.direct_email import DirectEmail
 from homing.api.middleware.sending_gate import PRINCIPAL_STATE
 from homing.models import Plan
 from homing.services import Services
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, stored_provider
 
 GOOD = {"to": "ada@example.com", "from": "hello@acme.example", "subject": "Hi", "text": "x"}
 JSON = {"Content-Type": "application/json"}
@@ -51,6 +51,7 @@ class Direct:
 @pytest.fixture
 async def direct(services: Services) -> AsyncIterator[Direct]:
     tenant, key = await services.tenants.create("t", Plan.STARTUP)
+    await stored_provider(services, tenant.id)
     principal = await services.admission.authenticate(key)
     behind = Behind()
     middleware = DirectEmail(behind, services, max_body_bytes=10_000)

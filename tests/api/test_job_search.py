@@ -71,7 +71,7 @@ async def test_a_search_pages_with_the_cursor(tenant: TenantClient) -> None:
 async def test_the_operator_searches_every_tenant(
     services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
-    other = await make_tenant(services, api, "other")
+    other = await make_tenant(services, api, "other", provider=True)
     mine = await _sent(tenant, "ada@example.com")
     theirs = await _sent(other, "ada@example.com")
     assert await _ids(api, "/admin/v1/jobs", to="ada@example.com") == [theirs, mine]
@@ -84,7 +84,7 @@ async def test_the_operator_searches_every_tenant(
 async def test_the_queue_view_counts_waiting_entries_by_tenant(
     services: Services, api: httpx.AsyncClient, tenant: TenantClient, clock: ManualClock
 ) -> None:
-    other = await make_tenant(services, api, "other")
+    other = await make_tenant(services, api, "other", provider=True)
     for _ in range(2):
         await _sent(tenant, "ada@example.com")
     await _sent(other, "bob@example.com")

@@ -48,7 +48,9 @@ def _webhook(tenant_id: str) -> NewJob:
 async def test_200_concurrent_sends_against_a_quota_of_100_accept_exactly_100(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    free = await make_tenant(services, api, "t", Plan.FREE, rate_limit_per_minute=1000)
+    free = await make_tenant(
+        services, api, "t", Plan.FREE, rate_limit_per_minute=1000, provider=True
+    )
     responses = await asyncio.gather(*(send_email(free) for _ in range(200)))
     codes = [r.status_code for r in responses]
     assert codes.count(202) == 100
@@ -60,7 +62,9 @@ async def test_200_concurrent_sends_against_a_quota_of_100_accept_exactly_100(
 async def test_over_quota_is_403_naming_the_quota_and_its_reset(
     services: Services, api: httpx.AsyncClient, clock: ManualClock
 ) -> None:
-    free = await make_tenant(services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 1})
+    free = await make_tenant(
+        services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 1}, provider=True
+    )
     assert (await send_email(free)).status_code == 202
     refused = await send_email(free)
     assert refused.status_code == 403
@@ -84,7 +88,13 @@ async def test_replays_and_invalid_requests_use_no_quota(
     services: Services, api: httpx.AsyncClient
 ) -> None:
     free = await make_tenant(
-        services, api, "t", Plan.FREE, rate_limit_per_minute=100, quota_overrides={"email": 3}
+        services,
+        api,
+        "t",
+        Plan.FREE,
+        rate_limit_per_minute=100,
+        quota_overrides={"email": 3},
+        provider=True,
     )
     key = {"Idempotency-Key": "order-1"}
     first = await send_email(free, headers=key)
@@ -104,7 +114,9 @@ async def test_replays_and_invalid_requests_use_no_quota(
 async def test_quotas_start_again_with_the_calendar_month(
     services: Services, api: httpx.AsyncClient, clock: ManualClock
 ) -> None:
-    free = await make_tenant(services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 2})
+    free = await make_tenant(
+        services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 2}, provider=True
+    )
     assert [(await send_email(free)).status_code for _ in range(3)] == [202, 202, 403]
     clock.advance(month_end(month_of(clock.now())).timestamp() - clock.now() + 1)
     assert (await send_email(free)).status_code == 202
@@ -116,7 +128,9 @@ async def test_quotas_start_again_with_the_calendar_month(
 async def test_a_shared_quota_counts_email_and_webhooks_together(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    free = await make_tenant(services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 3})
+    free = await make_tenant(
+        services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 3}, provider=True
+    )
     principal = await _principal(services, free)
     await services.admission.accept(principal, _webhook(free.tenant_id))
     await services.admission.accept(principal, _webhook(free.tenant_id))
@@ -131,7 +145,9 @@ async def test_a_shared_quota_counts_email_and_webhooks_together(
 async def test_paid_email_is_unlimited_and_webhooks_are_not(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    indie = await make_tenant(services, api, "t", Plan.INDIE, quota_overrides={"webhook": 1})
+    indie = await make_tenant(
+        services, api, "t", Plan.INDIE, quota_overrides={"webhook": 1}, provider=True
+    )
     principal = await _principal(services, indie)
     for _ in range(3):
         assert (await send_email(indie)).status_code == 202
@@ -151,7 +167,7 @@ async def test_paid_email_is_unlimited_and_webhooks_are_not(
 async def test_moving_to_a_plan_with_a_shared_quota_counts_the_month_so_far(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    tenant = await make_tenant(services, api, "t", Plan.INDIE)
+    tenant = await make_tenant(services, api, "t", Plan.INDIE, provider=True)
     for _ in range(3):
         assert (await send_email(tenant)).status_code == 202
     await services.tenant_admin.change(
@@ -163,7 +179,9 @@ async def test_moving_to_a_plan_with_a_shared_quota_counts_the_month_so_far(
 async def test_a_batch_that_would_overflow_a_quota_is_refused_whole(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    free = await make_tenant(services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 5})
+    free = await make_tenant(
+        services, api, "t", Plan.FREE, quota_overrides={"email+webhook": 5}, provider=True
+    )
     assert (await send_email(free)).status_code == 202
     refused = await free.post("/v1/notifications/email/batch", json={"messages": [EMAIL] * 5})
     assert refused.status_code == 403
@@ -177,14 +195,14 @@ async def test_a_batch_that_would_overflow_a_quota_is_refused_whole(
 async def test_usage_shows_counts_limits_and_reset_times(
     services: Services, api: httpx.AsyncClient, clock: ManualClock
 ) -> None:
-    startup = await make_tenant(services, api, "t", Plan.STARTUP)
+    startup = await make_tenant(services, api, "t", Plan.STARTUP, provider=True)
     await send_email(startup)
     report = await usage(startup)
     period = month_of(clock.now())
     assert report["plan"] == "STARTUP"
     assert report["period"] == period
     assert report["resets_at"] == month_end(period).isoformat().replace("+00:00", "Z")
-    assert report["used"] == {"email": 1, "webhook": 0, "sms": 0, "chat": 0}
+    assert report["used"] == {"email": 1, "webhook": 0, "sms": 0, "chat": 0, "in_app": 0}
     assert report["quotas"] == [
         {
             "name": "chat",

@@ -13,7 +13,7 @@ from homing.models import Plan
 from homing.services import Services
 from homing.settings import Settings
 from tests.admission_helpers import EMAIL, admission_settings, send_email, usage
-from tests.conftest import TenantClient, make_tenant
+from tests.conftest import TenantClient, make_tenant, stored_provider
 
 RATE_HEADERS = ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy")
 
@@ -26,7 +26,7 @@ def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
 async def test_the_sixth_request_in_a_minute_from_a_free_tenant_is_429(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    free = await make_tenant(services, api, "free", Plan.FREE)
+    free = await make_tenant(services, api, "free", Plan.FREE, provider=True)
     started = time.time()
     for n in range(5):
         response = await send_email(free)
@@ -51,7 +51,7 @@ async def test_the_sixth_request_in_a_minute_from_a_free_tenant_is_429(
 async def test_every_response_of_a_sending_endpoint_carries_the_rate_headers(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    tenant = await make_tenant(services, api, "acme", Plan.INDIE)
+    tenant = await make_tenant(services, api, "acme", Plan.INDIE, provider=True)
     responses = [
         await send_email(tenant),
         await send_email(tenant, json={"to": "not an address"}),
@@ -73,7 +73,7 @@ async def test_every_response_of_a_sending_endpoint_carries_the_rate_headers(
 async def test_invalid_and_refused_requests_still_count_toward_the_rate(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    free = await make_tenant(services, api, "free", Plan.FREE)
+    free = await make_tenant(services, api, "free", Plan.FREE, provider=True)
     for _ in range(5):
         assert (await send_email(free, json={"subject": ""})).status_code == 422
     assert (await send_email(free)).status_code == 429
@@ -83,7 +83,7 @@ async def test_invalid_and_refused_requests_still_count_toward_the_rate(
 async def test_a_batch_counts_once_toward_the_rate_and_each_message_toward_quota(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    free = await make_tenant(services, api, "free", Plan.FREE)
+    free = await make_tenant(services, api, "free", Plan.FREE, provider=True)
     response = await free.post("/v1/notifications/email/batch", json={"messages": [EMAIL] * 7})
     assert response.status_code == 202
     assert response.headers["RateLimit-Remaining"] == "4"
@@ -97,8 +97,8 @@ async def test_a_batch_counts_once_toward_the_rate_and_each_message_toward_quota
 async def test_tenants_have_windows_of_their_own(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    first = await make_tenant(services, api, "one", Plan.FREE)
-    second = await make_tenant(services, api, "two", Plan.FREE)
+    first = await make_tenant(services, api, "one", Plan.FREE, provider=True)
+    second = await make_tenant(services, api, "two", Plan.FREE, provider=True)
     for _ in range(5):
         assert (await send_email(first)).status_code == 202
     assert (await send_email(first)).status_code == 429
@@ -109,6 +109,7 @@ async def test_a_custom_rate_limit_overrides_the_plan(
     services: Services, api: httpx.AsyncClient
 ) -> None:
     tenant, key = await services.tenants.create("custom", Plan.STARTUP, rate_limit_per_minute=2)
+    await stored_provider(services, tenant.id)
     client = TenantClient(api, tenant.id, key)
     assert [(await send_email(client)).status_code for _ in range(3)] == [202, 202, 429]
 

@@ -12,6 +12,8 @@ DEFAULTS = {
     "contact_email": None,
     "operations_url": None,
     "default_ttl_seconds": {},
+    "unsubscribe_mailbox": None,
+    "quiet_hours": None,
 }
 NOTIFYKIT = {**DEFAULTS, "webhook_signature_format": "notifykit"}
 

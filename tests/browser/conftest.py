@@ -6,7 +6,7 @@ Chromium must be installed (``apt-get install chromium``; ``.ci/run`` installs i
 missing): without it these tests fail, they never skip. Chromium resolves no name but
 loopback and makes no background requests, so nothing leaves the machine.
 
-Screenshots of the main pages are written by the tests to ``tmp_path``, or into
+Screenshots are written by the tests to ``tmp_path``; test_every_page_browser's go into
 ``docs/screenshots/`` when ``HOMING_TEST_SCREENSHOTS=1`` (how docs/console.md's are made:
 the data and the clock are fixed, so a run draws the same pages).
 """
@@ -81,8 +81,15 @@ async def page(browser: Browser, site: str) -> AsyncIterator[Page]:
 
 
 @pytest.fixture
-def shots(tmp_path: Path, database_url: str) -> Path:
-    """Where screenshots go: ``docs/screenshots`` when asked for (from SQLite runs)."""
+def shots(tmp_path: Path) -> Path:
+    """Where a test's screenshots of the states it reaches go (looked at when it fails)."""
+    return tmp_path
+
+
+@pytest.fixture
+def gallery(tmp_path: Path, database_url: str) -> Path:
+    """Where the screenshots of every page go (test_every_page_browser):
+    ``docs/screenshots`` when asked for (from SQLite runs), else ``tmp_path``."""
     if os.environ.get("HOMING_TEST_SCREENSHOTS") == "1" and database_url.startswith("sqlite"):
         return REPO / "docs" / "screenshots"
     return tmp_path

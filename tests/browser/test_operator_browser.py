@@ -137,6 +137,40 @@ async def test_the_alerts_page_shows_a_resolved_alert_with_how_long_it_fired(
     await _fits(page)
 
 
+async def test_at_phone_width_a_tenants_plan_changes_without_a_sideways_scroll(
+    page: Page, services: Services, api: httpx.AsyncClient, shots: Path
+) -> None:
+    """At 390 px each tenant is a card: its plan selector and button sit inside the
+    viewport (the table's region does not scroll), each value labelled by its column."""
+    acme = await make_tenant(services, api, "Acme")
+    await make_tenant(services, api, "Globex")
+    await add_operator(services)
+    await sign_in(page, "ops@homing.example", "/operator/tenants")
+    await page.set_viewport_size(PHONE)
+    await _fits(page)
+    region = page.get_by_role("region", name="Tenants: table")
+    widths = await region.evaluate("r => [r.scrollWidth, r.clientWidth]")
+    assert widths[0] <= widths[1], widths
+    row = page.locator(f"#t-{acme.tenant_id}")
+    plan = row.get_by_label("Plan of Acme", exact=True)
+    change = row.get_by_role("button", name="Change the plan of Acme")
+    for control in (plan, change):
+        box = await control.bounding_box()
+        assert box is not None and box["x"] >= 0, box
+        assert box["x"] + box["width"] <= PHONE["width"], box
+    label = await row.locator("td[data-label=Plan]").evaluate(
+        "td => getComputedStyle(td, '::before').content"
+    )
+    assert label == '"Plan"', label
+    await shoot(page, shots, "operator-tenants-phone")
+    await plan.select_option("INDIE")
+    await change.click()
+    await expect(page.get_by_role("status")).to_contain_text("INDIE")
+    await expect(
+        page.locator(f"#t-{acme.tenant_id}").get_by_label("Plan of Acme", exact=True)
+    ).to_have_value("INDIE")
+
+
 async def add_operator(services: Services) -> None:
     await add_user(services, "ops@homing.example", operator=True)
 

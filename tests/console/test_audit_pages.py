@@ -162,7 +162,9 @@ async def test_an_operators_suspend_and_resume_are_recorded_and_shown_to_both(
     assert _rows(theirs.text) == ["tenant.resumed", "tenant.suspended", "user.added"]
 
 
-_ROW = re.compile(r'<tr class="audit-event">.*?</td>.*?<td>([a-z_]+\.[a-z_]+)</td>', re.DOTALL)
+_ROW = re.compile(
+    r'<tr class="audit-event">.*?<code class="action">([a-z_]+\.[a-z_]+)</code>', re.DOTALL
+)
 
 
 def _rows(html: str) -> list[str]:
@@ -201,9 +203,35 @@ async def test_the_owner_sees_the_tenants_audit_log_newest_first_filtered_and_pa
     assert first.status_code == 200 and len(_rows(first.text)) == 50
     # 61 events: the 60 seeded and ada's own user.added (the newest).
     assert len(_rows(second.text)) == 11 and "Older events" not in second.text
-    assert first.text.index("{&#34;n&#34;:59}") < first.text.index("{&#34;n&#34;:58}")
-    assert "{&#34;n&#34;:0}" in second.text
+    assert first.text.index("<dt>n</dt><dd>59</dd>") < first.text.index("<dt>n</dt><dd>58</dd>")
+    assert "<dt>n</dt><dd>0</dd>" in second.text
     assert set(_rows(keys.text)) == {"api_key.issued"} and len(_rows(keys.text)) == 30
+
+
+async def test_an_event_reads_as_words_and_a_change_as_old_and_new(
+    services: Services, tenant: TenantClient
+) -> None:
+    """Not raw JSON: the action in words beside its code, each field on its own, a
+    change as "old → new"."""
+    await services.audit.record(
+        services.audit.event(
+            Actor(ActorKind.CLI, "homing"),
+            AuditAction.PROVIDER_UPDATED,
+            tenant_id=tenant.tenant_id,
+            target_type="provider",
+            changes={"enabled": {"from": True, "to": False}, "name": {"from": None, "to": "b"}},
+        )
+    )
+    await add_user(services, "ada@example.com", tenant.tenant_id, Role.OWNER)
+    async with browser(services) as client:
+        await sign_in(client, "ada@example.com")
+        page = await client.get(f"/t/{tenant.tenant_id}/audit")
+    row = page.text.split('<tr class="audit-event">')[2]  # the newest but ada's user.added
+    assert 'Provider updated<br><small><code class="action">provider.updated</code>' in row
+    assert "<dt>enabled</dt><dd>true → false</dd>" in row
+    assert "<dt>name</dt><dd>— → b</dd>" in row
+    assert "&#34;" not in row
+    assert '<option value="provider.updated">Provider updated</option>' in page.text
 
 
 async def test_a_viewer_is_refused_the_audit_log_and_another_tenants_user_gets_404(

@@ -140,7 +140,15 @@ async def test_the_readme_walk_runs_as_written_with_the_printed_block(tmp_path: 
                 return job if job["status"] == "COMPLETED" else None
 
             job = await eventually(fell_back, what="the second walk email to complete")
-            first = (await client.get("/v1/jobs", params={"limit": 5})).json()["data"]
+            params = {"limit": 5, "channel": "email"}
+            first = (await client.get("/v1/jobs", params=params)).json()["data"]
+
+            async def hook_delivered() -> list[dict[str, object]] | None:
+                found = await client.get("/v1/jobs", params={"channel": "webhook"})
+                jobs: list[dict[str, object]] = found.json()["data"]
+                return jobs if [j["status"] for j in jobs] == ["COMPLETED"] else None
+
+            await eventually(hook_delivered, what="the walk's webhook to be delivered")
     assert job["provider"] == "sendgrid"
     attempts = job["attempts"]
     assert isinstance(attempts, list)
@@ -150,6 +158,8 @@ async def test_the_readme_walk_runs_as_written_with_the_printed_block(tmp_path: 
     ]
     assert [j["status"] for j in first] == ["COMPLETED", "COMPLETED"], "both walk emails"
     assert '"provider":"sendgrid"' in done.stdout.replace(" ", ""), "the walk showed it"
+    # The walk's webhook went to the sandbox's receiver with nothing set up (the
+    # receiver's listing is checked by the console's demo test below).
 
 
 async def test_a_second_demo_reuses_its_tenant_with_a_fresh_key_and_password(
@@ -206,3 +216,42 @@ def test_every_curl_in_the_docs_uses_the_walks_variables_and_a_content_type() ->
             if re.search(r"\s(-d|--data)\s", command) and "Content-Type" not in command:
                 problems.append(f"{where}: a body without its Content-Type")
     assert not problems, "\n".join(problems)
+
+
+async def test_a_demo_webhook_test_from_the_console_arrives_at_the_sandbox_receiver(
+    tmp_path: Path,
+) -> None:
+    """Nothing configured: the printed block names the sandbox's receiver, and the
+    console's Send a test delivers a webhook there (issue #28, item 2)."""
+    async with demo_running(tmp_path, "demo.log") as demo:
+        sandbox = demo.exports["SANDBOX"]
+        assert f"{sandbox}/hooks/demo" in demo.output
+        async with httpx.AsyncClient(base_url=demo.url) as client:
+            signed = await client.post(
+                "/sign-in", data={"email": demo.email, "password": demo.password}
+            )
+            assert signed.status_code == 303
+            where = f"/t/{demo.tenant_id}/send-test"
+            page = await client.get(where + "?channel=webhook")
+            csrf = re.search(r'name="csrf" value="([0-9a-f]{64})"', page.text)
+            assert page.status_code == 200 and csrf, page.text
+            form = {
+                "csrf": csrf.group(1),
+                "channel": "webhook",
+                "url": f"{sandbox}/hooks/demo",
+                "event_type": "demo.ping",
+                "payload": '{"hello": "demo"}',
+            }
+            sent = await client.post(where, data=form)
+            assert sent.status_code == 303, sent.text
+        async with httpx.AsyncClient(base_url=sandbox) as probe:
+
+            async def arrived() -> list[dict[str, object]]:
+                found: list[dict[str, object]] = (
+                    await probe.get("/_sandbox/hooks", params={"name": "demo"})
+                ).json()
+                return found
+
+            [hook] = await eventually(arrived, what="the demo's webhook at the sandbox")
+    assert hook["body"] == '{"hello":"demo"}'
+    assert hook["headers"]["x-webhook-event"] == "demo.ping"  # type: ignore[index]

@@ -10,7 +10,7 @@ import httpx
 from homing.clock import ManualClock
 from homing.services import Services
 from homing.store.people import Role
-from tests.conftest import TenantClient, make_tenant
+from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.console_helpers import PASSWORD, add_user, browser, sign_in
 from tests.e2e.conftest import send
 
@@ -18,7 +18,7 @@ from tests.e2e.conftest import send
 async def test_an_operator_suspends_a_tenant_and_its_api_is_refused_until_resumed(
     services: Services, api: httpx.AsyncClient
 ) -> None:
-    acme = await make_tenant(services, api, "Acme")
+    acme = await make_tenant(services, api, "Acme", provider=True)
     await add_user(services, "root@example.com", operator=True)
     async with browser(services) as client:
         csrf = await sign_in(client, "root@example.com")
@@ -36,6 +36,7 @@ async def test_an_operator_suspends_a_tenant_and_its_api_is_refused_until_resume
 
 
 async def test_the_queues_page_shows_what_waits(services: Services, tenant: TenantClient) -> None:
+    await stored_provider(services, tenant.tenant_id)  # accepted; left waiting
     await send(tenant)
     await add_user(services, "root@example.com", operator=True)
     async with browser(services) as client:
@@ -73,8 +74,8 @@ async def test_signing_in_follows_a_local_next(services: Services) -> None:
 async def test_the_queues_page_shows_each_tenants_backlog_by_queue_and_priority(
     services: Services, api: httpx.AsyncClient, clock: ManualClock
 ) -> None:
-    acme = await make_tenant(services, api, "Acme")
-    globex = await make_tenant(services, api, "Globex")
+    acme = await make_tenant(services, api, "Acme", provider=True)
+    globex = await make_tenant(services, api, "Globex", provider=True)
     for tenant in (acme, acme, globex):
         await send(tenant)
     clock.advance(90)

@@ -5,9 +5,11 @@ keys shown once, and a viewer refused every change."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 import httpx
 
+from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.people import Role
@@ -39,6 +41,48 @@ async def test_a_sent_message_is_found_with_its_attempts(
     assert "completed" in page.text
     assert overview.status_code == 200
     assert "<svg" in overview.text and "2 delivered, 0 failed" in overview.text
+
+
+async def test_the_status_and_channel_filters_take_any_case(
+    services: Services, tenant: TenantClient
+) -> None:
+    """``?status=failed`` (as the list writes it) finds the failed messages, and the form
+    shows the status chosen."""
+    letter = await services.dead_letter_store.get(
+        tenant.tenant_id, await dead_letter(services, tenant, error="resend answered 503")
+    )
+    delivered = await send(tenant, subject="Delivered fine")
+    await add_user(services, "ada@example.com", tenant.tenant_id, Role.VIEWER)
+    async with browser(services) as client:
+        await sign_in(client, "ada@example.com")
+        base = f"/t/{tenant.tenant_id}/messages"
+        lower = await client.get(base, params={"status": "failed", "channel": "EMAIL"})
+        upper = await client.get(base, params={"status": "FAILED"})
+    for found in (lower, upper):
+        assert found.status_code == 200, found.text
+        assert f"{base}/{letter.job_id}" in found.text and f"{base}/{delivered}" not in found.text
+        assert '<option value="FAILED" selected>' in found.text
+    assert '<option value="email" selected>' in lower.text
+
+
+async def test_the_date_examples_follow_the_clock(
+    services: Services, tenant: TenantClient, clock: ManualClock
+) -> None:
+    """The From and Until fields' examples are a week ago and now, not a fixed day."""
+    await add_user(services, "ops@homing.example", tenant.tenant_id, Role.VIEWER, operator=True)
+    pages = {}
+    for moment in ("2027-03-09T08:05", "2031-11-30T23:59"):
+        clock.advance(datetime.fromisoformat(moment).replace(tzinfo=UTC).timestamp() - clock.now())
+        async with browser(services) as client:
+            await sign_in(client, "ops@homing.example")
+            for path in (f"/t/{tenant.tenant_id}/messages", "/operator/dead-letters"):
+                pages[moment, path] = await client.get(path)
+    for (moment, path), page in pages.items():
+        week_ago = (datetime.fromisoformat(moment) - timedelta(days=7)).date().isoformat()
+        assert page.status_code == 200, path
+        assert f'placeholder="{week_ago}"' in page.text, path
+        assert f'placeholder="{moment}"' in page.text, path
+        assert "2026-05-01" not in page.text, path
 
 
 async def test_a_bad_search_says_which_field(services: Services, tenant: TenantClient) -> None:

@@ -23,7 +23,7 @@ from tests.admission_helpers import (
     ThrowawayRedis,
     admission_settings,
 )
-from tests.conftest import REDIS_URL
+from tests.conftest import REDIS_URL, stored_provider
 from tests.processes import HomingProcess, eventually, free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -107,6 +107,7 @@ async def test_the_rate_limit_holds_across_two_api_processes(
     services: Services, apis: list[httpx.AsyncClient]
 ) -> None:
     _tenant, key = await services.tenants.create("free", Plan.FREE)
+    await stored_provider(services, _tenant.id)
     codes = [(await _send(apis[n % 2], key)).status_code for n in range(10)]
     assert codes == [202] * 5 + [429] * 5
     other = await _send(apis[0], key)
@@ -117,6 +118,7 @@ async def test_a_quota_holds_across_two_api_processes(
     services: Services, apis: list[httpx.AsyncClient]
 ) -> None:
     _tenant, key = await services.tenants.create("free", Plan.FREE, rate_limit_per_minute=1000)
+    await stored_provider(services, _tenant.id)
     responses = await asyncio.gather(*(_send(apis[n % 2], key) for n in range(200)))
     codes = [r.status_code for r in responses]
     assert (codes.count(202), codes.count(403)) == (100, 100)
@@ -128,6 +130,7 @@ async def test_a_revoked_key_stops_working_on_the_other_process_within_a_second(
     services: Services, apis: list[httpx.AsyncClient]
 ) -> None:
     _tenant, first_key = await services.tenants.create("acme", Plan.STARTUP)
+    await stored_provider(services, _tenant.id)
     owner = {"Authorization": f"Bearer {first_key}"}
     issued = (await apis[0].post("/v1/api-keys", json={"name": "leaked"}, headers=owner)).json()
     leaked = {"Authorization": f"Bearer {issued['key']}"}
@@ -143,6 +146,7 @@ async def test_a_suspension_reaches_the_other_process_within_a_second(
     services: Services, apis: list[httpx.AsyncClient]
 ) -> None:
     tenant, key = await services.tenants.create("acme", Plan.STARTUP)
+    await stored_provider(services, tenant.id)
     assert (await _send(apis[1], key)).status_code == 202
     suspended = await apis[0].post(f"/admin/v1/tenants/{tenant.id}/suspend", headers=ADMIN)
     assert suspended.status_code == 200
@@ -170,6 +174,7 @@ async def test_redis_stopped_mid_run_gives_the_configured_behaviour_and_no_500(
     services = await build(settings, clock=clock)
     try:
         _tenant, key = await services.tenants.create("free", Plan.FREE)
+        await stored_provider(services, _tenant.id)
         transport = httpx.ASGITransport(app=create_app(services))
         async with httpx.AsyncClient(transport=transport, base_url="http://homing.test") as api:
             responses = await _through_an_outage(api, key, redis, policy)

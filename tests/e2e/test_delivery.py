@@ -80,6 +80,9 @@ async def test_all_providers_failing_dead_letters_after_max_attempts_and_alerts(
         letters = (await conn.execute(select(dead_letters))).all()
     assert [row.job_id for row in letters] == [job_id]
     assert letters[0].payload["to"] == "ada@example.com"
+    # The provider is named once ("resend: HTTP 503…", not "resend: resend: HTTP 503…").
+    assert letters[0].error.startswith("resend: HTTP 503"), letters[0].error
+    assert body["error"].startswith("resend: HTTP 503"), body["error"]
     await services.alerter.flush()
     [alert] = await sb.slack()
     assert alert["path"] == SLACK_PATH.removeprefix("/slack")

@@ -9,11 +9,12 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 
 from homing.clock import ManualClock
+from homing.models import Channel
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.tables.core import dead_letters, queue_entries
 from tests.chat_helpers import register_telegram, send_chat
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, stored_provider
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.e2e.test_sms import register_sms, send_sms
 
@@ -116,6 +117,7 @@ async def test_a_job_within_its_ttl_is_delivered_and_shows_its_expiry(
 async def test_the_tenant_default_ttl_applies_per_channel_and_a_body_overrides_it(
     services: Services, tenant: TenantClient
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)  # accepted; these jobs are not delivered
     changed = await tenant.patch("/v1/settings", json={"default_ttl_seconds": {"email": 120}})
     assert changed.status_code == 200, changed.text
     assert changed.json()["default_ttl_seconds"] == {"email": 120}
@@ -183,8 +185,9 @@ async def test_an_sms_and_a_chat_message_take_ttl_seconds_like_an_email(
 
 
 async def test_the_tenant_default_ttl_for_sms_applies_and_a_body_overrides_it(
-    tenant: TenantClient,
+    services: Services, tenant: TenantClient
 ) -> None:
+    await stored_provider(services, tenant.tenant_id, Channel.SMS, "vonage", **{"from": "Acme"})
     changed = await tenant.patch("/v1/settings", json={"default_ttl_seconds": {"sms": 300}})
     assert changed.status_code == 200, changed.text
 

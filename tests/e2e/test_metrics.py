@@ -12,10 +12,10 @@ import pytest
 from homing.api.app import create_app
 from homing.api.scrape import SAMPLE_SECONDS, Scrape
 from homing.clock import ManualClock
-from homing.models import Plan
+from homing.models import Channel, Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from tests.conftest import TenantClient, make_tenant
+from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.fixtures import serving
 from tests.metrics_helpers import Moves, scrape, value
@@ -93,7 +93,9 @@ async def test_a_429_from_every_provider_is_a_throttled_deferral(
 async def test_refusals_are_counted_by_reason(
     services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
-    free = await make_tenant(services, api, "free", Plan.FREE)
+    await stored_provider(services, tenant.tenant_id)
+    await stored_provider(services, tenant.tenant_id, Channel.SMS, "vonage", **{"from": "Acme"})
+    free = await make_tenant(services, api, "free", Plan.FREE, provider=True)
     before = await scrape(api)
     bad = await tenant.post("/v1/notifications/email", json={"to": "ada@example.com"})
     assert bad.status_code == 422
@@ -113,7 +115,7 @@ async def test_a_send_over_quota_is_a_quota_refusal(
     services: Services, api: httpx.AsyncClient
 ) -> None:
     capped = await make_tenant(
-        services, api, "capped", Plan.FREE, quota_overrides={"email+webhook": 1}
+        services, api, "capped", Plan.FREE, provider=True, quota_overrides={"email+webhook": 1}
     )
     assert (await _email(capped)).status_code == 202
     before = await scrape(api)
@@ -126,8 +128,10 @@ async def test_a_send_over_quota_is_a_quota_refusal(
 
 
 async def test_a_send_to_a_suppressed_address_is_a_suppressed_refusal(
-    api: httpx.AsyncClient, tenant: TenantClient
+    services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)
+    await stored_provider(services, tenant.tenant_id, Channel.SMS, "vonage", **{"from": "Acme"})
     added = await tenant.post(
         "/v1/suppressions", json={"channel": "email", "address": "ada@example.com"}
     )
@@ -256,8 +260,10 @@ async def test_an_operators_day_spike_list_by_provider_dry_run_redrive_drain(
 
 
 async def test_a_batch_counts_each_item_accepted_or_refused(
-    api: httpx.AsyncClient, tenant: TenantClient
+    services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)
+    await stored_provider(services, tenant.tenant_id, Channel.SMS, "vonage", **{"from": "Acme"})
     good = {"to": "ada@example.com", "from": "a@acme.example", "subject": "s", "text": "t"}
     messages = [good, {**good, "to": "not an address"}, {**good, "provider": "nobody"}, good]
     before = await scrape(api)
@@ -269,8 +275,10 @@ async def test_a_batch_counts_each_item_accepted_or_refused(
 
 
 async def test_an_sms_batch_counts_its_refusals_on_the_sms_channel(
-    api: httpx.AsyncClient, tenant: TenantClient
+    services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)
+    await stored_provider(services, tenant.tenant_id, Channel.SMS, "vonage", **{"from": "Acme"})
     messages = [{"to": "+14155552671", "body": "hi"}, {"to": "not a number", "body": "hi"}]
     before = await scrape(api)
     response = await tenant.post("/v1/notifications/sms/batch", json={"messages": messages})

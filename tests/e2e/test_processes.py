@@ -17,7 +17,7 @@ from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from tests.admission_helpers import EMAIL, unique_prefix
-from tests.conftest import REDIS_URL, TenantClient, make_tenant
+from tests.conftest import REDIS_URL, TenantClient, make_tenant, stored_provider
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.processes import (
     HomingProcess,
@@ -261,8 +261,9 @@ def _listening_pids(port: int, pids: list[int]) -> set[int]:
 @pytest.mark.redis
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_homing_api_serves_one_port_from_several_processes(
-    tenant: TenantClient, settings: Settings, secret_key: str, tmp_path: Path
+    services: Services, tenant: TenantClient, settings: Settings, secret_key: str, tmp_path: Path
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)  # accepted, never delivered
     port = free_port()
     env = process_env(
         settings,

@@ -1,19 +1,39 @@
 """Sends by recipient end to end, on SQLite and PostgreSQL, through the sandbox over real
 HTTP: the address comes from the stored recipient, a category the recipient opted out
-of ends SUPPRESSED with no provider call, and what cannot go is refused with 422."""
+of ends SUPPRESSED with no provider call, and what cannot go is refused with 422.
+Marketing categories' emails carry an unsubscribe link, so HOMING_PUBLIC_URL is set."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
+from homing.settings import Settings
 from tests.chat_helpers import register_telegram
 from tests.conftest import TenantClient
-from tests.e2e.conftest import Sandbox, deliver, job, register
+from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, job, register
 from tests.e2e.test_sms import register_sms
+from tests.fixtures import settings_for
 
 FROM = "Acme <hello@acme.example>"
+
+
+@pytest.fixture
+def settings(
+    database_url: str, tmp_path: Path, secret_key: str, sandbox: SandboxServer
+) -> Settings:
+    return settings_for(
+        database_url,
+        tmp_path,
+        secret_key,
+        provider_timeout_seconds=1,
+        alert_slack_webhook_url=sandbox.base_url + SLACK_PATH,
+        public_url="http://homing.test",
+    )
 
 
 async def put_recipient(tenant: TenantClient, external_id: str, **fields: Any) -> dict[str, Any]:
@@ -74,7 +94,12 @@ async def test_an_opted_out_category_ends_suppressed_with_no_provider_call(
         "/v1/recipients/user-3/preferences", json={"categories": {"digest": {"email": False}}}
     )
     assert changed.status_code == 200, changed.text
-    assert changed.json()["categories"]["digest"] == {"email": False, "sms": False, "chat": False}
+    assert changed.json()["categories"]["digest"] == {
+        "email": False,
+        "sms": False,
+        "chat": False,
+        "in_app": False,
+    }
     response = await email_by_recipient(tenant, recipient="user-3", category="digest")
     assert response.status_code == 202, response.text
     body = await job(tenant, response.json()["id"])
@@ -164,6 +189,31 @@ async def test_past_its_frequency_cap_a_send_ends_suppressed_with_no_provider_ca
     assert len(await sb.messages("resend")) == 2
 
 
+async def test_a_cap_holds_for_sends_to_the_address_alone_single_and_batch(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    await register(tenant, sandbox, "resend", 1)
+    await put_category(tenant, "alerts", frequency_cap={"count": 2, "per_seconds": 3600})
+    await put_recipient(tenant, "user-8", email="grace@example.com")
+    by_recipient = await email_by_recipient(tenant, recipient="user-8", category="alerts")
+    alone = await email_by_recipient(tenant, to="Grace@Example.com", category="alerts")
+    item = {"from": FROM, "subject": "Hi", "text": "Hello", "category": "alerts"}
+    batch = await tenant.post(
+        "/v1/notifications/email/batch",
+        json={"messages": [{**item, "to": "grace@example.com"}, {**item, "to": "lin@example.com"}]},
+    )
+    late = await email_by_recipient(tenant, recipient="user-8", category="alerts")
+
+    assert [r.status_code for r in (by_recipient, alone, batch, late)] == [202] * 4, batch.text
+    over, other = batch.json()["results"]
+    assert await deliver(services) == 3  # user-8 twice (once by address), lin once
+    assert (await job(tenant, over["id"]))["error_class"] == "frequency_cap"
+    assert (await job(tenant, late.json()["id"]))["error_class"] == "frequency_cap"
+    assert (await job(tenant, other["id"]))["status"] == "COMPLETED"
+    sent = sorted(m["to"][0].lower() for m in await sb.messages("resend"))
+    assert sent == ["grace@example.com", "grace@example.com", "lin@example.com"]
+
+
 async def test_an_sms_batch_by_recipient_refuses_the_unreachable_item_alone(
     services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
 ) -> None:
@@ -182,3 +232,25 @@ async def test_an_sms_batch_by_recipient_refuses_the_unreachable_item_alone(
     assert await deliver(services) == 1
     [text] = await sb.messages("twilio")
     assert text["to"] == ["+14155552671"]
+
+
+async def test_a_cap_holds_for_sms_to_the_number_alone_as_for_sms_by_recipient(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    await register_sms(tenant, sandbox, "twilio", 1)
+    await put_category(tenant, "codes", frequency_cap={"count": 2, "per_seconds": 3600})
+    await put_recipient(tenant, "texted", phone="+1 415 555 2671")
+    by_recipient = await tenant.post(
+        "/v1/notifications/sms", json={"recipient": "texted", "body": "1", "category": "codes"}
+    )
+    alone = {"to": "+14155552671", "body": "2", "category": "codes"}
+    single = await tenant.post("/v1/notifications/sms", json=alone)
+    batch = await tenant.post(
+        "/v1/notifications/sms/batch", json={"messages": [alone, {**alone, "body": "3"}]}
+    )
+
+    assert [r.status_code for r in (by_recipient, single, batch)] == [202] * 3, batch.text
+    assert await deliver(services) == 2
+    for result in batch.json()["results"]:
+        assert (await job(tenant, result["id"]))["error_class"] == "frequency_cap"
+    assert [m["to"] for m in await sb.messages("twilio")] == [["+14155552671"]] * 2

@@ -4,6 +4,7 @@ the sandbox's Slack stand-in, and mended so that the jobs are delivered again.""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from prometheus_client import REGISTRY
@@ -11,12 +12,13 @@ from sqlalchemy import delete, select, update
 
 from homing.clock import ManualClock
 from homing.managers.reconciler import ReconcilePolicy, Reconciler
-from homing.models import Queue
+from homing.metrics import UNACCOUNTED_JOBS as REGISTRY_GAUGE
+from homing.models import JobStatus, Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.ledger import LedgerStore
+from homing.store.ledger import JobBatch, LedgerStore
 from homing.store.tables.core import jobs, queue_entries
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, disable_providers, stored_provider
 from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, job, register, send
 
 
@@ -90,6 +92,7 @@ async def test_a_ledger_broken_three_ways_is_found_alerted_and_mended(
 async def test_a_dry_run_counts_and_changes_nothing(
     services: Services, tenant: TenantClient, clock: ManualClock
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)
     await _break_three_ways(services, tenant, clock)
     before = await _entries(services)
     report = await services.reconciler().run(dry_run=True)
@@ -101,8 +104,11 @@ async def test_a_dry_run_counts_and_changes_nothing(
 async def test_a_sound_ledger_reads_zero_and_alerts_nothing(
     services: Services, tenant: TenantClient, sb: Sandbox
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)
     await send(tenant)
-    await deliver(services)  # no provider: FAILED, its entry gone with it
+    await disable_providers(services, tenant.tenant_id)
+    await deliver(services)  # its provider gone since: FAILED, its entry gone with it
+    await stored_provider(services, tenant.tenant_id)
     await send(tenant, subject="Waiting")
     report = await services.reconciler().run()
     assert (report.unaccounted, report.mended) == (0, 0)
@@ -114,6 +120,7 @@ async def test_a_sound_ledger_reads_zero_and_alerts_nothing(
 
 
 async def test_batches_walk_past_the_first_slice(services: Services, tenant: TenantClient) -> None:
+    await stored_provider(services, tenant.tenant_id)
     made = [await send(tenant, subject=f"n{i}") for i in range(5)]
     async with services.db.transaction() as conn:
         await conn.execute(delete(queue_entries).where(queue_entries.c.job_id.in_(made[1::2])))
@@ -126,3 +133,46 @@ async def test_batches_walk_past_the_first_slice(services: Services, tenant: Ten
     report = await small.run()
     assert (report.missing_entry, report.mended) == (2, 2)
     assert set(await _entries(services)) == set(made)
+
+
+class _StoppingAfterOneBatch(LedgerStore):
+    """The real ledger store, which sets ``stop`` once it has read its first batch of
+    jobs: the process was told to stop while a pass was walking the table."""
+
+    def __init__(self, services: Services, stop: asyncio.Event) -> None:
+        super().__init__(services.db, services.clock)
+        self._stop = stop
+
+    async def jobs_batch(
+        self, status: JobStatus, after: str, limit: int, *, mend: bool
+    ) -> JobBatch | None:
+        batch = await super().jobs_batch(status, after, limit, mend=mend)
+        self._stop.set()
+        return batch
+
+
+async def test_a_periodic_pass_ends_after_its_batch_when_the_process_stops(
+    services: Services, tenant: TenantClient
+) -> None:
+    """A pass over a huge table (a million scheduled jobs are live) must not hold up a
+    shutdown: once ``stop`` is set the pass ends after the batch it is on, concluding
+    nothing (the gauge is not set); the next process's pass does the rest."""
+    await stored_provider(services, tenant.tenant_id)
+    missing = [await send(tenant, subject=f"Missing {n}") for n in range(5)]
+    async with services.db.transaction() as conn:
+        await conn.execute(delete(queue_entries).where(queue_entries.c.job_id.in_(missing)))
+    REGISTRY_GAUGE.set(-1)  # a value no pass sets: shows whether this one set it
+    stop = asyncio.Event()
+    policy = ReconcilePolicy(stale_lease_seconds=60, batch_size=2)
+    stopping = Reconciler(
+        _StoppingAfterOneBatch(services, stop), services.clock, services.alerter, policy
+    )
+    await asyncio.wait_for(stopping.run_periodically(stop, 3600), timeout=30)
+    assert len(await _entries(services)) == 2, "one batch of two mended, then it ended"
+    assert _gauge() == -1, "an unfinished pass concludes nothing"
+
+    rest = await Reconciler(
+        LedgerStore(services.db, services.clock), services.clock, services.alerter, policy
+    ).run()
+    assert (rest.missing_entry, rest.mended, rest.stopped) == (3, 3, False)
+    assert set(await _entries(services)) == set(missing)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from homing.models import Channel
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.chat_helpers import register_telegram
-from tests.conftest import TenantClient
+from tests.conftest import TenantClient, stored_provider
 from tests.e2e.conftest import Sandbox, deliver, job, register
 from tests.e2e.test_sms import TO, register_sms
 
@@ -213,7 +214,8 @@ async def test_sends_that_cannot_render_are_422_with_what_to_fix(
         assert error["code"] == code, (extra, error)
         for name, value in (details or {}).items():
             assert error["details"][name] == value, (extra, error)
-    # No SMS part: 422 at the SMS endpoint.
+    # No SMS part: 422 at the SMS endpoint (with an SMS provider, so that is the refusal).
+    await stored_provider(services, tenant.tenant_id, Channel.SMS, "vonage", **{"from": "Acme"})
     response = await tenant.post("/v1/notifications/sms", json={"to": TO, "template": "welcome"})
     assert response.status_code == 422
     assert response.json()["error"]["details"]["channels"] == ["email"]

@@ -1,7 +1,9 @@
 """Drive Schemathesis cases through the in-process app and judge every answer.
 
 A case passes when the answer is not a 5xx and, if it is an error, is exactly the
-envelope ``{"error": {"code": str, "message": str, "details": object}}``. Failures are
+envelope ``{"error": {"code": str, "message": str, "details": object}}`` with a status
+and a ``code`` the operation's OpenAPI entry lists (``tests.documented_errors``: the
+check ``status_code_conformance`` of Schemathesis makes, down to the code). Failures are
 collected rather than raised, so one run reports every distinct problem (without
 Hypothesis shrinking each one), and the counts feed docs/reliability.md.
 """
@@ -22,6 +24,7 @@ from schemathesis.generation.case import Case
 from schemathesis.schemas import APIOperation
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
+from tests.documented_errors import undocumented
 from tests.hostile.conftest import BASE_URL, Harness
 
 
@@ -119,7 +122,7 @@ def _exercise(
         response = harness.run(harness.client.send(request))
         report.cases += 1
         report.statuses[response.status_code] += 1
-        problem = envelope_problem(response)
+        problem = envelope_problem(response) or undocumented(response)
         if problem is not None:
             report.failures.append(
                 f"{operation.label}: {problem}\n    {request.method} {request.url}"

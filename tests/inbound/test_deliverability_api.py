@@ -20,6 +20,13 @@ from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import add_account, send_email
 
 
+@pytest.fixture
+async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
+    """A tenant that can send: an email and an SMS provider stored (a send no provider
+    could deliver is refused at accept)."""
+    return await make_tenant(services, api, "acme", provider=True)
+
+
 async def test_suppressions_can_be_added_listed_and_removed(
     api: httpx.AsyncClient, services: Services, tenant: TenantClient
 ) -> None:
@@ -34,7 +41,7 @@ async def test_suppressions_can_be_added_listed_and_removed(
     assert [e["address"] for e in page["data"]] == ["ada@example.com"]
     rest = (await tenant.get("/v1/suppressions", params={"cursor": page["next_cursor"]})).json()
     assert [e["address"] for e in rest["data"]] == ["bob@example.com"]
-    other = await make_tenant(services, api, "other")
+    other = await make_tenant(services, api, "other", provider=True)
     assert (await other.get("/v1/suppressions")).json()["data"] == []
     gone = await tenant.delete("/v1/suppressions", params={"address": "ADA@example.com"})
     assert gone.status_code == 204
@@ -94,7 +101,7 @@ async def test_a_tenant_with_domains_sends_only_from_verified_ones(
         ("acme.example", "verified"),
         ("news.acme.example", "pending"),
     ]
-    newcomer = await make_tenant(services, api, "newcomer")
+    newcomer = await make_tenant(services, api, "newcomer", provider=True)
     assert (await send_email(newcomer, **{"from": "a@anything.example"})).status_code == 202
 
 
@@ -140,7 +147,7 @@ async def test_the_events_report_on_a_known_data_set(
     now = as_datetime(services.clock.now())
     current = now.replace(minute=0, second=0, microsecond=0)
     previous = current - timedelta(hours=1)
-    other = await make_tenant(services, api, "other")
+    other = await make_tenant(services, api, "other", provider=True)
     mine = {"tenant_id": tenant.tenant_id}
     rows = [
         {

@@ -128,7 +128,7 @@ async def test_inbound_secret_is_checked_sealed_and_masked(
         sendgrid_url, json={"verification_key": "bm90IGEga2V5IGF0IGFsbA=="}, headers=tenant.headers
     )
     assert response.status_code == 422
-    other = await make_tenant(services, api, "other")
+    other = await make_tenant(services, api, "other", provider=True)
     assert (await other.get(url)).status_code == 404
     async with services.db.transaction() as conn:
         stored = (await conn.execute(select(inbound_events))).all()
@@ -198,7 +198,7 @@ async def test_the_same_id_with_another_body_is_a_conflict_and_an_alert(
 async def test_an_event_naming_another_tenants_job_changes_nothing(
     api: httpx.AsyncClient, services: Services, tenant: TenantClient
 ) -> None:
-    victim = await make_tenant(services, api, "victim")
+    victim = await make_tenant(services, api, "victim", provider=True)
     victim_job = await _new_job(victim, "bob@example.com")
     vendor = await connect(services, tenant, "resend")
     body = resend_event(
@@ -418,7 +418,7 @@ async def test_deleting_a_provider_wipes_its_inbound_secret(
 ) -> None:
     vendor = await connect(services, tenant, "resend")
     account_id = vendor.path.rsplit("/", 1)[1]
-    intruder = await make_tenant(services, api, "intruder")
+    intruder = await make_tenant(services, api, "intruder", provider=True)
     assert (await intruder.delete(f"/v1/providers/{account_id}")).status_code == 404
     body = resend_event("email.delivered", "job")
     assert (await api.post(vendor.path, content=body, headers=vendor.sign(body))).status_code == 200
@@ -461,3 +461,25 @@ async def test_sendgrid_timestamps_are_taken_for_its_day_of_retries_and_not_ahea
     assert (await api.post(vendor.path, content=body, headers=headers)).status_code == 200
     again = await api.post(vendor.path, content=body, headers=headers)
     assert again.json()["duplicates"] == 1
+
+
+async def test_an_erased_address_leaves_no_trace_in_its_events_or_their_conflicts(
+    api: httpx.AsyncClient, services: Services, tenant: TenantClient
+) -> None:
+    address = "grace@example.org"
+    vendor = await connect(services, tenant, "resend")
+    # An event naming no job of the tenant (kept, quarantined), then its id again with
+    # another body: both hold the address in their bodies.
+    first = resend_event("email.delivered", "no-such-job", to=address)
+    await api.post(vendor.path, content=first, headers=vendor.sign(first, "msg_grace"))
+    again = resend_event("email.bounced", "no-such-job", to=address, bounce={"type": "x"})
+    response = await api.post(vendor.path, content=again, headers=vendor.sign(again, "msg_grace"))
+    assert response.json()["conflicts"] == 1
+
+    erased = await tenant.post("/v1/erasure", json={"address": address, "channel": "email"})
+    assert erased.status_code == 200, erased.text
+    assert erased.json()["erased"]["inbound_events"] == 1
+    async with services.db.transaction() as conn:
+        for table in (inbound_events, inbound_conflicts):
+            [row] = (await conn.execute(select(table))).all()
+            assert address not in str(tuple(row)), table.name

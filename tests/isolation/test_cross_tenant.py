@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,21 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     # tenant on another's pages is 404, pinned by tests/adversary/test_console_tenants.py.
     ("POST", "/operator/tenants/{tenant_id}/suspend"): "console, operators only",
     ("POST", "/operator/tenants/{tenant_id}/resume"): "console, operators only",
+    ("POST", "/operator/tenants/{tenant_id}/plan"): "console, operators only",
+    ("GET", "/t/{tenant_id}/dead-letters/purge"): "console, by seat",
+    ("POST", "/t/{tenant_id}/dead-letters/purge"): "console, by seat",
+    ("GET", "/t/{tenant_id}/domains/{domain_id}/remove"): "console, by seat",
+    ("POST", "/t/{tenant_id}/domains/{domain_id}/remove"): "console, by seat",
+    ("GET", "/t/{tenant_id}/providers/{provider_id}/inbound"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/inbound"): "console, by seat",
+    ("GET", "/t/{tenant_id}/providers/{provider_id}/inbound/remove"): "console, by seat",
+    ("POST", "/t/{tenant_id}/providers/{provider_id}/inbound/remove"): "console, by seat",
+    ("POST", "/t/{tenant_id}/webhooks/endpoints/enable"): "console, by seat",
     ("GET", "/t/{tenant_id}/"): "console, by seat",
+    ("GET", "/t/{tenant_id}/notifications"): "console, by seat",
+    ("GET", "/t/{tenant_id}/notifications/{notification_id}"): "console, by seat",
+    ("GET", "/t/{tenant_id}/send-test"): "console, by seat",
+    ("POST", "/t/{tenant_id}/send-test"): "console, by seat",
     ("GET", "/t/{tenant_id}/messages"): "console, by seat",
     ("GET", "/t/{tenant_id}/messages/{job_id}"): "console, by seat",
     ("POST", "/t/{tenant_id}/messages/{job_id}/retry"): "console, by seat",
@@ -88,16 +103,39 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("POST", "/t/{tenant_id}/invitations/{invitation_id}/revoke"): "console, owners",
     ("POST", "/t/{tenant_id}/users/{user_id}/role"): "console, owners of the seat's tenant",
     ("POST", "/t/{tenant_id}/users/{user_id}/remove"): "console, owners of the seat's tenant",
+    ("GET", "/t/{tenant_id}/templates"): "console, by seat",
+    ("POST", "/t/{tenant_id}/templates"): "console, owners of the seat's tenant",
+    ("GET", "/t/{tenant_id}/templates/{ref}"): "console, by seat",
+    ("POST", "/t/{tenant_id}/templates/{ref}/versions"): "console, owners of the seat's tenant",
+    ("GET", "/t/{tenant_id}/templates/{ref}/versions/{number}"): "console, by seat",
+    ("POST", "/t/{tenant_id}/templates/{ref}/versions/{number}"): "console, owners",
+    ("GET", "/t/{tenant_id}/layouts"): "console, by seat",
+    ("POST", "/t/{tenant_id}/layouts"): "console, owners of the seat's tenant",
+    ("GET", "/t/{tenant_id}/layouts/{ref}"): "console, by seat",
+    ("POST", "/t/{tenant_id}/layouts/{ref}/versions"): "console, owners of the seat's tenant",
+    ("GET", "/t/{tenant_id}/layouts/{ref}/versions/{number}"): "console, by seat",
+    ("POST", "/t/{tenant_id}/layouts/{ref}/versions/{number}"): "console, owners",
     # External ids and category keys are the tenant's own names: a PUT of one another
     # tenant uses creates the caller's own (201), touching nothing of the other's;
     # tests/adversary/test_recipient_input.py pins that the same id in two tenants
     # names two recipients.
     ("PUT", "/v1/recipients/{external_id}"): "creates the caller's own recipient of that id",
     ("PUT", "/v1/categories/{key}"): "creates the caller's own category of that key",
+    # The recipient's feed (docs/feed.md): a feed token, not an API key, names the
+    # reader, and another tenant's or recipient's item is 404 there, pinned by
+    # tests/adversary/test_feed_input.py; a preflight names no one and reads nothing.
+    ("POST", "/feed/{item_id}/{mark}"): "the feed token names the reader, not an API key",
+    ("OPTIONS", "/feed/{item_id}/{mark}"): "a CORS preflight: no credential, reads nothing",
     # An invitation's token is its own credential (stored as a hash), for no tenant's key.
     ("GET", "/invitations/{token}"): "console, by the invitation's token",
     ("POST", "/invitations/{token}"): "console, by the invitation's token",
     ("POST", "/invitations/{token}/mail"): "console, by the invitation's token",
+    # A recipient link's token is signed and names its own tenant; one tenant's token
+    # naming another's recipient is a 404 (tests/adversary/test_recipient_links.py).
+    ("GET", "/u/{token}"): "a recipient link, by its signed token",
+    ("POST", "/u/{token}"): "a recipient link, by its signed token",
+    ("GET", "/p/{token}"): "a recipient link, by its signed token",
+    ("POST", "/p/{token}"): "a recipient link, by its signed token",
 }
 # Bodies for the exercised routes that need one: valid, so only the id can fail.
 BODIES: dict[tuple[str, str], Any] = {
@@ -109,6 +147,11 @@ BODIES: dict[tuple[str, str], Any] = {
         "signing_secret": "whsec_" + base64.b64encode(os.urandom(24)).decode()
     },
     ("PATCH", "/v1/recipients/{external_id}/preferences"): {"categories": {}},
+    ("PATCH", "/v1/jobs/{job_id}"): {
+        "send_at": (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    },
+    ("POST", "/v1/layouts/{ref}/versions"): {"html": "{{ content }}"},
+    ("PATCH", "/v1/layouts/{ref}/versions/{version_id}"): {"html": "<div>{{ content }}</div>"},
 }
 ADMIN_TOKEN = "admin-token-isolation-0123456789"
 # Written on every authenticated request (to the minute); not a change A made to B.
@@ -170,8 +213,30 @@ async def _objects(
     version = await tenant.post(
         f"/v1/templates/tpl-{name}/versions", json={"sms": {"body": "hi {{ name }}"}}
     )
-    for response in (key, domain, inbound, person, category, template, version):
+    note = await tenant.post("/v1/templates", json={"key": f"note-{name}"})
+    in_app = await tenant.post(
+        f"/v1/templates/note-{name}/versions", json={"in_app": {"body": "hi {{ name }}"}}
+    )
+    published = await tenant.post(
+        f"/v1/templates/note-{name}/versions/{in_app.json()['id']}/publish"
+    )
+    notification = await tenant.post(
+        "/v1/notifications",
+        json={
+            "recipient": f"person-{name}",
+            "template": f"note-{name}",
+            "data": {"name": "P"},
+            "channels": ["in_app"],
+            "strategy": "all",
+        },
+    )
+    layout = await tenant.post("/v1/layouts", json={"key": f"lay-{name}"})
+    frame = await tenant.post(f"/v1/layouts/lay-{name}/versions", json={"html": "{{ content }}"})
+    made = (key, domain, inbound, person, category, template, version, note, in_app, published)
+    made += (layout, frame)
+    for response in made:
         assert response.status_code in (200, 201), response.text
+    assert notification.status_code == 202, notification.text
     ids = {
         "external_id": f"person-{name}",
         "key": f"kind-{name}",
@@ -182,6 +247,10 @@ async def _objects(
         "domain_id": domain.json()["id"],
         "ref": template.json()["id"],
         "version_id": version.json()["id"],
+        "notification_id": notification.json()["id"],
+        # A layout's routes name it by the same parameters as a template's.
+        "layout:ref": layout.json()["id"],
+        "layout:version_id": frame.json()["id"],
     }
     return Objects(tenant, ids)
 
@@ -221,6 +290,7 @@ def test_every_route_with_a_path_parameter_is_exercised_or_explained(
         "key",
         "ref",
         "version_id",
+        "notification_id",
     }
     unknown = [
         f"{method} {path}: no tenant object for {sorted(set(params) - known)}"
@@ -252,7 +322,8 @@ async def test_tenant_a_gets_404_for_tenant_b_ids_and_changes_nothing(
         b = await _objects(services, api, sandbox, f"b{number}")
         url = path
         for name in params:
-            url = url.replace("{" + name + "}", b.ids[name])
+            wanted = f"layout:{name}" if path.startswith("/v1/layouts/") else name
+            url = url.replace("{" + name + "}", b.ids.get(wanted, b.ids[name]))
         body = BODIES.get((method, path))
         before = await _dump(services)
         response = await api.request(method, url, json=body, headers=a.client.headers)

@@ -14,7 +14,7 @@ from homing.models import new_id
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.tables.inbound import inbound_events
-from tests.conftest import TenantClient, deliver
+from tests.conftest import TenantClient, deliver, disable_providers, stored_provider
 from tests.e2e.conftest import register, send
 from tests.fixtures import Sandbox
 from tests.notices.conftest import OPERATOR
@@ -89,9 +89,11 @@ async def test_a_failing_provider_fires_by_its_failure_ratio_and_resolves(
 async def test_a_dead_letter_spike_fires(
     services: Services, tenant: TenantClient, sb: Sandbox, clock: ManualClock
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)
     for _ in range(3):
-        await send(tenant)  # no provider: each is dead-lettered at once
-    await deliver(services)
+        await send(tenant)
+    await disable_providers(services, tenant.tenant_id)
+    await deliver(services)  # their provider gone since: each is dead-lettered at once
     await _evaluate(services, clock)
     texts = await _slack_texts(sb)
     assert any("dead_letter_spike: 3 jobs dead-lettered" in t for t in texts)
@@ -137,9 +139,11 @@ async def test_inbound_lag_and_quarantine_fire_on_their_thresholds(
 async def test_two_evaluations_at_once_fire_each_alert_once(
     services: Services, tenant: TenantClient, sb: Sandbox, clock: ManualClock
 ) -> None:
+    await stored_provider(services, tenant.tenant_id)
     for _ in range(3):
         await send(tenant)
-    await deliver(services)
+    await disable_providers(services, tenant.tenant_id)
+    await deliver(services)  # their provider gone since: each is dead-lettered at once
     keepers = [services.watchkeeper() for _ in range(3)]
     checks = [k._alerts.run() for k in keepers]
     results = await asyncio.gather(*checks)

@@ -13,7 +13,13 @@ from homing.clock import ManualClock
 from homing.managers.notice_checks import NoticeChecks
 from homing.models import Plan
 from homing.services import Services
-from tests.conftest import TenantClient, deliver, make_tenant
+from tests.conftest import (
+    TenantClient,
+    deliver,
+    disable_providers,
+    make_tenant,
+    stored_provider,
+)
 from tests.e2e.conftest import send
 from tests.webhooks.conftest import send_webhook
 from tests.webhooks.receiver import Receiver
@@ -71,9 +77,11 @@ async def test_the_daily_digest_counts_yesterdays_dead_letters_once(
     await tenant.patch("/v1/settings", json={"operations_url": receiver.url + "/ops"})
     quiet = await make_tenant(services, api, "quiet")
     await quiet.patch("/v1/settings", json={"operations_url": receiver.url + "/ops"})
+    await stored_provider(services, tenant.tenant_id)
     for _ in range(2):
-        await send(tenant)  # no provider: dead-lettered at once
-    await deliver(services)
+        await send(tenant)
+    await disable_providers(services, tenant.tenant_id)
+    await deliver(services)  # its provider gone since: dead-lettered at once
     clock.advance(A_DAY)
     assert await _checks(services).digest() == 1
     assert await _checks(services).digest() == 0

@@ -5,6 +5,7 @@ the Python SDK's tests. The SDK is imported from clients/python/src (pytest's
 from __future__ import annotations
 
 import json
+import secrets
 import subprocess
 import sys
 import time
@@ -18,6 +19,8 @@ import pytest
 from homing.sandbox.app import VENDOR_PREFIXES
 from tests.processes import HomingProcess, free_port
 
+ADMIN_TOKEN = "sdk-admin-" + secrets.token_hex(16)
+
 
 @dataclass(frozen=True)
 class Server:
@@ -25,13 +28,14 @@ class Server:
     sandbox_url: str
     api_key: str
     limited_key: str  # a tenant allowed one request a minute
+    admin_token: str  # the operator's HOMING_ADMIN_TOKEN
 
     def sandbox_provider(self, vendor: str) -> str:
         return self.sandbox_url + VENDOR_PREFIXES[vendor]
 
 
 def _wait_healthy(url: str, process: HomingProcess, path: str) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert process.proc is not None and process.proc.poll() is None, process.output()
         try:
@@ -70,6 +74,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         "HOMING_POLL_INTERVAL_SECONDS": "0.05",
         "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "HOMING_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
+        "HOMING_ADMIN_TOKEN": ADMIN_TOKEN,
     }
     subprocess.run(
         [sys.executable, "-m", "homing", "migrate"],
@@ -84,7 +89,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         _wait_healthy(f"http://127.0.0.1:{sandbox_port}", sandbox, "/_sandbox/messages")
         _wait_healthy(f"http://127.0.0.1:{port}", run, "/healthz")
         yield Server(
-            f"http://127.0.0.1:{port}", f"http://127.0.0.1:{sandbox_port}", api_key, limited_key
+            f"http://127.0.0.1:{port}",
+            f"http://127.0.0.1:{sandbox_port}",
+            api_key,
+            limited_key,
+            ADMIN_TOKEN,
         )
     finally:
         assert run.stop() == 0, run.output()

@@ -5,6 +5,7 @@ Idempotency-Key, a webhook delivery verified with the SDK's helper."""
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,11 +93,17 @@ def test_errors_raise_the_class_of_their_code(client: Client, server: Server) ->
 
 
 def test_a_timeout_raises_homing_timeout(server: Server) -> None:
-    with (
-        Client(base_url=server.url, api_key=server.api_key, timeout=0.000001) as hurried,
-        pytest.raises(errors.HomingTimeout),
-    ):
-        hurried.jobs.page()
+    # A listener that never answers: a timeout for certain (a microsecond's timeout
+    # against the real server was sometimes beaten by a quick answer).
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with (
+            Client(base_url=url, api_key=server.api_key, timeout=0.2, max_retries=0) as hurried,
+            pytest.raises(errors.HomingTimeout),
+        ):
+            hurried.jobs.page()
     with (
         Client(base_url="http://127.0.0.1:9", api_key="k") as nowhere,
         pytest.raises(errors.HomingConnectionError),

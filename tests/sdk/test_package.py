@@ -1,5 +1,6 @@
 """The SDK builds as an sdist and a wheel that ``twine check --strict`` accepts, and the
-wheel carries the generated models and the ``py.typed`` marker."""
+wheel carries the generated models, both clients' packages and the ``py.typed``
+marker."""
 
 from __future__ import annotations
 
@@ -35,4 +36,9 @@ def test_the_sdk_builds_as_sdist_and_wheel_that_twine_accepts(tmp_path: Path) ->
     assert checked.returncode == 0, checked.stdout + checked.stderr
     with zipfile.ZipFile(out / built[0]) as wheel:
         names = set(wheel.namelist())
-    assert {"homing_client/models.py", "homing_client/py.typed"} <= names
+    assert {
+        "homing_client/models.py",
+        "homing_client/py.typed",
+        "homing_client/_async/client.py",
+        "homing_client/_sync/client.py",
+    } <= names

@@ -5,6 +5,7 @@ the webhook helper against the published vectors and Homing's own signer."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,13 @@ def test_the_checked_in_models_are_what_the_generator_makes_today() -> None:
     assert checked.returncode == 0, checked.stderr
 
 
+def test_the_checked_in_sync_client_is_what_unasync_makes_of_the_async_one_today() -> None:
+    checked = subprocess.run(
+        [sys.executable, str(SDK / "unasync.py"), "--check"], capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
 def test_every_error_code_of_the_document_has_its_own_exception_class() -> None:
     document = json.loads((ROOT / "docs" / "openapi.json").read_text())
     listed = {
@@ -40,6 +48,10 @@ def test_every_error_code_of_the_document_has_its_own_exception_class() -> None:
         for status, response in operation["responses"].items()
         for code in response.get("x-error-codes", [])
     }
+    # Answers no operation gives (a method the path lacks), with their status.
+    for response in document["components"].get("responses", {}).values():
+        status = response["x-error-status"]
+        listed |= {(status, code) for code in response.get("x-error-codes", [])}
     assert listed == {(s, c) for s, codes in ERROR_CODES.items() for c in codes}
     assert set(errors.CODES) == listed
     classes = list(errors.CODES.values())
@@ -102,23 +114,59 @@ def test_what_homing_signs_the_sdk_verifies(fmt: SignatureFormat, standard: bool
 
 
 def _surface(client_class: type) -> dict[str, list[str]]:
+    """Every resource method that ``homing_client.aio`` or ``homing_client.client``
+    exports, with its parameters' names."""
     import inspect
 
     from homing_client import aio, client
+    from homing_client._async._resource import Resource as AsyncResource
+    from homing_client._sync._resource import Resource
 
-    module = aio if client_class.__name__ == "AsyncClient" else client
+    async_side = client_class.__name__ == "AsyncClient"
+    module, base = (aio, AsyncResource) if async_side else (client, Resource)
     found: dict[str, list[str]] = {}
-    for name in ("Email", "Sms", "Chat", "Webhooks", "Batch", "Jobs", "Suppressions", "Providers"):
-        resource = getattr(module, name)
+    for name, resource in inspect.getmembers(module, inspect.isclass):
+        if not issubclass(resource, base) or resource is base:
+            continue
         for method, function in inspect.getmembers(resource, inspect.isfunction):
             if not method.startswith("_"):
                 found[f"{name}.{method}"] = list(inspect.signature(function).parameters)
     return found
 
 
+def _attached(client_class: type) -> dict[str, str]:
+    """The client's resource attributes and the class of each."""
+    instance = client_class(base_url="http://127.0.0.1:9", api_key="k")
+    return {
+        name: type(value).__name__
+        for name, value in vars(instance).items()
+        if not name.startswith("_") and hasattr(value, "_c")
+    }
+
+
 def test_the_async_client_has_the_sync_clients_surface() -> None:
     from homing_client import AsyncClient, Client
 
     sync_surface = _surface(Client)
-    assert len(sync_surface) >= 15
+    assert len(sync_surface) >= 80
     assert _surface(AsyncClient) == sync_surface
+    assert _attached(AsyncClient) == _attached(Client)
+
+
+def test_every_tenant_and_admin_path_of_the_document_has_a_wrapper() -> None:
+    """Each /v1 and /admin/v1 path of the document appears in the async client's source
+    (the sync one is generated from it, above): a path added to the API without a
+    wrapper fails here."""
+    package = SDK / "src" / "homing_client" / "_async"
+    source = "".join(path.read_text() for path in sorted(package.glob("*.py")))
+    document = json.loads((ROOT / "docs" / "openapi.json").read_text())
+    missing = []
+    for path, item in document["paths"].items():
+        if not path.startswith(("/v1/", "/admin/v1/")):
+            continue
+        # "/v1/jobs/{job_id}/retry" is written f"/v1/jobs/{segment(job_id)}/retry".
+        written = re.sub(r"\{(\w+)\}", r"{segment(\1)}", path)
+        for method in item:
+            if f'"{path}"' not in source and f'f"{written}"' not in source:
+                missing.append(f"{method.upper()} {path}")
+    assert missing == []

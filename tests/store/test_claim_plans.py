@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,6 +10,7 @@ from sqlalchemy import text
 from homing.models import Plan, Queue
 from homing.services import Services
 from homing.store import picking
+from tests.plans import plan_nodes, rows_read
 
 BACKLOG = 30_000
 
@@ -32,27 +32,11 @@ _SEED = [
 ]
 
 
-def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 async def _explain(services: Services, statement: Any, params: dict[str, Any]) -> list[Any]:
     async with services.db.transaction() as conn:
         sql = f"EXPLAIN (ANALYZE, FORMAT JSON) {statement.text}"
         plan = (await conn.execute(text(sql), params)).scalar_one()
-    return list(_nodes(plan[0]["Plan"]))
-
-
-def _rows_read(nodes: list[dict[str, Any]]) -> int:
-    """Rows produced or filtered away by every scan of queue_entries."""
-    total = 0
-    for node in nodes:
-        if node.get("Relation Name") == "queue_entries":
-            loops = node.get("Actual Loops", 1)
-            total += (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * loops
-    return total
+    return list(plan_nodes(plan[0]["Plan"]))
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
@@ -67,9 +51,18 @@ async def test_claim_queries_use_indexes_and_read_few_rows(services: Services) -
         await conn.execute(text("ANALYZE queue_entries"))
         now = (await conn.execute(text("SELECT extract(epoch from now())"))).scalar_one()
     base = {"queue": Queue.EMAIL.value, "priority": 1, "now": float(now)}
+    every_queue = {f"q{i}": queue.value for i, queue in enumerate(Queue)}
     plans = {
+        "spans": await _explain(services, picking._spans_of(len(Queue)), every_queue),
         "tenants": await _explain(
-            services, picking._TENANTS, {**base, "after": "", "upto": picking.LAST, "limit": 50}
+            services,
+            picking._TENANTS,
+            {**base, "after": "", "upto": picking.LAST, "limit": 50, "steps": 306},
+        ),
+        "tenants, wrapped": await _explain(
+            services,
+            picking._TENANTS,
+            {**base, "after": "", "upto": tenants[1], "limit": 50, "steps": 306},
         ),
         "take": await _explain(
             services,
@@ -80,7 +73,42 @@ async def test_claim_queries_use_indexes_and_read_few_rows(services: Services) -
     for name, nodes in plans.items():
         kinds = {n["Node Type"] for n in nodes if n.get("Relation Name") == "queue_entries"}
         assert "Seq Scan" not in kinds, (name, kinds)
-        assert _rows_read(nodes) < 500, (name, _rows_read(nodes))
+        assert rows_read(nodes, "queue_entries") < 500, (name, rows_read(nodes, "queue_entries"))
     claimed = await services.queue.claim(Queue.EMAIL, 50, 30)
     assert len(claimed) == 50
     assert {c.job.tenant_id for c in claimed} == set(tenants)
+
+
+_SCHEDULE = """
+    UPDATE queue_entries SET available_at = extract(epoch from now()) + 86400
+    WHERE tenant_id = :tenant
+"""
+
+
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+async def test_a_scheduled_backlog_costs_the_claim_a_seek_and_takes_no_place(
+    services: Services,
+) -> None:
+    # docs/scheduling.md: 30,000 entries due tomorrow, then one tenant with work now.
+    tenants = [(await services.tenants.create(f"t{i}", Plan.STARTUP))[0].id for i in range(2)]
+    tenants.sort()  # the scheduled one first: the walk meets it before the due one
+    async with services.db.transaction() as conn:
+        for index, tenant in enumerate(tenants):
+            for statement in _SEED:
+                await conn.execute(
+                    text(statement), {"tenant": tenant, "n": 50 if index else BACKLOG}
+                )
+        await conn.execute(text(_SCHEDULE), {"tenant": tenants[0]})
+        await conn.execute(text("ANALYZE queue_entries"))
+        now = (await conn.execute(text("SELECT extract(epoch from now())"))).scalar_one()
+    base = {"queue": Queue.EMAIL.value, "priority": 1, "now": float(now)}
+    walk = {**base, "after": "", "upto": picking.LAST, "limit": 1, "steps": 257}
+    nodes = await _explain(services, picking._TENANTS, walk)
+    kinds = {n["Node Type"] for n in nodes if n.get("Relation Name") == "queue_entries"}
+    assert "Seq Scan" not in kinds, kinds
+    assert rows_read(nodes, "queue_entries") < 50, rows_read(nodes, "queue_entries")
+    take = {**base, "tenants": tenants, "share": 25, "cap": 100, "budget": 50}
+    assert rows_read(await _explain(services, picking._PG_TAKE, take), "queue_entries") < 200
+    # A claim of one takes the due tenant's entry: the waiting ones are passed over.
+    [claimed] = await services.queue.claim(Queue.EMAIL, 1, 30)
+    assert claimed.job.tenant_id == tenants[1]

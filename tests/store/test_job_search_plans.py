@@ -3,7 +3,6 @@ reads its index backwards and touches a bounded number of rows, never the table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +13,7 @@ from homing.clock import as_datetime
 from homing.models import Channel, JobStatus, Plan
 from homing.services import Services
 from homing.store.job_search import JobFilter, search_query
+from tests.plans import plan_nodes, rows_read
 
 JOBS = 200_000
 TENANTS = 20
@@ -40,27 +40,12 @@ FROM generate_series(1, CAST(:jobs AS int)) AS n
 """
 
 
-def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 async def _plan(services: Services, found: JobFilter) -> list[dict[str, Any]]:
     query = search_query(found, 50, None)
     async with services.db.transaction() as conn:
         sql = str(query.compile(conn.sync_connection, compile_kwargs={"literal_binds": True}))
         plan = (await conn.execute(text(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}"))).scalar_one()
-    return list(_nodes(plan[0]["Plan"]))
-
-
-def _rows_read(nodes: list[dict[str, Any]]) -> int:
-    total = 0
-    for node in nodes:
-        if node.get("Relation Name") == "jobs":
-            loops = node.get("Actual Loops", 1)
-            total += (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * loops
-    return total
+    return list(plan_nodes(plan[0]["Plan"]))
 
 
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
@@ -88,4 +73,4 @@ async def test_every_filter_reads_its_index_and_few_rows(services: Services) -> 
         assert kinds, (name, nodes)
         # A rare recipient across tenants may be a bitmap scan of its index: still few rows.
         assert "Seq Scan" not in kinds, (name, kinds)
-        assert _rows_read(nodes) <= READ_BOUND, (name, _rows_read(nodes))
+        assert rows_read(nodes, "jobs") <= READ_BOUND, (name, rows_read(nodes, "jobs"))

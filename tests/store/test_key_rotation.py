@@ -14,6 +14,7 @@ from homing.managers.keyrotation import KeyRotation
 from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_id
 from homing.services import Services
 from homing.store.accepting import NewJob
+from homing.store.feed_access import FEED_SECRET_FIELD, FEED_SECRETS_TABLE, FeedAccessStore
 from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.providers import open_credentials, seal_credentials
 from homing.store.tables.core import jobs, provider_accounts, webhook_secrets
@@ -50,6 +51,7 @@ async def _seed(services: Services) -> tuple[str, str, str]:
     )
     job = NewJob(tenant.id, Channel.WEBHOOK, Queue.WEBHOOK, Priority.NORMAL, payload)
     job_id = (await services.jobs.accept(job)).job.id
+    await services.feed.rotate(tenant.id)
     return account_id, issued.secret, job_id
 
 
@@ -72,10 +74,11 @@ async def test_rotation_reseals_everything_and_the_old_key_can_go(
         "webhook job headers": 1,
         "dead-letter copies": 0,
         "console flashes": 0,
+        "feed secrets": 1,
     }
     assert messages, "progress is reported"
     again = await KeyRotation(services.db, rotating).run()
-    assert again.total == 0 and again.current == 4
+    assert again.total == 0 and again.current == 5
 
     only_new = Sealer(new_key)
     async with services.db.transaction() as conn:
@@ -105,6 +108,12 @@ async def test_rotation_reseals_everything_and_the_old_key_can_go(
     )
     target = await inbound.target("resend", account_id)
     assert target is not None and target.secret["signing_secret"].startswith("whsec_")
+    feed_row = await FeedAccessStore(services.db).secret(account.tenant_id)
+    assert feed_row is not None
+    opened_feed = only_new.open(
+        feed_row.sealed, table=FEED_SECRETS_TABLE, row_id=account.tenant_id, field=FEED_SECRET_FIELD
+    )
+    assert opened_feed.decode().startswith("hfs_")
 
 
 async def test_values_changed_between_read_and_write_are_skipped_not_revived(
@@ -114,7 +123,8 @@ async def test_values_changed_between_read_and_write_are_skipped_not_revived(
     old_keys = [MasterKey.from_b64(services.settings.secret_key.get_secret_value())]  # type: ignore[union-attr]
     rotating = Sealer(MasterKey.from_b64(generate_master_key()), old_keys)
     # Pages are written in this order: provider credentials, webhook signing secrets,
-    # inbound secrets, job headers. Change the second and the fourth under the rotation.
+    # inbound secrets, job headers, feed secrets. Change the second and the fourth under
+    # the rotation.
     changes = {
         2: webhook_secrets.delete(),
         4: update(jobs).where(jobs.c.id == job_id).values(payload={"replaced": True}),
@@ -130,7 +140,7 @@ async def test_values_changed_between_read_and_write_are_skipped_not_revived(
 
     report = await KeyRotation(services.db, rotating, before_write=meanwhile).run()
 
-    assert writes == 4
+    assert writes == 5
     assert report.resealed == {
         "provider credentials": 1,
         "webhook signing secrets": 0,
@@ -138,6 +148,7 @@ async def test_values_changed_between_read_and_write_are_skipped_not_revived(
         "webhook job headers": 0,
         "dead-letter copies": 0,
         "console flashes": 0,
+        "feed secrets": 1,
     }
     assert report.skipped == 2
     async with services.db.transaction() as conn:

@@ -67,9 +67,7 @@ async def _running(services: Services, sender: Held) -> AsyncIterator[Worker]:
     config = WorkerConfig(
         queues=[Queue.WEBHOOK], concurrency=4, batch_size=4, lease_seconds=LEASE, poll_seconds=0.05
     )
-    worker = Worker(
-        config, services.queue, services.providers, dispatcher, services.alerter, services.wakeup
-    )
+    worker = Worker(config, services.queue, dispatcher, services.alerter, services.wakeup)
     stop = asyncio.Event()
     task = asyncio.create_task(worker.run(stop=stop))
     try:

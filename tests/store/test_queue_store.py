@@ -14,7 +14,7 @@ from homing.clock import ManualClock
 from homing.errors import Conflict, IdempotencyConflict, NotFound
 from homing.models import Channel, JobStatus, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
+from homing.store.accepting import NewJob, entry_row, job_row
 from homing.store.queue import Completed, Failed, Rescheduled
 from tests.conftest import stored_tenant
 
@@ -170,3 +170,14 @@ async def test_a_claim_over_several_queues_is_one_transaction(services: Services
         services.db.transaction = original  # type: ignore[method-assign]
     assert [c.job.id for c in claimed] == [job.id]
     assert opened == 2
+
+
+def test_a_send_at_due_now_is_not_held_by_its_rounding_to_the_microsecond() -> None:
+    # A past send_at is now; stored to the microsecond it can round a fraction of one past
+    # the claim's ``now``, and such a job sat out every claim at that instant (seen in CI).
+    epoch = 1_700_000_000.0000007
+    row = job_row(dataclasses.replace(_new("t"), send_at=epoch - 86_400), epoch)
+    assert row["send_at"].timestamp() > epoch  # the rounding this guards against
+    assert entry_row(row, epoch)["available_at"] == epoch
+    later = job_row(dataclasses.replace(_new("t"), send_at=epoch + 60), epoch)
+    assert entry_row(later, epoch)["available_at"] == pytest.approx(epoch + 60)

@@ -1,5 +1,6 @@
 """Retention on SQLite and PostgreSQL, with a manual clock: finished jobs go with their
-attempts, dead letters and inbound events; unfinished ones stay whatever their age;
+attempts, dead letters and inbound events; inbound events that matched no job, and
+conflicting repeats, go at the same age; unfinished jobs stay whatever their age;
 payloads between the two ages are scrubbed, metadata kept; one worker purges at a
 time; a dry run changes nothing."""
 
@@ -14,12 +15,19 @@ from sqlalchemy import func, select, text
 from homing.clock import ManualClock, as_datetime
 from homing.errors import Conflict, NotFound
 from homing.managers.retention import PURGED, SCRUBBED
-from homing.models import Attempt, AttemptOutcome, Channel, JobStatus, Priority, Queue
+from homing.models import Attempt, AttemptOutcome, Channel, JobStatus, Priority, Queue, new_id
 from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
 from homing.store.retention import RETENTION_LOCK_KEY
 from homing.store.tables.core import attempts, dead_letters, jobs
+from homing.store.tables.inbound import inbound_conflicts, inbound_events
+from homing.store.tables.notifications import (
+    digest_items,
+    digests,
+    notification_steps,
+    notifications,
+)
 from tests.conftest import stored_tenant
 
 DAY = 86_400.0
@@ -215,3 +223,158 @@ async def test_a_scrubbed_failed_job_is_not_retried(services: Services, clock: M
     with pytest.raises(Conflict, match="removed by retention"):
         await services.jobs.retry(tenant_id, dead)
     assert (await services.jobs.get(tenant_id, dead))[0].status is JobStatus.FAILED
+
+
+async def _inbound(
+    services: Services, clock: ManualClock, event_id: str, job_id: str | None
+) -> None:
+    """An inbound event naming an address, and a conflicting repeat of it."""
+    row = {
+        "source": "resend",
+        "provider_account_id": "account-1",
+        "event_id": event_id,
+        "tenant_id": None,
+        "body_hash": "a" * 64,
+        "raw": '{"to": "ada@example.com"}',
+        "received_at": as_datetime(clock.now()),
+    }
+    async with services.db.transaction() as conn:
+        await conn.execute(
+            inbound_events.insert().values(
+                id=new_id(), status="processed", job_id=job_id, recipient="ada@example.com", **row
+            )
+        )
+        await conn.execute(
+            inbound_conflicts.insert().values(id=new_id(), original_hash="b" * 64, **row)
+        )
+
+
+async def _event_ids(services: Services, table: Any) -> list[str]:
+    async with services.db.transaction() as conn:
+        return sorted((await conn.scalars(select(table.c.event_id))).all())
+
+
+async def test_unmatched_inbound_events_and_conflicts_go_at_the_jobs_age(
+    services: Services, clock: ManualClock
+) -> None:
+    await _inbound(services, clock, "old-unmatched", None)
+    await _inbound(services, clock, "old-matched", "a-job-still-kept")
+    clock.advance(31 * DAY)
+    await _inbound(services, clock, "recent", None)
+    services.settings = services.settings.model_copy(update={"retention_batch_size": 1})
+    before = PURGED.labels(kind="inbound_events")._value.get()
+
+    assert (await services.retention().run(dry_run=True)).inbound_events == 3
+    report = await services.retention().run()
+
+    assert report.inbound_events == 3  # the old unmatched event and both old conflicts
+    assert PURGED.labels(kind="inbound_events")._value.get() == before + 3
+    assert await _event_ids(services, inbound_events) == ["old-matched", "recent"]
+    assert await _event_ids(services, inbound_conflicts) == ["recent"]
+    assert (await services.retention().run()).inbound_events == 0
+
+
+async def _notification(
+    services: Services, clock: ManualClock, tenant_id: str, status: str, ended: bool
+) -> str:
+    now = as_datetime(clock.now())
+    note_id = new_id()
+    async with services.db.transaction() as conn:
+        await conn.execute(
+            notifications.insert().values(
+                id=note_id,
+                tenant_id=tenant_id,
+                strategy="all",
+                status=status,
+                recipient="user-1",
+                template="report",
+                created_at=now,
+                updated_at=now,
+                completed_at=now if ended else None,
+            )
+        )
+        await conn.execute(
+            notification_steps.insert().values(
+                notification_id=note_id,
+                position=0,
+                tenant_id=tenant_id,
+                channel="email",
+                status="accepted" if ended else "queued",
+                created_at=now,
+                updated_at=now,
+            )
+        )
+    return note_id
+
+
+async def test_ended_notifications_go_with_their_steps_at_the_jobs_age(
+    services: Services, clock: ManualClock
+) -> None:
+    tenant_id = await stored_tenant(services)
+    old = await _notification(services, clock, tenant_id, "succeeded", ended=True)
+    running = await _notification(services, clock, tenant_id, "running", ended=False)
+    clock.advance(31 * DAY)
+    recent = await _notification(services, clock, tenant_id, "failed", ended=True)
+
+    assert (await services.retention().run(dry_run=True)).notifications == 1
+    assert (await services.retention().run()).notifications == 1
+
+    async with services.db.transaction() as conn:
+        kept = set((await conn.scalars(select(notifications.c.id))).all())
+        stepped = set((await conn.scalars(select(notification_steps.c.notification_id))).all())
+    assert kept == stepped == {running, recent}
+    assert old not in kept
+
+
+async def _digest(services: Services, clock: ManualClock, tenant_id: str, status: str) -> str:
+    """A digest closed now (sent, failed or still open) with one gathered notification."""
+    now = as_datetime(clock.now())
+    digest_id, gathered = (
+        new_id(),
+        await _notification(services, clock, tenant_id, "gathered", ended=False),
+    )
+    async with services.db.transaction() as conn:
+        await conn.execute(
+            digests.insert().values(
+                id=digest_id,
+                tenant_id=tenant_id,
+                recipient="user-1",
+                key=f"k-{digest_id}",
+                seq=0,
+                status=status,
+                close_at=clock.now(),
+                item_count=1,
+                data_bytes=2,
+                request={},
+                created_at=now,
+                sent_at=None if status == "open" else now,
+            )
+        )
+        await conn.execute(
+            digest_items.insert().values(
+                digest_id=digest_id, position=0, notification_id=gathered, data={}
+            )
+        )
+    return digest_id
+
+
+async def test_sent_and_failed_digests_go_with_their_items_and_gathered_notifications(
+    services: Services, clock: ManualClock
+) -> None:
+    tenant_id = await stored_tenant(services)
+    old = [await _digest(services, clock, tenant_id, status) for status in ("sent", "failed")]
+    still_open = await _digest(services, clock, tenant_id, "open")
+    clock.advance(31 * DAY)
+    recent = await _digest(services, clock, tenant_id, "sent")
+    services.settings = services.settings.model_copy(update={"retention_batch_size": 1})
+
+    assert (await services.retention().run(dry_run=True)).digests == 2
+    assert (await services.retention().run()).digests == 2
+
+    async with services.db.transaction() as conn:
+        kept = set((await conn.scalars(select(digests.c.id))).all())
+        items = set((await conn.scalars(select(digest_items.c.digest_id))).all())
+        gathered = (await conn.execute(select(func.count()).select_from(notifications))).scalar()
+    assert kept == items == {still_open, recent}
+    assert not kept & set(old)
+    assert gathered == 2  # the two kept digests' notifications

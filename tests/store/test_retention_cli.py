@@ -78,6 +78,9 @@ def test_purge_dry_run_changes_nothing_and_purge_removes(
         "locked": False,
         "audit_events": 0,
         "invitations": 0,
+        "inbound_events": 0,
+        "notifications": 0,
+        "digests": 0,
     }
     assert asyncio.run(_payloads(env, tenant_id, ids)) == [PAYLOAD] * 3
 
@@ -90,6 +93,9 @@ def test_purge_dry_run_changes_nothing_and_purge_removes(
         "locked": False,
         "audit_events": 0,
         "invitations": 0,
+        "inbound_events": 0,
+        "notifications": 0,
+        "digests": 0,
     }
     assert "jobs: 1 so far" in captured.err
     old, middle, fresh = asyncio.run(_payloads(env, tenant_id, ids))

@@ -146,5 +146,5 @@ async def test_a_vendor_without_a_batch_endpoint_sends_alone(
 ) -> None:
     calls: list[list[str]] = []
     s = sender(calls, monkeypatch, window=0.05)
-    await asyncio.gather(*(s.send(account("sendgrid"), job(n)) for n in range(2)))
+    await asyncio.gather(*(s.send(account("smtp"), job(n)) for n in range(2)))
     assert sorted(calls) == [["single:job-0"], ["single:job-1"]]

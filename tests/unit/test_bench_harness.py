@@ -3,12 +3,15 @@ peer's command lines. No Node.js, database or network needed."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from bench import common, peers
+from bench import common, peers, scaleout
 from bench.__main__ import _cases
 from bench.cases import _mixed_figures
 from bench.homing_runs import Mixed, top_up
@@ -136,6 +139,16 @@ def test_peer_result_is_its_last_json_line() -> None:
         peers._last_json("Error: connect ECONNREFUSED\n")
 
 
+def test_a_peer_that_prints_its_result_with_its_ready_line_still_gives_its_result() -> None:
+    # A no-op worker with its jobs already queued finishes at once: both lines arrive in
+    # one read of the pipe, and the result sits in the reader's buffer, not in the pipe.
+    script = 'echo \'{"event": "ready"}\'; echo \'{"completed": 30}\''
+
+    with peers._running(["sh", "-c", script]) as peer:
+        time.sleep(0.2)  # both lines are written before the first is read
+        assert peer.wait(10) == {"completed": 30}
+
+
 def test_peer_says_why_it_cannot_run_without_node(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shutil, "which", lambda tool: None if tool == "node" else "/bin/npm")
 
@@ -177,3 +190,17 @@ def test_comparisons_without_their_peer_collapse_into_one_row() -> None:
 
     assert len(rows(_by_key(HOMING), specs)) == 1
     assert len(rows(_by_key(HOMING, BARE), specs)) == 2
+
+
+def test_scaleout_reads_cpu_from_proc_and_says_each_part() -> None:
+    spent = scaleout._cpu_seconds([os.getpid()])
+    deadline = time.process_time() + 0.05
+    while time.process_time() < deadline:
+        pass
+    assert scaleout._cpu_seconds([os.getpid()]) > spent
+    assert scaleout._cpu_seconds([2**22 + 1]) == 0  # a process gone counts nothing
+    run = scaleout.Run(2, 300.0, Counter({"IO": 3, "running": 1}), {"postgres": 0.5}, 4096)
+    line = scaleout._line(run, 200.0)
+    assert "300 deliveries/s (1.50x one)" in line
+    assert "postgres 0.50" in line and "WAL 4.0 KiB/delivery" in line
+    assert "IO 75%, running 25%" in line

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from argon2 import PasswordHasher
 
 from homing.crypto import (
+    DUMMY_PASSWORD_HASH,
     MasterKey,
     Sealer,
     api_key_display_prefix,
@@ -12,8 +14,10 @@ from homing.crypto import (
     generate_api_key,
     generate_master_key,
     hash_api_key,
+    hash_password,
     load_or_create_key_file,
     mask,
+    verify_password,
 )
 from homing.errors import ConfigError, DecryptionError
 
@@ -96,3 +100,16 @@ def test_constant_time_equals() -> None:
     assert constant_time_equals("abc", "abc")
     assert not constant_time_equals("abc", "abd")
     assert constant_time_equals(b"x", "x")
+
+
+def test_an_unknown_email_is_verified_against_a_hash_with_a_real_ones_parameters() -> None:
+    """The written-out dummy hash costs what a user's does: the same Argon2id
+    parameters as the hasher's (else a miss would answer faster, and tell), and it is
+    the hash of its fixed phrase, so it never matches a typed password by accident."""
+    hasher = PasswordHasher()
+    assert not hasher.check_needs_rehash(DUMMY_PASSWORD_HASH)
+    assert not hasher.check_needs_rehash(hash_password("x"))
+    assert hasher.verify(DUMMY_PASSWORD_HASH, "homing-console-no-such-user")
+    assert not verify_password(None, "homing-console-no-such-user")
+    assert verify_password(hash_password("correct horse"), "correct horse")
+    assert not verify_password(hash_password("correct horse"), "wrong")

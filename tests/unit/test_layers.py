@@ -379,17 +379,27 @@ DIRECT_STORE_USES: dict[tuple[str, str], str] = {
     ("homing/console/health_pages.py", "signals"): OPERATOR + " (alert signals)",
     ("homing/console/key_pages.py", "keys"): AUDITED + "; the list is a plain read",
     ("homing/console/dead_letter_pages.py", "dead_letter_store"): (
-        READ + " (redrive goes through DeadLetters)"
+        READ + " (redrive and purge go through DeadLetters)"
     ),
     ("homing/console/operator_letters.py", "dead_letter_store"): OPERATOR + " (dead letters)",
     ("homing/console/operator_letters.py", "tenants"): (
         OPERATOR + " (whether the tenant id a filter names exists)"
     ),
     ("homing/console/operator_pages.py", "jobs"): OPERATOR + " (queue depths)",
+    ("homing/console/inbound_secret_pages.py", "providers"): (
+        READ + " (the account whose secret is set; InboundSecrets checks it again)"
+    ),
     ("homing/console/pacing_pages.py", "providers"): AUDITED + "; the page reads the account",
     ("homing/console/provider_pages.py", "providers"): AUDITED + "; the pages read the accounts",
+    (
+        "homing/console/domain_pages.py",
+        "providers",
+    ): AUDITED + "; the page reads the email accounts a domain may be verified through",
     ("homing/console/provider_setup.py", "providers"): (
         AUDITED + "; registering goes through ProviderAccounts"
+    ),
+    ("homing/console/send_test_pages.py", "providers"): (
+        ROUTING + "; the page shows which channels have an enabled provider"
     ),
     ("homing/console/suppression_pages.py", "inbound.suppressions"): (
         AUDITED + "; the list is a plain read"
@@ -400,7 +410,9 @@ DIRECT_STORE_USES: dict[tuple[str, str], str] = {
         AUDITED + "; the list is a plain read (invitations go through Invitations)"
     ),
     ("homing/console/webhook_pages.py", "jobs"): READ + " (the webhook deliveries)",
-    ("homing/console/webhook_pages.py", "webhooks.store"): READ + " (the gone endpoints)",
+    ("homing/console/webhook_pages.py", "webhooks.store"): (
+        AUDITED + " (re-enabling a gone endpoint); the list is a plain read"
+    ),
 }
 
 

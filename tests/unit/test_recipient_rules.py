@@ -46,9 +46,9 @@ def test_what_is_no_language_tag_is_refused(tag: str) -> None:
 
 def test_a_send_by_recipient_takes_its_address_and_its_preference() -> None:
     found = _addressed(Ask("ada", "news", "email"), {"ada": ADA}, {"news": NEWS})
-    assert found == Addressed("ada@example.com", PreferenceCheck("r1", "news"))
+    assert found == Addressed("ada@example.com", PreferenceCheck("r1", "news"), "marketing", "r1")
     assert _addressed(Ask("ada", None, "email"), {"ada": ADA}, {}) == Addressed(
-        "ada@example.com", None
+        "ada@example.com", None, None, "r1"
     )
 
 
@@ -56,7 +56,11 @@ def test_what_cannot_be_addressed_is_refused_with_its_own_error() -> None:
     assert isinstance(_addressed(Ask("bob", None, "email"), {"ada": ADA}, {}), UnknownRecipient)
     assert isinstance(_addressed(Ask("ada", None, "phone"), {"ada": ADA}, {}), RecipientUnreachable)
     assert isinstance(_addressed(Ask(None, "gone", "email"), {}, {}), UnknownCategory)
-    assert _addressed(Ask(None, "news", "email"), {}, {"news": NEWS}) == Addressed()
+    # An address-only send in a category: its kind (marketing sends carry a link), and
+    # the check of that address's opt-outs and of the category's cap.
+    assert _addressed(Ask(None, "news", "email"), {}, {"news": NEWS}) == Addressed(
+        preference=PreferenceCheck(None, "news"), kind="marketing"
+    )
 
 
 def test_a_send_by_recipient_is_fingerprinted_by_the_recipient_not_its_address() -> None:

@@ -56,6 +56,12 @@ export class StateConflictError extends ConflictError {
   override readonly name: string = "StateConflictError";
 }
 
+/** `not_reschedulable` (HTTP 409). */
+export class NotReschedulableError extends ConflictError {
+  static override readonly code: string = "not_reschedulable";
+  override readonly name: string = "NotReschedulableError";
+}
+
 /** `payload_too_large` (HTTP 413). */
 export class PayloadTooLargeCodeError extends PayloadTooLargeError {
   static override readonly code: string = "payload_too_large";
@@ -104,6 +110,18 @@ export class InvalidRequestError extends UnprocessableError {
   override readonly name: string = "InvalidRequestError";
 }
 
+/** `no_provider` (HTTP 422). */
+export class NoProviderError extends UnprocessableError {
+  static override readonly code: string = "no_provider";
+  override readonly name: string = "NoProviderError";
+}
+
+/** `no_sender` (HTTP 422). */
+export class NoSenderError extends UnprocessableError {
+  static override readonly code: string = "no_sender";
+  override readonly name: string = "NoSenderError";
+}
+
 /** `provider_error` (HTTP 422). */
 export class ProviderError extends UnprocessableError {
   static override readonly code: string = "provider_error";
@@ -116,10 +134,22 @@ export class ProviderTimeoutError extends UnprocessableError {
   override readonly name: string = "ProviderTimeoutError";
 }
 
+/** `public_url_required` (HTTP 422). */
+export class PublicUrlRequiredError extends UnprocessableError {
+  static override readonly code: string = "public_url_required";
+  override readonly name: string = "PublicUrlRequiredError";
+}
+
 /** `recipient_unreachable` (HTTP 422). */
 export class RecipientUnreachableError extends UnprocessableError {
   static override readonly code: string = "recipient_unreachable";
   override readonly name: string = "RecipientUnreachableError";
+}
+
+/** `send_at_too_far` (HTTP 422). */
+export class SendAtTooFarError extends UnprocessableError {
+  static override readonly code: string = "send_at_too_far";
+  override readonly name: string = "SendAtTooFarError";
 }
 
 /** `template_error` (HTTP 422). */
@@ -188,6 +218,12 @@ export class StoreError extends InternalServerError {
   override readonly name: string = "StoreError";
 }
 
+/** `overloaded` (HTTP 503). */
+export class OverloadedError extends ServiceUnavailableError {
+  static override readonly code: string = "overloaded";
+  override readonly name: string = "OverloadedError";
+}
+
 /** `rate_limit_unavailable` (HTTP 503). */
 export class RateLimitUnavailableError extends ServiceUnavailableError {
   static override readonly code: string = "rate_limit_unavailable";
@@ -211,6 +247,7 @@ export const CODES: ReadonlyMap<string, ApiErrorClass> = new Map<string, ApiErro
   ["404 not_found", ObjectNotFoundError],
   ["405 method_not_allowed", MethodNotAllowedCodeError],
   ["409 conflict", StateConflictError],
+  ["409 not_reschedulable", NotReschedulableError],
   ["413 payload_too_large", PayloadTooLargeCodeError],
   ["415 unsupported_media_type", UnsupportedMediaTypeCodeError],
   ["422 domain_not_verified", DomainNotVerifiedError],
@@ -219,9 +256,13 @@ export const CODES: ReadonlyMap<string, ApiErrorClass> = new Map<string, ApiErro
   ["422 idempotency_conflict", IdempotencyConflictError],
   ["422 invalid_credentials", InvalidCredentialsError],
   ["422 invalid_request", InvalidRequestError],
+  ["422 no_provider", NoProviderError],
+  ["422 no_sender", NoSenderError],
   ["422 provider_error", ProviderError],
   ["422 provider_timeout", ProviderTimeoutError],
+  ["422 public_url_required", PublicUrlRequiredError],
   ["422 recipient_unreachable", RecipientUnreachableError],
+  ["422 send_at_too_far", SendAtTooFarError],
   ["422 template_error", TemplateError],
   ["422 unknown_category", UnknownCategoryError],
   ["422 unknown_provider", UnknownProviderError],
@@ -233,6 +274,7 @@ export const CODES: ReadonlyMap<string, ApiErrorClass> = new Map<string, ApiErro
   ["500 decryption_error", DecryptionError],
   ["500 internal_error", InternalError],
   ["500 store_error", StoreError],
+  ["503 overloaded", OverloadedError],
   ["503 rate_limit_unavailable", RateLimitUnavailableError],
   ["503 unavailable", UnavailableError],
 ]);

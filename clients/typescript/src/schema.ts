@@ -83,7 +83,15 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Reschedule Job
+         * @description Move a PENDING job no worker has claimed to ``send_at`` (docs/scheduling.md): its
+         *     ttl moves with it, and quiet hours are not applied again. 409 ``not_reschedulable``
+         *     when a worker claimed it, it ended or it has an ordering key; 422
+         *     ``send_at_too_far`` past 30 days; another tenant's job is 404; a test key
+         *     reschedules only test jobs.
+         */
+        patch: operations["reschedule_job_v1_jobs__job_id__patch"];
         trace?: never;
     };
     "/v1/jobs": {
@@ -162,13 +170,17 @@ export interface paths {
         };
         /**
          * List Providers
-         * @description The tenant's provider accounts, in one page (credentials never shown).
+         * @description The tenant's provider accounts, at most ``HOMING_MAX_PROVIDERS_PER_TENANT`` (50
+         *     by default), all in one page (credentials never shown).
          */
         get: operations["list_providers_v1_providers_get"];
         put?: never;
         /**
          * Create Provider
          * @description Register a provider; its credentials are checked with it before they are stored.
+         *     403 ``quota_exceeded``, before the provider is asked, when the tenant holds
+         *     ``HOMING_MAX_PROVIDERS_PER_TENANT`` accounts already (over all channels; a deleted
+         *     one does not count).
          */
         post: operations["create_provider_v1_providers_post"];
         delete?: never;
@@ -275,8 +287,9 @@ export interface paths {
         };
         /**
          * List Gone
-         * @description URLs that answered 410 Gone, in one page; jobs to them fail at once until
-         *     re-enabled.
+         * @description URLs that answered 410 Gone, newest first, at most
+         *     ``HOMING_MAX_GONE_ENDPOINTS_PER_TENANT`` (200 by default; older marks are dropped),
+         *     all in one page; jobs to them fail at once until re-enabled.
          */
         get: operations["list_gone_v1_webhook_endpoints_gone_get"];
         put?: never;
@@ -339,15 +352,17 @@ export interface paths {
         };
         /**
          * List Keys
-         * @description The tenant's live keys, in one page: prefix, name, created, last used (to the
-         *     minute).
+         * @description The tenant's live keys, at most ``HOMING_MAX_API_KEYS_PER_TENANT`` (100 by
+         *     default), all in one page: prefix, name, created, last used (to the minute).
          */
         get: operations["list_keys_v1_api_keys_get"];
         put?: never;
         /**
          * Create Key
          * @description Issue a key; ``key`` is in this response only. ``"test": true`` issues a test
-         *     key (``hk_test_…``), whose jobs go only to sandbox providers.
+         *     key (``hk_test_…``), whose jobs go only to sandbox providers. 403 ``quota_exceeded``
+         *     when the tenant holds ``HOMING_MAX_API_KEYS_PER_TENANT`` live keys already (a
+         *     revoked key does not count).
          */
         post: operations["create_key_v1_api_keys_post"];
         delete?: never;
@@ -591,13 +606,16 @@ export interface paths {
         };
         /**
          * List Domains
-         * @description The tenant's sending domains, in one page.
+         * @description The tenant's sending domains, at most ``HOMING_MAX_DOMAINS_PER_TENANT`` (50 by
+         *     default), all in one page.
          */
         get: operations["list_domains_v1_domains_get"];
         put?: never;
         /**
          * Register Domain
          * @description Register ``domain`` with one of the tenant's email providers; publish ``records``.
+         *     403 ``quota_exceeded``, before the provider is asked, when the tenant holds
+         *     ``HOMING_MAX_DOMAINS_PER_TENANT`` domains already.
          */
         post: operations["register_domain_v1_domains_post"];
         delete?: never;
@@ -1020,8 +1038,10 @@ export interface paths {
         post?: never;
         /**
          * Delete Recipient
-         * @description Delete the recipient and its preferences; 404 when there is none. Its traces in
-         *     jobs, dead letters and events stay until erasure (a later slice).
+         * @description Erase the recipient: its row, preferences and feed, and its addresses' traces in
+         *     jobs, dead letters, inbound events and flashes (docs/recipients.md, "Erasure").
+         *     200 when complete; 202 when work is left (jobs still queued, or the call's batches
+         *     spent): call again to finish. 404 when there is none.
          */
         delete: operations["delete_recipient_v1_recipients__external_id__delete"];
         options?: never;
@@ -1043,6 +1063,27 @@ export interface paths {
         get: operations["list_recipients_v1_recipients_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/erasure": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase Address
+         * @description Erase one address on one channel from the tenant's data; its suppressions and
+         *     opt-outs stay as keyed hashes. 200 when complete, 202 when work is left.
+         */
+        post: operations["erase_address_v1_erasure_post"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1073,6 +1114,28 @@ export interface paths {
          *     ``unknown_category`` for a key the tenant has no category of.
          */
         patch: operations["patch_preferences_v1_recipients__external_id__preferences_patch"];
+        trace?: never;
+    };
+    "/v1/recipients/{external_id}/preference-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Preference Link
+         * @description A signed link to the recipient's preference page (the template variable
+         *     ``preferences_url`` is one too); 422 ``public_url_required`` without
+         *     HOMING_PUBLIC_URL.
+         */
+        get: operations["get_preference_link_v1_recipients__external_id__preference_link_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/categories/{key}": {
@@ -1260,6 +1323,340 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/layouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Layouts
+         * @description The tenant's layouts in creation order; pass ``next_cursor`` back as ``cursor``.
+         */
+        get: operations["list_layouts_v1_layouts_get"];
+        put?: never;
+        /**
+         * Create Layout
+         * @description A new layout (``default``: the one emails naming none go in); 409 when the key is
+         *     taken or the tenant holds ``HOMING_LAYOUT_MAX_LAYOUTS``.
+         */
+        post: operations["create_layout_v1_layouts_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/layouts/{ref}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Layout
+         * @description One layout by id or key.
+         */
+        get: operations["get_layout_v1_layouts__ref__get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Layout
+         * @description Remove a layout and every version. Jobs accepted with it keep their rendered
+         *     content; a templated email naming it is 422 afterwards.
+         */
+        delete: operations["delete_layout_v1_layouts__ref__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/layouts/{ref}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Layout Versions
+         * @description The layout's versions, newest first; pass ``next_cursor`` back as ``cursor``.
+         */
+        get: operations["list_layout_versions_v1_layouts__ref__versions_get"];
+        put?: never;
+        /**
+         * Add Layout Version
+         * @description A new draft, numbered after the last; 422 ``template_error`` when the HTML does
+         *     not parse, is too big or never shows ``{{ content }}``.
+         */
+        post: operations["add_layout_version_v1_layouts__ref__versions_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/layouts/{ref}/versions/{version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Layout Version
+         * @description One version of the layout.
+         */
+        get: operations["get_layout_version_v1_layouts__ref__versions__version_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Edit Layout Version
+         * @description Change a draft's ``html`` or ``locale``. A published version is 409: add a new one.
+         */
+        patch: operations["edit_layout_version_v1_layouts__ref__versions__version_id__patch"];
+        trace?: never;
+    };
+    "/v1/layouts/{ref}/versions/{version_id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish Layout Version
+         * @description Make the version its locale's live one (the one before is retired; publishing a
+         *     retired one again is a rollback). Jobs already accepted keep their content.
+         */
+        post: operations["publish_layout_version_v1_layouts__ref__versions__version_id__publish_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/in-app": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send In App
+         * @description Put one item in a recipient's feed; answered 202 once it is committed, its job
+         *     COMPLETED (SUPPRESSED when the recipient opted out of the category in-app).
+         */
+        post: operations["send_in_app_v1_notifications_in_app_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recipients/{external_id}/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recipient Feed
+         * @description The recipient's feed newest first (archived items left out), with its unread count.
+         */
+        get: operations["recipient_feed_v1_recipients__external_id__feed_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/recipients/{external_id}/feed-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recipient Feed Token
+         * @description A token for the recipient's feed (at most HOMING_FEED_TOKEN_MAX_SECONDS); a
+         *     tenant's server can sign the same itself (docs/feed.md, "Tokens").
+         */
+        get: operations["recipient_feed_token_v1_recipients__external_id__feed_token_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/feed-secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate Feed Secret
+         * @description A new feed secret, shown this once; tokens signed with the old one stop working.
+         */
+        post: operations["rotate_feed_secret_v1_feed_secret_rotate_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/feed-origins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Feed Origins
+         * @description The origins whose pages may call ``/feed`` (CORS).
+         */
+        get: operations["get_feed_origins_v1_feed_origins_get"];
+        /**
+         * Put Feed Origins
+         * @description Replace the allowed origins (exact ``scheme://host[:port]``, HOMING_FEED_MAX_ORIGINS).
+         */
+        put: operations["put_feed_origins_v1_feed_origins_put"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My Feed
+         * @description The reader's feed newest first, with its unread count.
+         */
+        get: operations["my_feed_feed_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feed/{item_id}/{mark}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark Item
+         * @description Mark one of the reader's items seen, read (and seen) or archived; once is enough.
+         */
+        post: operations["mark_item_feed__item_id___mark__post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feed/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream
+         * @description New items as Server-Sent Events (``event: item``, ``id`` its ``seq``) and the
+         *     unread count (``event: unread``); from after ``Last-Event-ID`` when given.
+         */
+        get: operations["stream_feed_stream_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send Notification
+         * @description Send one template to one recipient over several channels: ``all`` at once, the
+         *     ``first`` a provider accepts, or ``escalate`` to the next channel when no success
+         *     signal arrives within ``escalate_after_seconds``. Answered 202 once the
+         *     notification and its first jobs are committed, with each step's state.
+         *
+         *     With ``digest``, it is gathered with the recipient's others of the same key and
+         *     sent once when the window closes, its template getting ``items`` (each one's
+         *     ``data``, in order) and ``count``: answered 202 ``gathered``, with the digest.
+         */
+        post: operations["send_notification_v1_notifications_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/{notification_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Notification
+         * @description A notification and each of its steps: channel, job, status and why.
+         */
+        get: operations["get_notification_v1_notifications__notification_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1298,6 +1695,10 @@ export interface components {
             created_at: string;
             /** Completed At */
             completed_at: string | null;
+            /** Send At */
+            send_at?: string | null;
+            /** Schedule Reason */
+            schedule_reason?: ("requested" | "quiet_hours") | null;
             /** Tenant Id */
             tenant_id: string;
         };
@@ -1382,7 +1783,7 @@ export interface components {
          * @description The closed vocabulary of changes the audit log records.
          * @enum {string}
          */
-        AuditAction: "provider.added" | "provider.updated" | "provider.removed" | "provider.reordered" | "inbound_secret.rotated" | "inbound_secret.deleted" | "api_key.issued" | "api_key.revoked" | "webhook_secret.created" | "webhook_secret.rotated" | "webhook_secret.deleted" | "webhook_endpoint.enabled" | "suppression.added" | "suppression.removed" | "domain.added" | "domain.removed" | "tenant.created" | "tenant.updated" | "tenant.plan_changed" | "tenant.suspended" | "tenant.resumed" | "settings.updated" | "dead_letters.redriven" | "dead_letters.purged" | "master_key.rotated" | "user.invited" | "invitation.revoked" | "invitation.accepted" | "invitation.mailed" | "member.role_changed" | "member.removed" | "user.added" | "user.password_set";
+        AuditAction: "provider.added" | "provider.updated" | "provider.removed" | "provider.reordered" | "inbound_secret.rotated" | "inbound_secret.deleted" | "api_key.issued" | "api_key.revoked" | "webhook_secret.created" | "webhook_secret.rotated" | "webhook_secret.deleted" | "webhook_endpoint.enabled" | "suppression.added" | "suppression.removed" | "domain.added" | "domain.removed" | "tenant.created" | "tenant.updated" | "tenant.plan_changed" | "tenant.suspended" | "tenant.resumed" | "settings.updated" | "dead_letters.redriven" | "dead_letters.purged" | "master_key.rotated" | "user.invited" | "invitation.revoked" | "invitation.accepted" | "invitation.mailed" | "member.role_changed" | "member.removed" | "user.added" | "user.password_set" | "feed_secret.rotated" | "recipient.unsubscribed" | "recipient.preferences_changed" | "template.created" | "template.deleted" | "template.version_added" | "template.version_edited" | "template.version_published" | "layout.created" | "layout.deleted" | "layout.version_added" | "layout.version_edited" | "layout.version_published" | "recipient.created" | "recipient.updated" | "recipient.erased" | "category.created" | "category.updated" | "address.erased";
         /**
          * AuditEventPublic
          * @description One change: who, what, to which target, when, and what changed (no secret:
@@ -1490,6 +1891,18 @@ export interface components {
          * CategoryPut
          * @description ``PUT /v1/categories/{key}``: the whole category. A channel left out of
          *     ``default`` is on for ``transactional`` and off for ``marketing``.
+         * @example {
+         *       "default": {
+         *         "email": true,
+         *         "sms": false
+         *       },
+         *       "frequency_cap": {
+         *         "count": 2,
+         *         "per_seconds": 604800
+         *       },
+         *       "kind": "marketing",
+         *       "name": "Product news"
+         *     }
          */
         CategoryPut: {
             /** Name */
@@ -1511,8 +1924,15 @@ export interface components {
          * @description How a notification travels: email, SMS, chat or webhook.
          * @enum {string}
          */
-        Channel: "email" | "webhook" | "sms" | "chat";
-        /** ChatCreate */
+        Channel: "email" | "webhook" | "sms" | "chat" | "in_app";
+        /**
+         * ChatCreate
+         * @example {
+         *       "format": "markdown",
+         *       "text": "*Deploy* finished",
+         *       "to": "-1001234567890"
+         *     }
+         */
         ChatCreate: {
             /** Template */
             template?: string | null;
@@ -1524,6 +1944,8 @@ export interface components {
             locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /** Send At */
+            send_at?: string | null;
             /** Recipient */
             recipient?: string | null;
             /** Category */
@@ -1634,6 +2056,49 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * DigestCreate
+         * @description Gather this notification with the recipient's others of the same ``key`` and
+         *     send them once, when the window closes: ``window_seconds`` after the first, or
+         *     daily ``at`` a local time in the recipient's time zone.
+         */
+        DigestCreate: {
+            /** Key */
+            key: string;
+            /** Window Seconds */
+            window_seconds?: number | null;
+            /** At */
+            at?: string | null;
+        };
+        /**
+         * DigestPublic
+         * @description The digest a notification was gathered into.
+         */
+        DigestPublic: {
+            /** Id */
+            id: string;
+            /** Key */
+            key: string;
+            /** Status */
+            status: string;
+            /** Reason */
+            reason: string | null;
+            /**
+             * Close At
+             * Format: date-time
+             */
+            close_at: string;
+            /** Position */
+            position: number;
+            /** Count */
+            count: number;
+            /** Notification Id */
+            notification_id: string | null;
+            /** Sent At */
+            sent_at: string | null;
+            /** Steps */
+            steps: components["schemas"]["StepPublic"][];
+        };
         /** DnsRecordPublic */
         DnsRecordPublic: {
             /** Type */
@@ -1683,14 +2148,50 @@ export interface components {
             /** Verified At */
             verified_at: string | null;
         };
-        /** EmailBatchCreate */
+        /**
+         * EmailBatchCreate
+         * @example {
+         *       "messages": [
+         *         {
+         *           "from": "hello@acme.example",
+         *           "subject": "Hi",
+         *           "text": "Hello Ada",
+         *           "to": "ada@example.com"
+         *         },
+         *         {
+         *           "from": "hello@acme.example",
+         *           "idempotency_key": "welcome-user_42",
+         *           "recipient": "user_42",
+         *           "template": "welcome"
+         *         }
+         *       ]
+         *     }
+         */
         EmailBatchCreate: {
             /** Messages */
             messages: {
                 [key: string]: unknown;
             }[];
         };
-        /** EmailCreate */
+        /**
+         * EmailCreate
+         * @example {
+         *       "from": "Acme <hello@acme.example>",
+         *       "html": "<p>Thanks for your order.</p>",
+         *       "subject": "Your receipt",
+         *       "text": "Thanks for your order.",
+         *       "to": "ada@example.com"
+         *     }
+         * @example {
+         *       "category": "account",
+         *       "data": {
+         *         "name": "Ada"
+         *       },
+         *       "from": "hello@acme.example",
+         *       "recipient": "user_42",
+         *       "template": "welcome"
+         *     }
+         */
         EmailCreate: {
             /** Template */
             template?: string | null;
@@ -1702,6 +2203,8 @@ export interface components {
             locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /** Send At */
+            send_at?: string | null;
             /** Recipient */
             recipient?: string | null;
             /** Category */
@@ -1739,11 +2242,56 @@ export interface components {
             html?: string | null;
             /** Text */
             text?: string | null;
+            /** Layout */
+            layout?: string | null;
         };
         /** EndpointUrl */
         EndpointUrl: {
             /** Url */
             url: string;
+        };
+        /**
+         * ErasureCreate
+         * @description ``POST /v1/erasure``: one address on one channel (a chat's as
+         *     ``<vendor>:<chat id>``, e.g. ``telegram:4242``).
+         */
+        ErasureCreate: {
+            /** Address */
+            address: string;
+            /**
+             * Channel
+             * @enum {string}
+             */
+            channel: "email" | "sms" | "chat";
+        };
+        /**
+         * ErasurePublic
+         * @description What one erasure call did: rows erased per kind, rows kept as keyed hashes per
+         *     kind, jobs still queued (erased by a later call once they end), and whether the
+         *     erasure is complete (false: call again to finish it).
+         */
+        ErasurePublic: {
+            /**
+             * Erased
+             * @description rows erased, per kind
+             */
+            erased: {
+                [key: string]: number;
+            };
+            /**
+             * Kept As Hash
+             * @description suppressions and opt-outs now kept only as keyed hashes
+             */
+            kept_as_hash: {
+                [key: string]: number;
+            };
+            /**
+             * Waiting Jobs
+             * @description jobs to the address still queued or in flight
+             */
+            waiting_jobs: number;
+            /** Complete */
+            complete: boolean;
         };
         /** ErrorInfo */
         ErrorInfo: {
@@ -1819,6 +2367,89 @@ export interface components {
             errors: number;
         };
         /**
+         * FeedItemPublic
+         * @description One item of a feed. Text is text: a page shows it escaped (``textContent``).
+         */
+        FeedItemPublic: {
+            /** Id */
+            id: string;
+            /** Seq */
+            seq: number;
+            /** Job Id */
+            job_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Title */
+            title?: string | null;
+            /** Body */
+            body: string;
+            /** Url */
+            url?: string | null;
+            /** Category */
+            category?: string | null;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Seen At */
+            seen_at?: string | null;
+            /** Read At */
+            read_at?: string | null;
+            /** Archived At */
+            archived_at?: string | null;
+        };
+        /**
+         * FeedOrigins
+         * @description The exact origins (``https://app.example.com``) whose pages may read feeds.
+         */
+        FeedOrigins: {
+            /** Origins */
+            origins: string[];
+        };
+        /**
+         * FeedPagePublic
+         * @description One page of a feed, newest first, and the recipient's unread count.
+         */
+        FeedPagePublic: {
+            /** Data */
+            data: components["schemas"]["FeedItemPublic"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+            /** Unread Count */
+            unread_count: number;
+        };
+        /**
+         * FeedSecretIssued
+         * @description The new feed secret: shown this once, never again.
+         */
+        FeedSecretIssued: {
+            /** Secret */
+            secret: string;
+            /** Preview */
+            preview: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
+        /**
+         * FeedToken
+         * @description A token for one recipient's feed, sent as ``Authorization: Bearer <token>``.
+         */
+        FeedToken: {
+            /** Token */
+            token: string;
+            /**
+             * Expires At
+             * Format: date-time
+             */
+            expires_at: string;
+        };
+        /**
          * FilterBody
          * @description The filter of a bulk operation: the list's query names.
          */
@@ -1856,6 +2487,49 @@ export interface components {
              * Format: date-time
              */
             gone_at: string;
+        };
+        /**
+         * InAppCreate
+         * @description One item for one recipient's feed: its text given, or ``template`` (and
+         *     ``data``, ``locale``) whose ``in_app`` part makes it.
+         * @example {
+         *       "body": "Grace replied to you",
+         *       "recipient": "user_42",
+         *       "title": "New comment",
+         *       "url": "https://app.example.com/c/9"
+         *     }
+         */
+        InAppCreate: {
+            /** Template */
+            template?: string | null;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
+            /** Recipient */
+            recipient: string;
+            /** Title */
+            title?: string | null;
+            /** Body */
+            body?: string | null;
+            /** Url */
+            url?: string | null;
+            /** Category */
+            category?: string | null;
+        };
+        /**
+         * InAppPart
+         * @description An item of the recipient's feed (docs/feed.md); ``url`` renders to http(s).
+         */
+        InAppPart: {
+            /** Title */
+            title?: string | null;
+            /** Body */
+            body: string;
+            /** Url */
+            url?: string | null;
         };
         /** InboundSecretPublic */
         InboundSecretPublic: {
@@ -1933,6 +2607,10 @@ export interface components {
             delivery_status?: string | null;
             /** Events */
             events?: components["schemas"]["DeliveryEventPublic"][];
+            /** To */
+            to?: string | null;
+            /** Payload Scrubbed At */
+            payload_scrubbed_at?: string | null;
             /** Sms */
             sms?: {
                 [key: string]: unknown;
@@ -1941,6 +2619,22 @@ export interface components {
             template?: {
                 [key: string]: unknown;
             } | null;
+            /** Send At */
+            send_at?: string | null;
+            /** Schedule Reason */
+            schedule_reason?: ("requested" | "quiet_hours") | null;
+        };
+        /**
+         * JobReschedule
+         * @description ``PATCH /v1/jobs/{id}``: when the job is due instead (RFC 3339 with its offset,
+         *     at most 30 days ahead; a moment past is now).
+         */
+        JobReschedule: {
+            /**
+             * Send At
+             * Format: date-time
+             */
+            send_at: string;
         };
         /**
          * JobStatus
@@ -1967,8 +2661,91 @@ export interface components {
             created_at: string;
             /** Completed At */
             completed_at: string | null;
+            /** Send At */
+            send_at?: string | null;
+            /** Schedule Reason */
+            schedule_reason?: ("requested" | "quiet_hours") | null;
         };
         JsonValue: unknown;
+        /**
+         * LayoutCreate
+         * @example {
+         *       "key": "brand",
+         *       "name": "Brand frame"
+         *     }
+         */
+        LayoutCreate: {
+            /** Key */
+            key: string;
+            /** Name */
+            name?: string | null;
+            /** Default Locale */
+            default_locale?: string | null;
+        };
+        /** LayoutPublic */
+        LayoutPublic: {
+            /** Id */
+            id: string;
+            /** Key */
+            key: string;
+            /** Name */
+            name: string;
+            /** Default Locale */
+            default_locale: string;
+            /** Locales */
+            locales: string[];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+        };
+        /**
+         * LayoutVersionCreate
+         * @example {
+         *       "html": "<main>{{ content }}</main><footer>Acme</footer>"
+         *     }
+         */
+        LayoutVersionCreate: {
+            /** Html */
+            html: string;
+            /** Locale */
+            locale?: string | null;
+        };
+        /** LayoutVersionEdit */
+        LayoutVersionEdit: {
+            /** Html */
+            html?: string | null;
+            /** Locale */
+            locale?: string | null;
+        };
+        /** LayoutVersionPublic */
+        LayoutVersionPublic: {
+            /** Id */
+            id: string;
+            /** Layout Id */
+            layout_id: string;
+            /** Number */
+            number: number;
+            /** Locale */
+            locale: string;
+            /** State */
+            state: string;
+            /** Html */
+            html: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Published At */
+            published_at?: string | null;
+        };
         /** LimitsPublic */
         LimitsPublic: {
             /** Rate Per Minute */
@@ -1979,6 +2756,82 @@ export interface components {
             };
             /** Priority */
             priority: string | null;
+        };
+        /** NotificationPublic */
+        NotificationPublic: {
+            /** Id */
+            id: string;
+            /** Status */
+            status: string;
+            /** Strategy */
+            strategy: string;
+            /** Escalate After Seconds */
+            escalate_after_seconds: number | null;
+            /** Recipient */
+            recipient: string;
+            /** Template */
+            template: string;
+            /** Category */
+            category: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Completed At */
+            completed_at: string | null;
+            /** Steps */
+            steps: components["schemas"]["StepPublic"][];
+            digest?: components["schemas"]["DigestPublic"] | null;
+        };
+        /**
+         * NotificationsCreate
+         * @description One notification over several channels: ``all`` at once, the ``first`` that a
+         *     provider accepts, or ``escalate`` to the next when no success signal arrives in
+         *     time.
+         * @example {
+         *       "channels": [
+         *         "in_app",
+         *         "email",
+         *         "sms"
+         *       ],
+         *       "data": {
+         *         "order_id": "o_123"
+         *       },
+         *       "escalate_after_seconds": 900,
+         *       "from": "Acme <hello@acme.example>",
+         *       "recipient": "user_42",
+         *       "strategy": "escalate",
+         *       "template": "order-shipped"
+         *     }
+         */
+        NotificationsCreate: {
+            /** Recipient */
+            recipient: string;
+            /** Template */
+            template: string;
+            /** Data */
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            /** Locale */
+            locale?: string | null;
+            /** Category */
+            category?: string | null;
+            /** Channels */
+            channels: ("in_app" | "chat" | "sms" | "email")[];
+            /**
+             * Strategy
+             * @enum {string}
+             */
+            strategy: "all" | "first" | "escalate";
+            /** Escalate After Seconds */
+            escalate_after_seconds?: number | null;
+            /** Priority */
+            priority?: ("CRITICAL" | "NORMAL" | "LOW") | null;
+            /** From */
+            from?: string | null;
+            digest?: components["schemas"]["DigestCreate"] | null;
         };
         /** Page[AdminJobSummary] */
         Page_AdminJobSummary_: {
@@ -2036,6 +2889,20 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
+        /** Page[LayoutPublic] */
+        Page_LayoutPublic_: {
+            /** Data */
+            data: components["schemas"]["LayoutPublic"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
+        /** Page[LayoutVersionPublic] */
+        Page_LayoutVersionPublic_: {
+            /** Data */
+            data: components["schemas"]["LayoutVersionPublic"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /** Page[ProviderPublic] */
         Page_ProviderPublic_: {
             /** Data */
@@ -2079,6 +2946,15 @@ export interface components {
             next_cursor?: string | null;
         };
         /**
+         * PreferenceLink
+         * @description The recipient's preference page: a signed URL under HOMING_PUBLIC_URL that opens
+         *     with no sign-in (docs/recipients.md, "Links").
+         */
+        PreferenceLink: {
+            /** Url */
+            url: string;
+        };
+        /**
          * Preferences
          * @description A recipient's preferences: by category key, whether each channel gets it.
          */
@@ -2090,7 +2966,14 @@ export interface components {
                 };
             };
         };
-        /** PreviewCreate */
+        /**
+         * PreviewCreate
+         * @example {
+         *       "data": {
+         *         "name": "Ada"
+         *       }
+         *     }
+         */
         PreviewCreate: {
             /** Data */
             data?: {
@@ -2125,8 +3008,22 @@ export interface components {
             webhook?: {
                 [key: string]: unknown;
             } | null;
+            /** In App */
+            in_app?: {
+                [key: string]: unknown;
+            } | null;
         };
-        /** ProviderCreate */
+        /**
+         * ProviderCreate
+         * @example {
+         *       "channel": "email",
+         *       "credentials": {
+         *         "api_key": "…"
+         *       },
+         *       "priority": 1,
+         *       "provider": "sendgrid"
+         *     }
+         */
         ProviderCreate: {
             /**
              * Channel
@@ -2157,7 +3054,13 @@ export interface components {
              */
             enabled?: boolean;
         };
-        /** ProviderPatch */
+        /**
+         * ProviderPatch
+         * @example {
+         *       "enabled": false,
+         *       "priority": 2
+         *     }
+         */
         ProviderPatch: {
             /** Priority */
             priority?: number | null;
@@ -2323,6 +3226,15 @@ export interface components {
          * RecipientPut
          * @description ``PUT /v1/recipients/{external_id}``: the fields given are set (null clears
          *     one), the others kept.
+         * @example {
+         *       "data": {
+         *         "plan": "pro"
+         *       },
+         *       "email": "ada@example.com",
+         *       "locale": "en",
+         *       "phone": "+14155552671",
+         *       "timezone": "Europe/London"
+         *     }
          */
         RecipientPut: {
             /** Email */
@@ -2351,14 +3263,36 @@ export interface components {
             /** Refused */
             refused: number;
         };
-        /** SmsBatchCreate */
+        /**
+         * SmsBatchCreate
+         * @example {
+         *       "messages": [
+         *         {
+         *           "body": "Your table is ready",
+         *           "to": "+14155552671"
+         *         },
+         *         {
+         *           "body": "Your table is ready",
+         *           "idempotency_key": "t-2",
+         *           "to": "+447700900123"
+         *         }
+         *       ]
+         *     }
+         */
         SmsBatchCreate: {
             /** Messages */
             messages: {
                 [key: string]: unknown;
             }[];
         };
-        /** SmsCreate */
+        /**
+         * SmsCreate
+         * @example {
+         *       "body": "Your code is 123456",
+         *       "from": "Acme",
+         *       "to": "+14155552671"
+         *     }
+         */
         SmsCreate: {
             /** Template */
             template?: string | null;
@@ -2370,6 +3304,8 @@ export interface components {
             locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /** Send At */
+            send_at?: string | null;
             /** Recipient */
             recipient?: string | null;
             /** Category */
@@ -2405,6 +3341,30 @@ export interface components {
             /** Body */
             body: string;
         };
+        /** StepPublic */
+        StepPublic: {
+            /** Position */
+            position: number;
+            /** Channel */
+            channel: string;
+            /** Status */
+            status: string;
+            /** Reason */
+            reason: string | null;
+            /** Job Id */
+            job_id: string | null;
+            /** Job Status */
+            job_status: string | null;
+            /** Signal */
+            signal: string | null;
+            /** Signal At */
+            signal_at: string | null;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
         /** SuppressionCreate */
         SuppressionCreate: {
             /**
@@ -2438,7 +3398,14 @@ export interface components {
              */
             created_at: string;
         };
-        /** TemplateCreate */
+        /**
+         * TemplateCreate
+         * @example {
+         *       "default_locale": "en",
+         *       "key": "welcome",
+         *       "name": "Welcome"
+         *     }
+         */
         TemplateCreate: {
             /** Key */
             key: string;
@@ -2601,6 +3568,9 @@ export interface components {
             default_ttl_seconds?: {
                 [key: string]: number;
             };
+            /** Unsubscribe Mailbox */
+            unsubscribe_mailbox?: string | null;
+            quiet_hours?: components["schemas"]["QuietHours"] | null;
         };
         /** UsagePublic */
         UsagePublic: {
@@ -2618,12 +3588,24 @@ export interface components {
             /** Quotas */
             quotas: components["schemas"]["QuotaPublic"][];
         };
-        /** VersionCreate */
+        /**
+         * VersionCreate
+         * @example {
+         *       "email": {
+         *         "subject": "Welcome, {{ name }}",
+         *         "text": "Hello {{ name }}!"
+         *       },
+         *       "sms": {
+         *         "body": "Welcome, {{ name }}!"
+         *       }
+         *     }
+         */
         VersionCreate: {
             email?: components["schemas"]["EmailPart"] | null;
             sms?: components["schemas"]["SmsPart"] | null;
             chat?: components["schemas"]["ChatPart"] | null;
             webhook?: components["schemas"]["WebhookPart"] | null;
+            in_app?: components["schemas"]["InAppPart"] | null;
             /** Variables */
             variables?: {
                 [key: string]: unknown;
@@ -2637,6 +3619,7 @@ export interface components {
             sms?: components["schemas"]["SmsPart"] | null;
             chat?: components["schemas"]["ChatPart"] | null;
             webhook?: components["schemas"]["WebhookPart"] | null;
+            in_app?: components["schemas"]["InAppPart"] | null;
             /** Variables */
             variables?: {
                 [key: string]: unknown;
@@ -2672,6 +3655,10 @@ export interface components {
             webhook?: {
                 [key: string]: unknown;
             } | null;
+            /** In App */
+            in_app?: {
+                [key: string]: unknown;
+            } | null;
             /** Variables */
             variables?: {
                 [key: string]: unknown;
@@ -2689,7 +3676,17 @@ export interface components {
             /** Published At */
             published_at?: string | null;
         };
-        /** WebhookCreate */
+        /**
+         * WebhookCreate
+         * @example {
+         *       "event_type": "order.paid",
+         *       "payload": {
+         *         "amount": 4200,
+         *         "order_id": "o_123"
+         *       },
+         *       "url": "https://hooks.example.com/orders"
+         *     }
+         */
         WebhookCreate: {
             /** Template */
             template?: string | null;
@@ -2701,6 +3698,8 @@ export interface components {
             locale?: string | null;
             /** Ttl Seconds */
             ttl_seconds?: number | null;
+            /** Send At */
+            send_at?: string | null;
             /** Url */
             url: string;
             payload?: components["schemas"]["JsonValue"];
@@ -2753,7 +3752,26 @@ export interface components {
             previous_expires_at: string | null;
         };
     };
-    responses: never;
+    responses: {
+        /** @description 405: A method the path does not have; no operation answers it. */
+        MethodNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description 415: Reserved: this version answers a body that is not JSON with 422 `validation_error`, so no operation answers it. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
     headers: never;
@@ -2781,98 +3799,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unauthenticated`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -2882,7 +3808,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -2915,98 +3841,6 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unauthenticated`. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -3016,7 +3850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3080,33 +3914,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -3116,16 +3923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `unknown_provider`, `no_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `send_at_too_far`, `public_url_required`, `domain_not_verified`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3187,6 +3985,97 @@ export interface operations {
                     "application/json": components["schemas"]["JobPublic"];
                 };
             };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    reschedule_job_v1_jobs__job_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobReschedule"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobSummary"];
+                };
+            };
             /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
             400: {
                 headers: {
@@ -3205,7 +4094,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3223,16 +4112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
+            /** @description Error; `code` is one of `not_reschedulable`. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3250,29 +4130,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `send_at_too_far`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3288,7 +4148,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3328,7 +4188,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_JobSummary_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3346,7 +4206,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3355,65 +4215,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3429,7 +4233,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3462,7 +4266,7 @@ export interface operations {
                     "application/json": components["schemas"]["Queued"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3498,15 +4302,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `conflict`. */
             409: {
                 headers: {
@@ -3516,25 +4311,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3596,7 +4373,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobSummary"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3614,7 +4391,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3632,15 +4409,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `conflict`. */
             409: {
                 headers: {
@@ -3650,38 +4418,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3697,7 +4436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3728,7 +4467,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_ProviderPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3746,74 +4485,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3829,7 +4503,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3891,33 +4565,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -3927,29 +4574,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `invalid_credentials`, `unknown_provider`, `endpoint_refused`, `provider_timeout`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3965,7 +4592,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3996,7 +4623,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4014,7 +4641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4032,56 +4659,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4097,7 +4677,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4152,7 +4732,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4170,24 +4750,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -4197,29 +4759,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `invalid_credentials`, `endpoint_refused`, `provider_timeout`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4235,7 +4777,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4299,33 +4841,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -4335,16 +4850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `send_at_too_far`, `url_refused`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4404,7 +4910,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretStatus"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4422,74 +4928,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4505,7 +4946,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4536,7 +4977,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretIssued"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4554,26 +4995,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4590,44 +5013,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -4637,7 +5022,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4666,7 +5051,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4684,7 +5069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4702,62 +5087,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -4767,7 +5096,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4798,7 +5127,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretIssued"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4816,7 +5145,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4834,56 +5163,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `conflict`. */
             409: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4899,7 +5181,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4930,7 +5212,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_GoneEndpointPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4948,74 +5230,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5031,7 +5248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5082,7 +5299,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5100,24 +5317,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -5127,29 +5326,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `url_refused`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5165,7 +5344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5227,33 +5406,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -5263,16 +5415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5332,7 +5475,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_ApiKeyPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5350,74 +5493,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5433,7 +5511,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5495,33 +5573,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -5531,29 +5582,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5569,7 +5600,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5600,7 +5631,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5618,7 +5649,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5636,15 +5667,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `conflict`. */
             409: {
                 headers: {
@@ -5654,38 +5676,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5701,7 +5694,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5732,7 +5725,7 @@ export interface operations {
                     "application/json": components["schemas"]["UsagePublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5750,74 +5743,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5833,7 +5761,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5867,7 +5795,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_TenantPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5885,15 +5813,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -5903,56 +5822,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5968,7 +5840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6021,35 +5893,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6066,29 +5911,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6104,7 +5929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6137,7 +5962,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantDetail"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6155,15 +5980,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -6173,56 +5989,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6238,7 +6007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6293,35 +6062,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6338,29 +6080,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6376,7 +6098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6409,7 +6131,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6427,15 +6149,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -6445,56 +6158,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6510,7 +6176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6543,7 +6209,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6561,15 +6227,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -6579,56 +6236,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6644,7 +6254,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6677,7 +6287,7 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6695,35 +6305,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6740,16 +6323,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6812,7 +6386,7 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6830,35 +6404,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6875,16 +6422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6946,7 +6484,7 @@ export interface operations {
                     "application/json": components["schemas"]["InboundSecretPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6964,7 +6502,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6982,56 +6520,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7047,7 +6538,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7102,7 +6593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7120,24 +6611,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -7147,29 +6620,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7185,7 +6638,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7216,7 +6669,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7234,7 +6687,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7252,56 +6705,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7317,7 +6723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7352,7 +6758,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_SuppressionPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7370,7 +6776,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7379,65 +6785,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7453,7 +6803,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7515,33 +6865,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -7551,29 +6874,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7589,7 +6892,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7622,7 +6925,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7640,7 +6943,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7658,56 +6961,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7723,7 +6979,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7754,7 +7010,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_DomainPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7772,74 +7028,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7855,7 +7046,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7926,15 +7117,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `conflict`. */
             409: {
                 headers: {
@@ -7953,29 +7135,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `provider_error`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7991,7 +7153,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8024,7 +7186,7 @@ export interface operations {
                     "application/json": components["schemas"]["DomainPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8042,7 +7204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8060,56 +7222,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8125,7 +7240,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8156,7 +7271,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8174,7 +7289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8192,56 +7307,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `provider_error`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8257,7 +7325,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8290,7 +7358,7 @@ export interface operations {
                     "application/json": components["schemas"]["DomainPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8308,7 +7376,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8326,56 +7394,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `provider_error`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8391,7 +7412,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8424,7 +7445,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventReport"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8442,7 +7463,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8451,65 +7472,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8525,7 +7490,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8556,7 +7521,7 @@ export interface operations {
                     "application/json": components["schemas"]["TenantSettingsPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8574,74 +7539,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8657,7 +7557,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8690,10 +7590,13 @@ export interface operations {
                     contact_email?: string | null;
                     /** Operations Url */
                     operations_url?: string | null;
+                    /** Unsubscribe Mailbox */
+                    unsubscribe_mailbox?: string | null;
                     /** Default Ttl Seconds */
                     default_ttl_seconds?: {
                         [key: string]: number;
                     };
+                    quiet_hours?: components["schemas"]["QuietHours"] | null;
                 };
             };
         };
@@ -8725,35 +7628,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8770,29 +7646,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `url_refused`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8808,7 +7664,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8849,7 +7705,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_AdminJobSummary_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8867,15 +7723,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -8885,56 +7732,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8950,7 +7750,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8981,7 +7781,7 @@ export interface operations {
                     "application/json": components["schemas"]["QueuesPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8999,74 +7799,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9082,7 +7817,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9122,7 +7857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_DeadLetterPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9140,7 +7875,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9149,65 +7884,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9223,7 +7902,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9256,7 +7935,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterDetail"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9274,7 +7953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9292,56 +7971,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9357,7 +7989,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9419,33 +8051,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -9455,16 +8060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9546,35 +8142,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9591,29 +8160,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9629,7 +8178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9670,7 +8219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_DeadLetterPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9688,15 +8237,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -9706,56 +8246,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9771,7 +8264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9804,7 +8297,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeadLetterDetail"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9822,15 +8315,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -9840,56 +8324,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9905,7 +8342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9958,35 +8395,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10003,29 +8413,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10041,7 +8431,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10094,35 +8484,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10139,29 +8502,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10177,7 +8520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10241,33 +8584,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -10277,16 +8593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `unknown_provider`, `no_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `send_at_too_far`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10352,7 +8659,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_AuditEventPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10370,7 +8677,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10379,65 +8686,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10453,7 +8704,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10491,7 +8742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_AuditEventPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10509,15 +8760,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `not_found`. */
             404: {
                 headers: {
@@ -10527,56 +8769,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10592,7 +8787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10656,33 +8851,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -10692,16 +8860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `unknown_provider`, `no_provider`, `no_sender`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `send_at_too_far`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10792,33 +8951,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -10828,16 +8960,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10899,7 +9022,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecipientPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -10917,7 +9040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -10935,56 +9058,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11000,7 +9076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11073,24 +9149,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -11100,29 +9158,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `unknown_category`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11138,7 +9176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11163,13 +9201,15 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Successful Response */
-            204: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErasurePublic"];
+                };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11187,7 +9227,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11205,43 +9245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11304,6 +9308,86 @@ export interface operations {
                     "application/json": components["schemas"]["Page_RecipientPublic_"];
                 };
             };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    erase_address_v1_erasure_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ErasureCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasurePublic"];
+                };
+            };
             /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
             400: {
                 headers: {
@@ -11322,35 +9406,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11367,16 +9424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11438,7 +9486,7 @@ export interface operations {
                     "application/json": components["schemas"]["Preferences"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11456,7 +9504,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11474,56 +9522,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11539,7 +9540,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11594,7 +9595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11612,24 +9613,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -11639,29 +9622,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `unknown_category`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11677,7 +9640,94 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_preference_link_v1_recipients__external_id__preference_link_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferenceLink"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `public_url_required`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11710,7 +9760,7 @@ export interface operations {
                     "application/json": components["schemas"]["CategoryPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -11728,7 +9778,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11746,56 +9796,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11811,7 +9814,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11884,24 +9887,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `payload_too_large`. */
             413: {
                 headers: {
@@ -11911,29 +9896,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11949,7 +9914,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11983,7 +9948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_CategoryPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12001,7 +9966,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12010,65 +9975,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12084,7 +9993,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12118,7 +10027,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_TemplatePublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12136,7 +10045,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12145,65 +10054,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12219,7 +10072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12272,26 +10125,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `not_found`. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12317,29 +10152,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `template_error`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12355,7 +10170,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12389,7 +10204,7 @@ export interface operations {
                     "application/json": components["schemas"]["TemplatePublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12407,7 +10222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12425,56 +10240,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12490,7 +10258,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12522,7 +10290,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12540,7 +10308,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12558,56 +10326,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12623,7 +10344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12660,7 +10381,7 @@ export interface operations {
                     "application/json": components["schemas"]["Page_VersionPublic_"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12678,7 +10399,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12696,56 +10417,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12761,7 +10435,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12817,7 +10491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12828,15 +10502,6 @@ export interface operations {
             };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12862,29 +10527,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `template_error`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12900,7 +10545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12935,7 +10580,7 @@ export interface operations {
                     "application/json": components["schemas"]["VersionPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12953,7 +10598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12971,56 +10616,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `conflict`. */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13036,7 +10634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -13093,7 +10691,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13104,15 +10702,6 @@ export interface operations {
             };
             /** @description Error; `code` is one of `not_found`. */
             404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13138,29 +10727,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `template_error`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13176,7 +10745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -13211,7 +10780,7 @@ export interface operations {
                     "application/json": components["schemas"]["VersionPublic"];
                 };
             };
-            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            /** @description Error; `code` is one of `host_not_allowed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13229,7 +10798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13247,15 +10816,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Error; `code` is one of `conflict`. */
             409: {
                 headers: {
@@ -13265,38 +10825,9 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `payload_too_large`. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
             422: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Error; `code` is one of `rate_limited`. */
-            429: {
-                headers: {
-                    /** @description Seconds to wait */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13312,7 +10843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -13368,7 +10899,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13386,8 +10917,167 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `method_not_allowed`. */
-            405: {
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_layouts_v1_layouts_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_LayoutPublic_"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_layout_v1_layouts_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LayoutCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LayoutPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13413,8 +11103,8 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unsupported_media_type`. */
-            415: {
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `template_error`. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13422,7 +11112,762 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `invalid_credentials`, `unknown_provider`, `unknown_recipient`, `recipient_unreachable`, `unknown_category`, `url_refused`, `endpoint_refused`, `provider_timeout`, `domains_unsupported`, `domain_not_verified`, `provider_error`, `template_error`. */
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_layout_v1_layouts__ref__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the layout's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LayoutPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_layout_v1_layouts__ref__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the layout's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_layout_versions_v1_layouts__ref__versions_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                /** @description the layout's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_LayoutVersionPublic_"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    add_layout_version_v1_layouts__ref__versions_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the layout's id or key */
+                ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LayoutVersionCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LayoutVersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_layout_version_v1_layouts__ref__versions__version_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the layout's id or key */
+                ref: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LayoutVersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    edit_layout_version_v1_layouts__ref__versions__version_id__patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the layout's id or key */
+                ref: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LayoutVersionEdit"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LayoutVersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    publish_layout_version_v1_layouts__ref__versions__version_id__publish_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the layout's id or key */
+                ref: string;
+                version_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LayoutVersionPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `conflict`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    send_in_app_v1_notifications_in_app_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InAppCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Queued"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `unknown_recipient`, `unknown_category`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13452,6 +11897,797 @@ export interface operations {
                 };
             };
             /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    recipient_feed_v1_recipients__external_id__feed_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedPagePublic"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    recipient_feed_token_v1_recipients__external_id__feed_token_get: {
+        parameters: {
+            query?: {
+                ttl_seconds?: number;
+            };
+            header?: never;
+            path: {
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedToken"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rotate_feed_secret_v1_feed_secret_rotate_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedSecretIssued"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_feed_origins_v1_feed_origins_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedOrigins"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    put_feed_origins_v1_feed_origins_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedOrigins"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedOrigins"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    my_feed_feed_get: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedPagePublic"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    mark_item_feed__item_id___mark__post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                item_id: string;
+                mark: "seen" | "read" | "archive";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedItemPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    stream_feed_stream_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Last-Event-ID"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`, `overloaded`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    send_notification_v1_notifications_post: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationsCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `malformed_request`, `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`, `quota_exceeded`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `unknown_recipient`, `unknown_category`, `template_error`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_notification_v1_notifications__notification_id__get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                notification_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationPublic"];
+                };
+            };
+            /** @description Error; `code` is one of `host_not_allowed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unauthenticated`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `forbidden`, `tenant_suspended`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Error; `code` is one of `unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */

@@ -19,12 +19,18 @@ from homing.api.paths import routed_path
 from homing.errors import HomingError, HostRefused
 from homing.hosts import AllowedHosts
 
-__all__ = ["HostGuard"]
+__all__ = ["HostGuard", "guards_path"]
 
 _PROBES = frozenset({"/healthz", "/readyz", "/metrics"})
 _API_PREFIXES = ("/v1/", "/admin/", "/inbound/")
 
 Page = Callable[[Scope, HomingError], ASGIApp]
+
+
+def guards_path(path: str) -> bool:
+    """Whether a refused Host on ``path`` is answered with the JSON envelope (400
+    ``host_not_allowed``): the API's paths, not the probes nor the console's pages."""
+    return path.startswith(_API_PREFIXES)
 
 
 class HostGuard:
@@ -45,7 +51,7 @@ class HostGuard:
             return
         refused = HostRefused()
         path = routed_path(scope)
-        if path.startswith(_API_PREFIXES):
+        if guards_path(path):
             await error_response(refused)(scope, receive, send)
             return
         await self._page(scope, refused)(scope, receive, send)

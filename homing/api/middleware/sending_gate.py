@@ -29,6 +29,8 @@ from homing.ratelimit import RateDecision
 from homing.store.tenants import Principal
 
 SENDING_PREFIX = "/v1/notifications/"
+# A multi-channel notification (docs/notifications.md) is sending too.
+NOTIFICATIONS_PATH = "/v1/notifications"
 JOBS_PREFIX = "/v1/jobs/"
 RETRY_SUFFIX = "/retry"
 PRINCIPAL_STATE = "principal"
@@ -101,11 +103,16 @@ class SendingAdmission:
 
 
 def _is_sending(scope: Scope) -> bool:
-    if scope["type"] != "http" or scope["method"] != "POST":
-        return False
     # The routed path: under a root path the raw one would skip admission.
-    path = routed_path(scope)
-    return path.startswith(SENDING_PREFIX) or _is_retry(path)
+    return scope["type"] == "http" and is_sending(scope["method"], routed_path(scope))
+
+
+def is_sending(method: str, path: str) -> bool:
+    """Whether a request of ``method`` on ``path`` (or a route's path template) passes
+    this gate."""
+    if method != "POST":
+        return False
+    return path.startswith(SENDING_PREFIX) or path == NOTIFICATIONS_PATH or _is_retry(path)
 
 
 def _is_retry(path: str) -> bool:

@@ -6,15 +6,17 @@ for one send or a batch's items. A send that names neither costs nothing here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from homing.api.schemas.batch import BatchItemResult, ItemError
-from homing.api.schemas.email import PersonalCreate
+from homing.api.schemas.email import NotificationCreate, PersonalCreate
 from homing.errors import HomingError
 from homing.managers.recipients import Addressed, Ask
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel
 from homing.services import Services
+from homing.store.accepting import Hold, NewJob
 
 Item = TypeVar("Item", bound=PersonalCreate)
 
@@ -23,6 +25,27 @@ _NOBODY = Addressed()
 
 def _named(body: PersonalCreate) -> bool:
     return body.recipient is not None or body.category is not None
+
+
+def scheduled(job: NewJob, body: NotificationCreate, target: Addressed | None = None) -> NewJob:
+    """The job with the send's ``send_at`` and, for a recipient with a time zone, what
+    quiet hours read (``Admission`` decides when it is due: docs/scheduling.md)."""
+    send_at = body.send_at
+    hold = None
+    if target is not None and target.timezone is not None:
+        hold = Hold(target.timezone, target.quiet_hours)
+    if send_at is None and hold is None:
+        return job
+    return replace(job, send_at=None if send_at is None else send_at.timestamp(), hold=hold)
+
+
+def template_locale(body: object, target: Addressed | None) -> str | None:
+    """The locale a templated send renders in: the send's own ``locale``, else its
+    recipient's (the template's fallback chain then applies, docs/templates.md)."""
+    own = getattr(body, "locale", None)
+    if own is not None or target is None:
+        return own
+    return target.locale
 
 
 async def addressed(

@@ -8,8 +8,7 @@ Each new message counts toward the quota; the request counts once toward the rat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from fastapi import APIRouter
@@ -17,8 +16,10 @@ from pydantic import ValidationError
 
 from homing.addresses import Mailbox
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.routes.addressing import addressed_items
-from homing.api.routes.notifications import check_pins, email_job
+from homing.api.error_responses import refusals
+from homing.api.recipient_links import LinkExtras, link_extras, unsubscribe_mailbox
+from homing.api.routes.addressing import addressed_items, scheduled, template_locale
+from homing.api.routes.notifications import check_pins, email_job, with_extras
 from homing.api.schemas.batch import (
     BatchItemResult,
     BatchResult,
@@ -27,8 +28,9 @@ from homing.api.schemas.batch import (
     ItemError,
 )
 from homing.api.templated import TemplatedBody, render_many
-from homing.errors import HomingError
-from homing.managers.recipients import ADDRESS_FIELDS
+from homing.errors import HomingError, QuotaExceeded
+from homing.managers.provider_presence import refusal_of
+from homing.managers.recipients import ADDRESS_FIELDS, Addressed
 from homing.managers.templates import Rendered
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel, ProviderAccount
@@ -66,12 +68,19 @@ async def rendered_items(
     items: list[tuple[int, T]],
     channel: Channel,
     results: dict[int, BatchItemResult],
+    variables: Mapping[int, Mapping[str, str]] | None = None,
+    locales: Mapping[int, str | None] | None = None,
 ) -> tuple[list[tuple[int, T]], list[Rendered | None]]:
     """The items that rendered (or name no template), each with its rendered content
-    (None when it names none); an item that cannot render is refused in ``results``."""
+    (None when it names none); an item that cannot render is refused in ``results``.
+    ``variables``: what Homing adds to an item's data, by index; ``locales``: the
+    locale of an item that names none (its recipient's), by index."""
     if not any(item.template is not None for _, item in items):
         return items, [None] * len(items)
-    outcomes = await render_many(services, tenant_id, [item for _, item in items], channel.value)
+    added = [(variables or {}).get(index, {}) for index, _ in items]
+    wanted = [(locales or {}).get(index) for index, _ in items]
+    bodies = [item for _, item in items]
+    outcomes = await render_many(services, tenant_id, bodies, channel.value, added, wanted)
     kept: list[tuple[int, T]] = []
     renders: list[Rendered | None] = []
     for (index, item), outcome in zip(items, outcomes, strict=True):
@@ -82,6 +91,32 @@ async def rendered_items(
         kept.append((index, item))
         renders.append(outcome)
     return kept, renders
+
+
+async def deliverable_items(
+    services: Services,
+    tenant_id: str,
+    items: list[tuple[int, T]],
+    channel: Channel,
+    results: dict[int, BatchItemResult],
+    needs_sender: Callable[[T], bool] = lambda item: False,
+) -> list[tuple[int, T]]:
+    """The items a provider of the tenant could deliver; each other one is refused in
+    ``results`` (``no_provider``, ``no_sender``), as a single send would be. One read
+    of the tenant's providers at most, none when a cached answer allows them all."""
+    if not items:
+        return items
+    wanted = any(needs_sender(item) for _, item in items)
+    presence = await services.presence.of(tenant_id, channel, wanted)
+    kept = []
+    for index, item in items:
+        refusal = refusal_of(presence, channel, needs_sender(item))
+        if refusal is None:
+            kept.append((index, item))
+            continue
+        REFUSED.labels(channel.value, refusal_reason(refusal)).inc()
+        results[index] = refused_item(index, refusal)
+    return kept
 
 
 def _pinned_ok(
@@ -106,6 +141,7 @@ def _pinned_ok(
     status_code=202,
     response_model=BatchResult,
     response_model_exclude_none=True,
+    responses=refusals(QuotaExceeded),
 )
 async def send_email_batch(
     body: EmailBatchCreate, principal: PrincipalDep, services: ServicesDep
@@ -124,23 +160,43 @@ async def send_email_batch(
             parsed.append((index, EmailBatchItem.model_validate(raw, context=addresses)))
         except ValidationError as exc:
             results[index] = invalid_item(index, exc, Channel.EMAIL)
-    preferences = {}
-    for index, item, target in await addressed_items(
+    extras: dict[int, LinkExtras] = {}
+    targets: dict[int, Addressed] = {}
+    addressed = await addressed_items(
         services, tenant.id, parsed, ADDRESS_FIELDS[Channel.EMAIL], Channel.EMAIL, results
-    ):
+    )
+    mailbox = await unsubscribe_mailbox(services, tenant.id, (t for _, _, t in addressed))
+    for index, item, target in addressed:
+        targets[index] = target
         if target.address is not None:
             item.address_to(target.address)
-        preferences[index] = target.preference
-    parsed = [(index, item) for index, item in parsed if index in preferences]
+        try:
+            extras[index] = link_extras(
+                services, tenant.id, "email", item.category, item.address_key, target, mailbox
+            )
+        except HomingError as exc:
+            REFUSED.labels(Channel.EMAIL.value, refusal_reason(exc)).inc()
+            results[index] = refused_item(index, exc)
+    parsed = [(index, item) for index, item in parsed if index in extras]
+    parsed = await deliverable_items(services, tenant.id, parsed, Channel.EMAIL, results)
     if any(item.provider is not None for _, item in parsed):
         accounts = await services.providers.all(tenant.id, Channel.EMAIL, enabled_only=True)
         parsed = _pinned_ok(parsed, accounts, results)
-    parsed, renders = await rendered_items(services, tenant.id, parsed, Channel.EMAIL, results)
+    variables = {index: extra.variables for index, extra in extras.items()}
+    locales = {i: template_locale(item, targets[i]) for i, item in parsed if item.template}
+    parsed, renders = await rendered_items(
+        services, tenant.id, parsed, Channel.EMAIL, results, variables, locales
+    )
     news = []
     for (index, item), rendered in zip(parsed, renders, strict=True):
-        new = email_job(services.sealer, tenant.id, item, item.idempotency_key, rendered)
-        preference = preferences[index]
-        news.append(new if preference is None else replace(new, preference=preference))
+        new = with_extras(
+            email_job(services.sealer, tenant.id, item, item.idempotency_key, rendered),
+            extras[index],
+        )
+        target = targets[index]
+        if item.send_at is not None or target.timezone is not None:
+            new = scheduled(new, item, target)
+        news.append(new)
     # The sending-domain rule (homing.managers.sending_domains) runs in the accepting transaction,
     # as for a single email: one query for the batch, a refusal for each message it fails.
     domains = services.inbound.domains

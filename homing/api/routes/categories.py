@@ -6,17 +6,23 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
+from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.schemas.recipients import CategoryPublic, CategoryPut
 from homing.api.schemas.shared import Page
+from homing.errors import QuotaExceeded
 from homing.managers.recipients import CATEGORY_KEY
+from homing.models import AuditAction
 
 router = APIRouter(tags=["recipients"])
 
 KeyPath = Annotated[str, Path(pattern=f"^{CATEGORY_KEY}$")]
 
 
-@router.put("/v1/categories/{key}", response_model=CategoryPublic)
+@router.put(
+    "/v1/categories/{key}", response_model=CategoryPublic, responses=refusals(QuotaExceeded)
+)
 async def put_category(
     key: KeyPath,
     body: CategoryPut,
@@ -25,8 +31,17 @@ async def put_category(
     response: Response,
 ) -> CategoryPublic:
     """Create the category (201) or replace it (200)."""
+    values = body.values()
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.CATEGORY_UPDATED,
+        tenant_id=principal.tenant.id,
+        target_type="category",
+        target_id=key,
+        changes={"fields": sorted(k for k, v in values.items() if v is not None)},
+    )
     category, created = await services.recipients.put_category(
-        principal.tenant.id, key, body.values()
+        principal.tenant.id, key, values, event
     )
     response.status_code = 201 if created else 200
     return CategoryPublic.of(category)

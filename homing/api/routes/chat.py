@@ -13,8 +13,10 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Request, Response
 
-from homing.api.deps import SENDING_OPENAPI, sending
-from homing.api.routes.addressing import addressed
+from homing.api.deps import SEND_REFUSALS, SENDING_OPENAPI, sending
+from homing.api.error_responses import refusals
+from homing.api.recipient_links import link_extras
+from homing.api.routes.addressing import addressed, scheduled, template_locale
 from homing.api.routes.notifications import (
     IdempotencyKey,
     hashed_fields,
@@ -25,7 +27,9 @@ from homing.api.routes.notifications import (
 from homing.api.schemas.chat import ChatCreate, check_chat_id
 from homing.api.schemas.email import Queued
 from homing.api.templated import render_one
-from homing.errors import UnknownProvider
+from homing.errors import (
+    UnknownProvider,
+)
 from homing.managers.templates import Rendered
 from homing.models import QUEUE_FOR_CHANNEL, Channel, ProviderAccount, resolve_pin
 from homing.services import Services
@@ -38,7 +42,10 @@ router = APIRouter(tags=["notifications"])
 
 
 async def chat_account(services: Services, tenant_id: str, pin: str | None) -> ProviderAccount:
-    """The account the job is for: the pinned one, or the first enabled chat account."""
+    """The account the job is for: the pinned one, or the first enabled chat account
+    (NoProvider when there is none; UnknownProvider when none matches the pin)."""
+    if pin is None:
+        await services.presence.check(tenant_id, Channel.CHAT)
     accounts = await services.providers.all(tenant_id, Channel.CHAT, enabled_only=True)
     account = resolve_pin(pin, accounts) if pin is not None else next(iter(accounts), None)
     if account is None:
@@ -88,6 +95,7 @@ def chat_job(
     status_code=202,
     response_model=Queued,
     openapi_extra=SENDING_OPENAPI,
+    responses=refusals(*SEND_REFUSALS),
 )
 async def send_chat(
     body: ChatCreate, request: Request, idempotency_key: IdempotencyKey = None
@@ -104,10 +112,13 @@ async def send_chat(
         body.to = target.address
     rendered = None
     if body.template is not None:
-        rendered = await render_one(services, tenant.id, body, "chat")
+        added = link_extras(services, tenant.id, "chat", body.category, None, target).variables
+        locale = template_locale(body, target)
+        rendered = await render_one(services, tenant.id, body, "chat", added, locale)
     text_format = body.format if rendered is None else rendered.part["format"]
     check_chat_id(account.provider, body.to or "", text_format)
     job = chat_job(services, tenant.id, body, account.provider, idempotency_key, rendered)
     if target.preference is not None:
         job = replace(job, preference=target.preference)
+    job = scheduled(job, body, target)
     return queued(services, await services.admission.accept(principal, job))

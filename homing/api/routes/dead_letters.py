@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 
 from homing.api.actors import ADMIN, actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.schemas.dead_letters import (
     MAX_Q,
     BulkBody,
@@ -20,6 +21,7 @@ from homing.api.schemas.dead_letters import (
     Redriven,
 )
 from homing.api.schemas.shared import Moment, Page
+from homing.errors import QuotaExceeded, RateLimited
 from homing.models import Actor, AuditAction
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
@@ -99,7 +101,11 @@ async def show_dead_letter(
     return await _detail(services, principal.tenant.id, dead_letter_id)
 
 
-@router.post("/v1/dead-letters/redrive", response_model=Redriven)
+@router.post(
+    "/v1/dead-letters/redrive",
+    response_model=Redriven,
+    responses=refusals(RateLimited, QuotaExceeded),
+)
 async def redrive(body: BulkBody, principal: PrincipalDep, services: ServicesDep) -> Redriven:
     """Re-queue the matching dead letters' jobs once each, one quota unit per job and
     one request of the sending rate for the whole (429 ``rate_limited`` past it)."""

@@ -6,18 +6,40 @@ from fastapi import APIRouter, Response
 
 from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.schemas.domains import DomainCreate, DomainPublic
 from homing.api.schemas.shared import Page
+from homing.errors import Conflict, EndpointRefused, NotFound, ProviderTimeout, QuotaExceeded
+from homing.managers.sending_domains import ProviderRefused
 from homing.models import AuditAction
 
 router = APIRouter(tags=["domains"])
 
+# A provider with no sending-domain API (``homing.providers.domain_api``, a layer the
+# API may not import): its code.
+_UNSUPPORTED = "domains_unsupported"
 
-@router.post("/v1/domains", status_code=201, response_model=DomainPublic)
+
+@router.post(
+    "/v1/domains",
+    status_code=201,
+    response_model=DomainPublic,
+    responses=refusals(
+        NotFound,
+        Conflict,
+        QuotaExceeded,
+        _UNSUPPORTED,
+        ProviderRefused,
+        ProviderTimeout,
+        EndpointRefused,
+    ),
+)
 async def register_domain(
     body: DomainCreate, principal: PrincipalDep, services: ServicesDep
 ) -> DomainPublic:
-    """Register ``domain`` with one of the tenant's email providers; publish ``records``."""
+    """Register ``domain`` with one of the tenant's email providers; publish ``records``.
+    403 ``quota_exceeded``, before the provider is asked, when the tenant holds
+    ``HOMING_MAX_DOMAINS_PER_TENANT`` domains already."""
     event = services.audit.event(
         actor_of(principal),
         AuditAction.DOMAIN_ADDED,
@@ -33,7 +55,8 @@ async def register_domain(
 
 @router.get("/v1/domains", response_model=Page[DomainPublic])
 async def list_domains(principal: PrincipalDep, services: ServicesDep) -> Page[DomainPublic]:
-    """The tenant's sending domains, in one page."""
+    """The tenant's sending domains, at most ``HOMING_MAX_DOMAINS_PER_TENANT`` (50 by
+    default), all in one page."""
     domains = await services.inbound.domains.all(principal.tenant.id)
     return Page[DomainPublic](data=[DomainPublic.of(d) for d in domains])
 
@@ -45,7 +68,11 @@ async def get_domain(
     return DomainPublic.of(await services.inbound.domains.get(principal.tenant.id, domain_id))
 
 
-@router.post("/v1/domains/{domain_id}/verify", response_model=DomainPublic)
+@router.post(
+    "/v1/domains/{domain_id}/verify",
+    response_model=DomainPublic,
+    responses=refusals(_UNSUPPORTED, ProviderRefused, ProviderTimeout, EndpointRefused),
+)
 async def verify_domain(
     domain_id: str, principal: PrincipalDep, services: ServicesDep
 ) -> DomainPublic:
@@ -54,7 +81,11 @@ async def verify_domain(
     return DomainPublic.of(domain)
 
 
-@router.delete("/v1/domains/{domain_id}", status_code=204)
+@router.delete(
+    "/v1/domains/{domain_id}",
+    status_code=204,
+    responses=refusals(_UNSUPPORTED, ProviderRefused, ProviderTimeout, EndpointRefused),
+)
 async def delete_domain(domain_id: str, principal: PrincipalDep, services: ServicesDep) -> Response:
     """Forget a domain in Homing (the provider keeps its registration)."""
     event = services.audit.event(

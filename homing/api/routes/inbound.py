@@ -15,8 +15,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from homing.api.deps import ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.errors import envelope
 from homing.api.middleware.body_limit import read_body
+from homing.errors import NotFound, PayloadTooLarge, RateLimited, Unauthenticated
 from homing.inbound.billing import BILLING_SOURCES
 from homing.inbound.receiver import Scope
 from homing.inbound.sources import KINDS, MAX_BODY_BYTES
@@ -57,7 +59,11 @@ def public_url(request: Request, settings: Settings) -> str:
     return settings.public_url.rstrip("/") + request.url.path + (f"?{query}" if query else "")
 
 
-@router.post("/inbound/billing/{vendor}", summary="Billing events (Paystack, Polar)")
+@router.post(
+    "/inbound/billing/{vendor}",
+    summary="Billing events (Paystack, Polar)",
+    responses=refusals(Unauthenticated, NotFound, PayloadTooLarge, RateLimited),
+)
 async def billing_events(vendor: str, request: Request, services: ServicesDep) -> JSONResponse:
     """A verified payment moves its tenant to the plan it paid for (once)."""
     source = BILLING_SOURCES.get(vendor)
@@ -74,7 +80,11 @@ async def billing_events(vendor: str, request: Request, services: ServicesDep) -
     return JSONResponse(summary.as_dict())
 
 
-@router.post("/inbound/{provider}/{account_id}", summary="Provider delivery events")
+@router.post(
+    "/inbound/{provider}/{account_id}",
+    summary="Provider delivery events",
+    responses=refusals(Unauthenticated, NotFound, PayloadTooLarge, RateLimited),
+)
 async def provider_events(
     provider: str, account_id: str, request: Request, services: ServicesDep
 ) -> JSONResponse:

@@ -8,12 +8,14 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.job_filters import CursorQuery, LimitQuery, job_filter, summary
 from homing.api.middleware.sending_gate import RATE_STATE
 from homing.api.schemas.delivery_events import history
 from homing.api.schemas.email import Queued
-from homing.api.schemas.jobs import JobPublic, JobSummary
+from homing.api.schemas.jobs import JobPublic, JobReschedule, JobSummary
 from homing.api.schemas.shared import Page
+from homing.errors import Conflict, NotReschedulable, QuotaExceeded, SendAtTooFar
 from homing.metrics import JOBS_FINISHED
 from homing.store.job_search import JobFilter
 
@@ -53,7 +55,12 @@ async def list_jobs(
     return Page[JobSummary](data=[summary(j) for j in page.jobs], next_cursor=page.next_cursor)
 
 
-@router.post("/v1/jobs/{job_id}/retry", status_code=202, response_model=Queued)
+@router.post(
+    "/v1/jobs/{job_id}/retry",
+    status_code=202,
+    response_model=Queued,
+    responses=refusals(Conflict, QuotaExceeded),
+)
 async def retry_job(
     job_id: str, request: Request, principal: PrincipalDep, services: ServicesDep
 ) -> Queued:
@@ -67,11 +74,31 @@ async def retry_job(
     return Queued(id=job.id, status=job.status.value)
 
 
-@router.post("/v1/jobs/{job_id}/cancel", response_model=JobSummary)
+@router.post("/v1/jobs/{job_id}/cancel", response_model=JobSummary, responses=refusals(Conflict))
 async def cancel_job(job_id: str, principal: PrincipalDep, services: ServicesDep) -> JobSummary:
     """Withdraw a job no worker holds: a PENDING job becomes CANCELLED and is never sent.
     409 ``conflict`` when a worker holds it or it already ended (twice is 409 too);
     another tenant's job is 404; a test key cancels only test jobs."""
     job = await services.jobs.cancel(principal.tenant.id, job_id, test_only=principal.test_key)
     JOBS_FINISHED.labels(job.channel.value, CANCELLED).inc()
+    return summary(job)
+
+
+@router.patch(
+    "/v1/jobs/{job_id}",
+    response_model=JobSummary,
+    responses=refusals(NotReschedulable, SendAtTooFar),
+)
+async def reschedule_job(
+    job_id: str, body: JobReschedule, principal: PrincipalDep, services: ServicesDep
+) -> JobSummary:
+    """Move a PENDING job no worker has claimed to ``send_at`` (docs/scheduling.md): its
+    ttl moves with it, and quiet hours are not applied again. 409 ``not_reschedulable``
+    when a worker claimed it, it ended or it has an ordering key; 422
+    ``send_at_too_far`` past 30 days; another tenant's job is 404; a test key
+    reschedules only test jobs."""
+    job = await services.scheduler.reschedule(
+        principal.tenant.id, job_id, body.send_at, test_only=principal.test_key
+    )
+    services.wakeup.notify()
     return summary(job)

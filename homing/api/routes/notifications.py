@@ -13,13 +13,20 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Header, Request, Response
 
-from homing.api.deps import SENDING_OPENAPI, sending
-from homing.api.routes.addressing import addressed
+from homing.api.deps import SEND_REFUSALS, SENDING_OPENAPI, sending
+from homing.api.error_responses import refusals
+from homing.api.recipient_links import LinkExtras, link_extras, unsubscribe_mailbox
+from homing.api.routes.addressing import addressed, scheduled, template_locale
 from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
 from homing.api.templated import render_one
 from homing.crypto import RequestHash, Sealer
-from homing.errors import UnknownProvider
-from homing.managers.recipients import ADDRESS_FIELDS
+from homing.email_headers import as_payload
+from homing.errors import (
+    PublicUrlRequired,
+    UnknownProvider,
+)
+from homing.managers.recipients import ADDRESS_FIELDS, Addressed
+from homing.managers.sending_domains import DomainNotVerified
 from homing.managers.templates import Rendered
 from homing.models import (
     QUEUE_FOR_CHANNEL,
@@ -31,7 +38,6 @@ from homing.models import (
 )
 from homing.services import Services
 from homing.store.accepting import Accepted, NewJob
-from homing.store.preferences import PreferenceCheck
 from homing.store.tenants import Principal
 
 router = APIRouter(tags=["notifications"])
@@ -72,12 +78,12 @@ def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
 
 
 # Fields added after the first fingerprints were stored: left out while unset.
-_LATER_FIELDS = ("ttl_seconds", "recipient", "category", "template", "data", "locale")
+_LATER_FIELDS = ("ttl_seconds", "recipient", "category", "template", "data", "locale", "send_at")
 
 
 def hashed_fields(body: NotificationCreate, names: set[str]) -> set[str]:
     """The fields of ``body`` its request fingerprint covers: a field added later
-    (``ttl_seconds``, ``recipient``, ``category``, ``template``…) is left out while
+    (``ttl_seconds``, ``recipient``, ``category``, ``template``, ``send_at``…) is left out while
     unset, so the hashes stored before it still match their repeats; a send by
     recipient is that request whatever address the recipient has now, so its ``to`` is
     left out; a templated send's fingerprint is its request (template, data, locale),
@@ -140,6 +146,7 @@ def queued(services: Services, accepted: Accepted) -> Response:
     status_code=202,
     response_model=Queued,
     openapi_extra=SENDING_OPENAPI,
+    responses=refusals(*SEND_REFUSALS, PublicUrlRequired, DomainNotVerified),
 )
 async def send_email(
     body: EmailCreate, request: Request, idempotency_key: IdempotencyKey = None
@@ -149,10 +156,15 @@ async def send_email(
     ``recipient`` in place of ``to`` sends to that recipient's email; with a
     ``category`` its preferences apply (docs/recipients.md)."""
     principal, services = sending(request)
-    target = await addressed(services, principal.tenant.id, body, ADDRESS_FIELDS[Channel.EMAIL])
+    tenant_id = principal.tenant.id
+    target = await addressed(services, tenant_id, body, ADDRESS_FIELDS[Channel.EMAIL])
     if target.address is not None:
         body.address_to(target.address)
-    return await accept_email(services, principal, body, idempotency_key, target.preference)
+    mailbox = await unsubscribe_mailbox(services, tenant_id, [target])
+    extras = link_extras(
+        services, tenant_id, "email", body.category, body.address_key, target, mailbox
+    )
+    return await accept_email(services, principal, body, idempotency_key, extras, target)
 
 
 async def accept_email(
@@ -160,19 +172,35 @@ async def accept_email(
     principal: Principal,
     body: EmailCreate,
     idempotency_key: str | None,
-    preference: PreferenceCheck | None = None,
+    extras: LinkExtras | None = None,
+    target: Addressed | None = None,
 ) -> Response:
     """What ``send_email`` does once the request is validated and addressed
     (``homing.api.middleware.direct_email`` calls it too, for requests it serves without
-    FastAPI: those name no recipient and no category)."""
+    FastAPI: those name no recipient and no category, so carry no ``extras`` and no
+    ``target``)."""
     tenant = principal.tenant
+    await services.presence.check(tenant.id, Channel.EMAIL)
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
     sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
     rendered = None
     if body.template is not None:
-        rendered = await render_one(services, tenant.id, body, "email")
+        variables = extras.variables if extras is not None else None
+        locale = template_locale(body, target)
+        rendered = await render_one(services, tenant.id, body, "email", variables, locale)
     job = email_job(services.sealer, tenant.id, body, idempotency_key, rendered)
-    if preference is not None:
-        job = replace(job, preference=preference)
+    if extras is not None:
+        job = with_extras(job, extras)
+    if body.send_at is not None or target is not None:
+        job = scheduled(job, body, target)
     return queued(services, await services.admission.accept(principal, job, sender_rule))
+
+
+def with_extras(job: NewJob, extras: LinkExtras) -> NewJob:
+    """The job with the header fields and the preference check its links bring."""
+    if extras.headers:
+        job = replace(job, payload={**job.payload, "headers": as_payload(extras.headers)})
+    if extras.preference is not None:
+        job = replace(job, preference=extras.preference)
+    return job

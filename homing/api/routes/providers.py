@@ -6,8 +6,16 @@ from fastapi import APIRouter, Response
 
 from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.schemas.providers import ProviderCreate, ProviderPatch, ProviderPublic
 from homing.api.schemas.shared import Page
+from homing.errors import (
+    EndpointRefused,
+    InvalidCredentials,
+    ProviderTimeout,
+    QuotaExceeded,
+    UnknownProvider,
+)
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CHANGED, diff
 from homing.models import AuditAction, Channel
@@ -15,11 +23,21 @@ from homing.models import AuditAction, Channel
 router = APIRouter(tags=["providers"])
 
 
-@router.post("/v1/providers", status_code=201, response_model=ProviderPublic)
+@router.post(
+    "/v1/providers",
+    status_code=201,
+    response_model=ProviderPublic,
+    responses=refusals(
+        QuotaExceeded, InvalidCredentials, UnknownProvider, EndpointRefused, ProviderTimeout
+    ),
+)
 async def create_provider(
     body: ProviderCreate, principal: PrincipalDep, services: ServicesDep
 ) -> ProviderPublic:
-    """Register a provider; its credentials are checked with it before they are stored."""
+    """Register a provider; its credentials are checked with it before they are stored.
+    403 ``quota_exceeded``, before the provider is asked, when the tenant holds
+    ``HOMING_MAX_PROVIDERS_PER_TENANT`` accounts already (over all channels; a deleted
+    one does not count)."""
     event = services.audit.event(
         actor_of(principal),
         AuditAction.PROVIDER_ADDED,
@@ -51,12 +69,17 @@ async def create_provider(
 
 @router.get("/v1/providers", response_model=Page[ProviderPublic])
 async def list_providers(principal: PrincipalDep, services: ServicesDep) -> Page[ProviderPublic]:
-    """The tenant's provider accounts, in one page (credentials never shown)."""
+    """The tenant's provider accounts, at most ``HOMING_MAX_PROVIDERS_PER_TENANT`` (50
+    by default), all in one page (credentials never shown)."""
     accounts = await services.providers.all(principal.tenant.id)
     return Page[ProviderPublic](data=[ProviderPublic.of(a) for a in accounts])
 
 
-@router.patch("/v1/providers/{provider_id}", response_model=ProviderPublic)
+@router.patch(
+    "/v1/providers/{provider_id}",
+    response_model=ProviderPublic,
+    responses=refusals(InvalidCredentials, EndpointRefused, ProviderTimeout),
+)
 async def patch_provider(
     provider_id: str, body: ProviderPatch, principal: PrincipalDep, services: ServicesDep
 ) -> ProviderPublic:

@@ -11,17 +11,31 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
+from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
-from homing.api.schemas.recipients import Preferences, RecipientPublic, RecipientPut
+from homing.api.error_responses import refusals
+from homing.api.schemas.erasure import ErasureCreate, ErasurePublic
+from homing.api.schemas.recipients import (
+    PreferenceLink,
+    Preferences,
+    RecipientPublic,
+    RecipientPut,
+)
 from homing.api.schemas.shared import Page
+from homing.errors import PublicUrlRequired, QuotaExceeded, RateLimited, UnknownCategory
 from homing.managers.recipients import EXTERNAL_ID
+from homing.models import AuditAction, Channel
 
 router = APIRouter(tags=["recipients"])
 
 ExternalIdPath = Annotated[str, Path(pattern=f"^{EXTERNAL_ID}$")]
 
 
-@router.put("/v1/recipients/{external_id}", response_model=RecipientPublic)
+@router.put(
+    "/v1/recipients/{external_id}",
+    response_model=RecipientPublic,
+    responses=refusals(QuotaExceeded, UnknownCategory),
+)
 async def put_recipient(
     external_id: ExternalIdPath,
     body: RecipientPut,
@@ -30,8 +44,16 @@ async def put_recipient(
     response: Response,
 ) -> RecipientPublic:
     """Create the recipient (201) or change the fields given (200; the others kept)."""
+    changes = body.changes()
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.RECIPIENT_UPDATED,
+        tenant_id=principal.tenant.id,
+        target_type="recipient",
+        changes={"fields": sorted(changes)},
+    )
     recipient, created = await services.recipients.put(
-        principal.tenant.id, external_id, body.changes()
+        principal.tenant.id, external_id, changes, event
     )
     response.status_code = 201 if created else 200
     return RecipientPublic.of(recipient)
@@ -59,14 +81,34 @@ async def list_recipients(
     )
 
 
-@router.delete("/v1/recipients/{external_id}", status_code=204)
+@router.delete(
+    "/v1/recipients/{external_id}", response_model=ErasurePublic, responses=refusals(RateLimited)
+)
 async def delete_recipient(
-    external_id: ExternalIdPath, principal: PrincipalDep, services: ServicesDep
-) -> Response:
-    """Delete the recipient and its preferences; 404 when there is none. Its traces in
-    jobs, dead letters and events stay until erasure (a later slice)."""
-    await services.recipients.delete(principal.tenant.id, external_id)
-    return Response(status_code=204)
+    external_id: ExternalIdPath, principal: PrincipalDep, services: ServicesDep, response: Response
+) -> ErasurePublic:
+    """Erase the recipient: its row, preferences and feed, and its addresses' traces in
+    jobs, dead letters, inbound events and flashes (docs/recipients.md, "Erasure").
+    200 when complete; 202 when work is left (jobs still queued, or the call's batches
+    spent): call again to finish. 404 when there is none."""
+    report = await services.erasure.erase_recipient(
+        actor_of(principal), principal.tenant.id, external_id
+    )
+    response.status_code = 200 if report.complete else 202
+    return ErasurePublic.of(report)
+
+
+@router.post("/v1/erasure", response_model=ErasurePublic, responses=refusals(RateLimited))
+async def erase_address(
+    body: ErasureCreate, principal: PrincipalDep, services: ServicesDep, response: Response
+) -> ErasurePublic:
+    """Erase one address on one channel from the tenant's data; its suppressions and
+    opt-outs stay as keyed hashes. 200 when complete, 202 when work is left."""
+    report = await services.erasure.erase_address(
+        actor_of(principal), principal.tenant.id, Channel(body.channel), body.address
+    )
+    response.status_code = 200 if report.complete else 202
+    return ErasurePublic.of(report)
 
 
 @router.get("/v1/recipients/{external_id}/preferences", response_model=Preferences)
@@ -79,7 +121,11 @@ async def get_preferences(
     return Preferences.model_construct(categories=chosen)
 
 
-@router.patch("/v1/recipients/{external_id}/preferences", response_model=Preferences)
+@router.patch(
+    "/v1/recipients/{external_id}/preferences",
+    response_model=Preferences,
+    responses=refusals(UnknownCategory),
+)
 async def patch_preferences(
     external_id: ExternalIdPath, body: Preferences, principal: PrincipalDep, services: ServicesDep
 ) -> Preferences:
@@ -89,5 +135,31 @@ async def patch_preferences(
         key: {str(channel): allowed for channel, allowed in channels.items()}
         for key, channels in body.categories.items()
     }
-    chosen = await services.recipients.choose(principal.tenant.id, external_id, changes)
+    event = services.audit.event(
+        actor_of(principal),
+        AuditAction.RECIPIENT_PREFERENCES_CHANGED,
+        tenant_id=principal.tenant.id,
+        target_type="recipient",
+        changes={"categories": {key: sorted(channels) for key, channels in changes.items()}},
+    )
+    chosen = await services.recipients.choose(principal.tenant.id, external_id, changes, event)
     return Preferences.model_construct(categories=chosen)
+
+
+@router.get(
+    "/v1/recipients/{external_id}/preference-link",
+    response_model=PreferenceLink,
+    responses=refusals(PublicUrlRequired),
+)
+async def get_preference_link(
+    external_id: ExternalIdPath, principal: PrincipalDep, services: ServicesDep
+) -> PreferenceLink:
+    """A signed link to the recipient's preference page (the template variable
+    ``preferences_url`` is one too); 422 ``public_url_required`` without
+    HOMING_PUBLIC_URL."""
+    tenant_id = principal.tenant.id
+    recipient = await services.recipients.get(tenant_id, external_id)
+    links = services.optouts.for_send(tenant_id, "email", None, recipient.id, None)
+    if links is None or links.preferences_url is None:
+        raise PublicUrlRequired("the preference page's link is built on HOMING_PUBLIC_URL")
+    return PreferenceLink(url=links.preferences_url)

@@ -14,9 +14,22 @@ import orjson
 from fastapi import APIRouter, Request, Response
 from pydantic import ValidationError
 
-from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
-from homing.api.routes.addressing import addressed, addressed_items
-from homing.api.routes.batch import batch_answer, invalid_item, refused_item, rendered_items
+from homing.api.deps import SEND_REFUSALS, SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
+from homing.api.error_responses import refusals
+from homing.api.recipient_links import link_extras
+from homing.api.routes.addressing import (
+    addressed,
+    addressed_items,
+    scheduled,
+    template_locale,
+)
+from homing.api.routes.batch import (
+    batch_answer,
+    deliverable_items,
+    invalid_item,
+    refused_item,
+    rendered_items,
+)
 from homing.api.routes.notifications import (
     IdempotencyKey,
     hashed_fields,
@@ -29,7 +42,12 @@ from homing.api.schemas.email import Queued
 from homing.api.schemas.sms import SmsBatchCreate, SmsBatchItem, SmsCreate
 from homing.api.templated import render_one
 from homing.crypto import Sealer
-from homing.errors import HomingError, UnknownProvider
+from homing.errors import (
+    HomingError,
+    NoSender,
+    QuotaExceeded,
+    UnknownProvider,
+)
 from homing.managers.recipients import ADDRESS_FIELDS
 from homing.managers.templates import Rendered
 from homing.models import (
@@ -107,6 +125,7 @@ def sms_job(
     status_code=202,
     response_model=Queued,
     openapi_extra=SENDING_OPENAPI,
+    responses=refusals(*SEND_REFUSALS, NoSender),
 )
 async def send_sms(
     body: SmsCreate, request: Request, idempotency_key: IdempotencyKey = None
@@ -114,6 +133,7 @@ async def send_sms(
     """Queue one SMS. Answered 202 once the job and its queue entry are committed."""
     principal, services = sending(request)
     tenant = principal.tenant
+    await services.presence.check(tenant.id, Channel.SMS, needs_sender=body.from_ is None)
     target = await addressed(services, tenant.id, body, _FIELD)
     if target.address is not None:
         body.to = target.address
@@ -122,8 +142,11 @@ async def send_sms(
         check_sms_pins(body, accounts)
     rendered = None
     if body.template is not None:
-        rendered = await render_one(services, tenant.id, body, "sms")
+        added = link_extras(services, tenant.id, "sms", body.category, None, target).variables
+        locale = template_locale(body, target)
+        rendered = await render_one(services, tenant.id, body, "sms", added, locale)
     job = sms_job(services.sealer, tenant.id, body, idempotency_key, target.preference, rendered)
+    job = scheduled(job, body, target)
     return queued(services, await services.admission.accept(principal, job))
 
 
@@ -132,6 +155,7 @@ async def send_sms(
     status_code=202,
     response_model=BatchResult,
     response_model_exclude_none=True,
+    responses=refusals(QuotaExceeded),
 )
 async def send_sms_batch(
     body: SmsBatchCreate, principal: PrincipalDep, services: ServicesDep
@@ -153,18 +177,28 @@ async def send_sms_batch(
             item.to = target.address
         targets[index] = target
     valid = [(index, item) for index, item in valid if index in targets]
+    valid = await deliverable_items(
+        services, tenant.id, valid, Channel.SMS, results, lambda item: item.from_ is None
+    )
     if any(item.provider is not None for _, item in valid):
         accounts = await services.providers.all(tenant.id, Channel.SMS, enabled_only=True)
         valid = _pinned(valid, accounts, results)
-    valid, renders = await rendered_items(services, tenant.id, valid, Channel.SMS, results)
+    locales = {i: template_locale(item, targets[i]) for i, item in valid if item.template}
+    valid, renders = await rendered_items(
+        services, tenant.id, valid, Channel.SMS, results, locales=locales
+    )
     news = [
-        sms_job(
-            services.sealer,
-            tenant.id,
+        scheduled(
+            sms_job(
+                services.sealer,
+                tenant.id,
+                item,
+                item.idempotency_key,
+                targets[index].preference,
+                rendered,
+            ),
             item,
-            item.idempotency_key,
-            targets[index].preference,
-            rendered,
+            targets[index],
         )
         for (index, item), rendered in zip(valid, renders, strict=True)
     ]

@@ -8,8 +8,10 @@ from fastapi import APIRouter, Query, Response
 
 from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.schemas.shared import Page
 from homing.api.schemas.suppressions import SuppressionCreate, SuppressionPublic
+from homing.errors import NotFound, QuotaExceeded
 from homing.models import AuditAction, Channel
 from homing.store.suppressions import normalize_address
 
@@ -35,7 +37,12 @@ async def list_suppressions(
     )
 
 
-@router.post("/v1/suppressions", status_code=201, response_model=SuppressionPublic)
+@router.post(
+    "/v1/suppressions",
+    status_code=201,
+    response_model=SuppressionPublic,
+    responses=refusals(QuotaExceeded),
+)
 async def add_suppression(
     body: SuppressionCreate, principal: PrincipalDep, services: ServicesDep, response: Response
 ) -> SuppressionPublic:
@@ -56,7 +63,7 @@ async def add_suppression(
     return SuppressionPublic.of(entry)
 
 
-@router.delete("/v1/suppressions", status_code=204)
+@router.delete("/v1/suppressions", status_code=204, responses=refusals(NotFound))
 async def remove_suppression(
     principal: PrincipalDep,
     services: ServicesDep,

@@ -8,7 +8,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
+from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.schemas.shared import Page
 from homing.api.schemas.templates import (
     PreviewCreate,
@@ -19,7 +21,8 @@ from homing.api.schemas.templates import (
     VersionEdit,
     VersionPublic,
 )
-from homing.errors import InvalidRequest
+from homing.errors import Conflict, InvalidRequest
+from homing.rendering.kernel import TemplateError
 
 router = APIRouter(tags=["templates"])
 
@@ -28,13 +31,18 @@ VersionId = Annotated[str, Path(min_length=1, max_length=36)]
 Limit = Annotated[int, Query(ge=1, le=200)]
 
 
-@router.post("/v1/templates", status_code=201, response_model=TemplatePublic)
+@router.post(
+    "/v1/templates",
+    status_code=201,
+    response_model=TemplatePublic,
+    responses=refusals(Conflict, TemplateError),
+)
 async def create_template(
     body: TemplateCreate, principal: PrincipalDep, services: ServicesDep
 ) -> TemplatePublic:
     """A new template; 409 when the key is taken."""
     row = await services.templates.create(
-        principal.tenant.id, body.key, body.name, body.default_locale
+        principal.tenant.id, body.key, body.name, body.default_locale, actor_of(principal)
     )
     return TemplatePublic.of(row, [])
 
@@ -69,18 +77,23 @@ async def get_template(ref: Ref, principal: PrincipalDep, services: ServicesDep)
 async def delete_template(ref: Ref, principal: PrincipalDep, services: ServicesDep) -> Response:
     """Remove a template and every version. Jobs accepted with it keep their rendered
     content and still send; new sends naming it are 422."""
-    await services.templates.delete(principal.tenant.id, ref)
+    await services.templates.delete(principal.tenant.id, ref, actor_of(principal))
     return Response(status_code=204)
 
 
-@router.post("/v1/templates/{ref}/versions", status_code=201, response_model=VersionPublic)
+@router.post(
+    "/v1/templates/{ref}/versions",
+    status_code=201,
+    response_model=VersionPublic,
+    responses=refusals(Conflict, TemplateError),
+)
 async def add_version(
     ref: Ref, body: VersionCreate, principal: PrincipalDep, services: ServicesDep
 ) -> VersionPublic:
     """A new draft, numbered after the last; 422 ``template_error`` when its content
     cannot render (syntax, size, an invalid ``variables`` schema)."""
     row = await services.templates.add_version(
-        principal.tenant.id, ref, body.locale, body.parts(), body.variables
+        principal.tenant.id, ref, body.locale, body.parts(), body.variables, actor_of(principal)
     )
     return VersionPublic.of(row)
 
@@ -113,7 +126,11 @@ async def get_version(
     return VersionPublic.of(await templates.version(template, version_id))
 
 
-@router.patch("/v1/templates/{ref}/versions/{version_id}", response_model=VersionPublic)
+@router.patch(
+    "/v1/templates/{ref}/versions/{version_id}",
+    response_model=VersionPublic,
+    responses=refusals(Conflict, TemplateError),
+)
 async def edit_version(
     ref: Ref,
     version_id: VersionId,
@@ -127,22 +144,36 @@ async def edit_version(
         raise InvalidRequest("nothing to change")
     variables = (body.variables,) if "variables" in body.model_fields_set else None
     row = await services.templates.edit_version(
-        principal.tenant.id, ref, version_id, body.locale, body.parts(only_set=True), variables
+        principal.tenant.id,
+        ref,
+        version_id,
+        body.locale,
+        body.parts(only_set=True),
+        variables,
+        actor_of(principal),
     )
     return VersionPublic.of(row)
 
 
-@router.post("/v1/templates/{ref}/versions/{version_id}/publish", response_model=VersionPublic)
+@router.post(
+    "/v1/templates/{ref}/versions/{version_id}/publish",
+    response_model=VersionPublic,
+    responses=refusals(Conflict),
+)
 async def publish_version(
     ref: Ref, version_id: VersionId, principal: PrincipalDep, services: ServicesDep
 ) -> VersionPublic:
     """Make the version its locale's live one (the one before is retired). Jobs already
     accepted keep the content they were rendered with."""
-    row = await services.templates.publish(principal.tenant.id, ref, version_id)
+    row = await services.templates.publish(
+        principal.tenant.id, ref, version_id, actor_of(principal)
+    )
     return VersionPublic.of(row)
 
 
-@router.post("/v1/templates/{ref}/preview", response_model=PreviewPublic)
+@router.post(
+    "/v1/templates/{ref}/preview", response_model=PreviewPublic, responses=refusals(TemplateError)
+)
 async def preview(
     ref: Ref, body: PreviewCreate, principal: PrincipalDep, services: ServicesDep
 ) -> PreviewPublic:

@@ -8,8 +8,10 @@ from pydantic import ValidationError
 
 from homing.api.actors import actor_of
 from homing.api.deps import LivePrincipalDep, PrincipalDep, ServicesDep
+from homing.api.error_responses import refusals
 from homing.api.middleware.body_limit import read_body
 from homing.api.schemas.tenant_settings import TenantSettingsPatch, TenantSettingsPublic
+from homing.errors import PayloadTooLarge, UrlRefused
 from homing.managers.audit import diff
 from homing.models import AuditAction
 
@@ -19,11 +21,12 @@ router = APIRouter(tags=["settings"])
 # setting and keeps a hostile body from being read, let alone parsed.
 MAX_SETTINGS_BODY_BYTES = 4096
 
+# Nested bodies (``QuietHours``) are referred to in the document's components, where
+# the category routes put them, rather than in a ``$defs`` of this schema's own.
+_PATCH_SCHEMA = TenantSettingsPatch.model_json_schema(ref_template="#/components/schemas/{model}")
+_PATCH_SCHEMA.pop("$defs", None)
 _PATCH_OPENAPI = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": TenantSettingsPatch.model_json_schema()}},
-    }
+    "requestBody": {"required": True, "content": {"application/json": {"schema": _PATCH_SCHEMA}}}
 }
 
 
@@ -34,7 +37,12 @@ async def get_settings(principal: PrincipalDep, services: ServicesDep) -> Tenant
     return TenantSettingsPublic.of(settings)
 
 
-@router.patch("/v1/settings", response_model=TenantSettingsPublic, openapi_extra=_PATCH_OPENAPI)
+@router.patch(
+    "/v1/settings",
+    response_model=TenantSettingsPublic,
+    openapi_extra=_PATCH_OPENAPI,
+    responses=refusals(PayloadTooLarge, UrlRefused),
+)
 async def patch_settings(
     request: Request, principal: LivePrincipalDep, services: ServicesDep
 ) -> TenantSettingsPublic:

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request, Response
 
 from homing.api.actors import actor_of
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
+from homing.api.error_responses import refusals
 from homing.api.routes.notifications import (
     IdempotencyKey,
     queued,
@@ -24,10 +25,20 @@ from homing.api.schemas.webhooks import (
     WebhookSecretStatus,
 )
 from homing.api.templated import render_one
-from homing.errors import InvalidRequest, PayloadTooLarge
+from homing.errors import (
+    Conflict,
+    IdempotencyConflict,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    QuotaExceeded,
+    SendAtTooFar,
+    UrlRefused,
+)
 from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
 from homing.models import QUEUE_FOR_CHANNEL, AuditAction, Channel
+from homing.rendering.kernel import TemplateError
 from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.audit import AuditEvent
@@ -60,8 +71,10 @@ def _canonical(body: WebhookCreate) -> bytes:
     # The stdlib encoder, as for the body: orjson refuses integers beyond 64 bits.
     # A field added later (``ttl_seconds``, ``template``…) is left out while unset, so the hashes
     # stored before it still match their repeats.
-    later = ("ttl_seconds", "template", "data", "locale")
+    later = ("ttl_seconds", "template", "data", "locale", "send_at")
     fields = body.model_dump(exclude={f for f in later if getattr(body, f) is None} or None)
+    if body.send_at is not None:
+        fields["send_at"] = body.send_at.isoformat()  # in UTC: one moment, one hash
     return json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -70,6 +83,9 @@ def _canonical(body: WebhookCreate) -> bytes:
     status_code=202,
     response_model=Queued,
     openapi_extra=SENDING_OPENAPI,
+    responses=refusals(
+        IdempotencyConflict, QuotaExceeded, UrlRefused, PayloadTooLarge, SendAtTooFar, TemplateError
+    ),
 )
 async def send_webhook(
     body: WebhookCreate, request: Request, idempotency_key: IdempotencyKey = None
@@ -105,6 +121,7 @@ async def send_webhook(
             idempotency_key=idempotency_key,
             request_hash=fingerprint.stored,
             request_aliases=fingerprint.accepted,
+            send_at=None if body.send_at is None else body.send_at.timestamp(),
         ),
     )
     return queued(services, accepted)
@@ -130,7 +147,12 @@ def _issued(issued: IssuedSecret, response: Response) -> WebhookSecretIssued:
     )
 
 
-@router.post("/v1/webhook-secret", status_code=201, response_model=WebhookSecretIssued)
+@router.post(
+    "/v1/webhook-secret",
+    status_code=201,
+    response_model=WebhookSecretIssued,
+    responses=refusals(Conflict),
+)
 async def create_secret(
     principal: PrincipalDep, services: ServicesDep, response: Response
 ) -> WebhookSecretIssued:
@@ -153,7 +175,11 @@ async def get_secret(principal: PrincipalDep, services: ServicesDep) -> WebhookS
     )
 
 
-@router.post("/v1/webhook-secret/rotate", response_model=WebhookSecretIssued)
+@router.post(
+    "/v1/webhook-secret/rotate",
+    response_model=WebhookSecretIssued,
+    responses=refusals(NotFound, Conflict),
+)
 async def rotate_secret(
     principal: PrincipalDep, services: ServicesDep, response: Response
 ) -> WebhookSecretIssued:
@@ -163,7 +189,7 @@ async def rotate_secret(
     return _issued(issued, response)
 
 
-@router.delete("/v1/webhook-secret", status_code=204)
+@router.delete("/v1/webhook-secret", status_code=204, responses=refusals(NotFound))
 async def delete_secret(principal: PrincipalDep, services: ServicesDep) -> Response:
     """Delete the secret (and any overlapping one); deliveries go unsigned."""
     event = _secret_event(services, principal, AuditAction.WEBHOOK_SECRET_DELETED)
@@ -173,14 +199,17 @@ async def delete_secret(principal: PrincipalDep, services: ServicesDep) -> Respo
 
 @router.get("/v1/webhook-endpoints/gone", response_model=Page[GoneEndpointPublic])
 async def list_gone(principal: PrincipalDep, services: ServicesDep) -> Page[GoneEndpointPublic]:
-    """URLs that answered 410 Gone, in one page; jobs to them fail at once until
-    re-enabled."""
+    """URLs that answered 410 Gone, newest first, at most
+    ``HOMING_MAX_GONE_ENDPOINTS_PER_TENANT`` (200 by default; older marks are dropped),
+    all in one page; jobs to them fail at once until re-enabled."""
     gone = await services.webhooks.store.gone(principal.tenant.id)
     data = [GoneEndpointPublic(url=g.url, job_id=g.job_id, gone_at=g.gone_at) for g in gone]
     return Page[GoneEndpointPublic](data=data)
 
 
-@router.post("/v1/webhook-endpoints/enable", status_code=204)
+@router.post(
+    "/v1/webhook-endpoints/enable", status_code=204, responses=refusals(NotFound, UrlRefused)
+)
 async def enable_endpoint(
     body: EndpointUrl, principal: PrincipalDep, services: ServicesDep
 ) -> Response:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from homing.api.schemas.email import EmailCreate
-from homing.api.schemas.shared import Strict
+from homing.api.schemas.shared import Strict, examples
 
 MAX_BATCH = 1000
 
@@ -18,6 +18,27 @@ class EmailBatchItem(EmailCreate):
 
 class EmailBatchCreate(Strict):
     messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_BATCH)
+
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {
+                "messages": [
+                    {
+                        "to": "ada@example.com",
+                        "from": "hello@acme.example",
+                        "subject": "Hi",
+                        "text": "Hello Ada",
+                    },
+                    {
+                        "recipient": "user_42",
+                        "from": "hello@acme.example",
+                        "template": "welcome",
+                        "idempotency_key": "welcome-user_42",
+                    },
+                ]
+            }
+        ),
+    )
 
 
 class ItemError(BaseModel):

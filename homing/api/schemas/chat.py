@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Final, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
-from homing.api.schemas.email import PersonalCreate
+from homing.api.schemas.email import SCHEDULED_IN_LINE, PersonalCreate
+from homing.api.schemas.shared import examples
 from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.errors import InvalidRequest
 from homing.vendors import VENDORS
@@ -36,6 +37,8 @@ class ChatCreate(PersonalCreate, Templated):
     @model_validator(mode="after")
     def _no_nul(self) -> ChatCreate:
         self._one_destination(self.to)
+        if self.send_at is not None and self.ordering_key is not None:
+            raise ValueError(SCHEDULED_IN_LINE)
         if self.template is not None:
             given = {"text": self.text is not None, "format": "format" in self.model_fields_set}
             content_or_template(self, given)
@@ -46,6 +49,12 @@ class ChatCreate(PersonalCreate, Templated):
             if "\x00" in self.text:
                 raise ValueError("'text' must not contain NUL characters")
         return self
+
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {"to": "-1001234567890", "text": "*Deploy* finished", "format": "markdown"}
+        ),
+    )
 
 
 def check_chat_id(kind: str, to: str, text_format: str) -> None:

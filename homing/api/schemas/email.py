@@ -15,7 +15,15 @@ from pydantic import (
 )
 
 from homing.addresses import Mailbox, parse_mailbox
-from homing.api.schemas.shared import CategoryKey, ExternalId, PriorityName, Strict, TtlSeconds
+from homing.api.schemas.shared import (
+    CategoryKey,
+    ExternalId,
+    PriorityName,
+    SendAt,
+    Strict,
+    TtlSeconds,
+    examples,
+)
 from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 
 
@@ -25,12 +33,20 @@ def _no_line_breaks(value: str) -> str:
     return value
 
 
+# Checked in each channel's own validator (one more validator costs every accept a call).
+SCHEDULED_IN_LINE = "'send_at' cannot be given with an 'ordering_key'"
+
+
 class NotificationCreate(Strict):
     """What every notification body shares, whatever its channel."""
 
     # Not delivered within this many seconds of acceptance, the job ends FAILED with
     # error_class "expired" (the tenant's default_ttl_seconds for the channel if left out).
     ttl_seconds: TtlSeconds | None = None
+    # When the job is due (docs/scheduling.md): RFC 3339 with its offset, at most 30
+    # days ahead (422 ``send_at_too_far``); a moment already past is now. Its ttl counts
+    # from it. Not with an ``ordering_key``: a job in line goes when its turn comes.
+    send_at: SendAt | None = None
 
 
 class PersonalCreate(NotificationCreate):
@@ -68,7 +84,25 @@ class EmailCreate(PersonalCreate, Templated):
     delivery: Literal["at_least_once", "at_most_once"] = "at_least_once"
     ordering_key: str | None = Field(default=None, min_length=1, max_length=255)
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(
+        populate_by_name=True,
+        json_schema_extra=examples(
+            {
+                "to": "ada@example.com",
+                "from": "Acme <hello@acme.example>",
+                "subject": "Your receipt",
+                "text": "Thanks for your order.",
+                "html": "<p>Thanks for your order.</p>",
+            },
+            {
+                "recipient": "user_42",
+                "from": "hello@acme.example",
+                "template": "welcome",
+                "data": {"name": "Ada"},
+                "category": "account",
+            },
+        ),
+    )
     # The comparison key of ``to``, read with it: the accepting transaction checks
     # suppressions by it rather than parsing the address again.
     _address_key: str | None = PrivateAttr(default=None)
@@ -90,6 +124,8 @@ class EmailCreate(PersonalCreate, Templated):
         # in it (the sender, mostly) is parsed once for the request.
         memo = info.context if isinstance(info.context, dict) else None
         self._one_destination(self.to)
+        if self.send_at is not None and self.ordering_key is not None:
+            raise ValueError(SCHEDULED_IN_LINE)
         if self.to is not None:
             to = _mailbox(self.to, memo)
             self.to, self._address_key = str(to), to.key

@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from homing.api.schemas.shared import Strict
+from homing.api.schemas.shared import Strict, examples
 from homing.models import Channel, ProviderAccount
 from homing.timing.pacing import RATE_RULES, RateRule
 from homing.vendors import VENDORS
@@ -20,6 +20,10 @@ else:
     ProviderName = Literal[tuple(VENDORS)]
 # Which providers serve which channel (a provider of another channel is a 422).
 CHAT_PROVIDER_NAMES = frozenset(n for n, v in VENDORS.items() if v.channel is Channel.CHAT)
+# The vendor of the example body: the first email API (names live in the descriptors).
+_EXAMPLE = next(
+    v for v in VENDORS.values() if v.channel is Channel.EMAIL and v.endpoint == "base_url"
+)
 
 
 class ProviderCreate(Strict):
@@ -60,6 +64,17 @@ class ProviderCreate(Strict):
             self.config["rate_rules"] = [r.model_dump() for r in rules]
         return self
 
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {
+                "channel": _EXAMPLE.channel.value,
+                "provider": _EXAMPLE.name,
+                "credentials": {c.name: "…" for c in _EXAMPLE.credentials if c.required},
+                "priority": 1,
+            }
+        ),
+    )
+
 
 class ProviderPatch(Strict):
     priority: int | None = Field(default=None, ge=0, le=1000)
@@ -68,6 +83,10 @@ class ProviderPatch(Strict):
     # Check the stored credentials with the provider again; success clears
     # ``credentials_rejected`` (docs/operations.md "Notices").
     recheck: bool | None = None
+
+    model_config = ConfigDict(
+        json_schema_extra=examples({"priority": 2, "enabled": False}),
+    )
 
 
 class ProviderPublic(BaseModel):

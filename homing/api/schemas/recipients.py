@@ -12,10 +12,17 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from homing.addresses import MAX_PHONE, parse_mailbox, phone_key
-from homing.api.schemas.shared import CategoryKey, Name, Strict
+from homing.api.schemas.shared import CategoryKey, Name, Strict, examples
 from homing.managers.recipients import MAX_LOCALE, MAX_TIMEZONE, check_locale, check_timezone
 from homing.store.categories import Category
 from homing.store.recipients import Recipient
@@ -28,7 +35,7 @@ CHAT_FIELDS: Final = {
     if v.chat is not None and v.chat.recipient_field
 }
 
-ChannelName = Literal["email", "sms", "chat"]
+ChannelName = Literal["email", "sms", "chat", "in_app"]
 ChatId = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 HHMM = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
 # A preference change names at most every category of a tenant (HOMING_MAX_CATEGORIES).
@@ -70,6 +77,18 @@ class RecipientPut(Strict):
     def changes(self) -> dict[str, Any]:
         """The fields the body gave, with their values (None clears one)."""
         return {name: getattr(self, name) for name in self.model_fields_set}
+
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {
+                "email": "ada@example.com",
+                "phone": "+14155552671",
+                "locale": "en",
+                "timezone": "Europe/London",
+                "data": {"plan": "pro"},
+            }
+        ),
+    )
 
 
 class RecipientPublic(BaseModel):
@@ -138,6 +157,17 @@ class CategoryPut(Strict):
             "quiet_hours": None if self.quiet_hours is None else self.quiet_hours.model_dump(),
         }
 
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {
+                "name": "Product news",
+                "kind": "marketing",
+                "default": {"email": True, "sms": False},
+                "frequency_cap": {"count": 2, "per_seconds": 604800},
+            }
+        ),
+    )
+
 
 class CategoryPublic(BaseModel):
     key: str
@@ -178,3 +208,10 @@ class Preferences(Strict):
         if len(value) > MAX_PREFERENCE_CATEGORIES:
             raise ValueError(f"at most {MAX_PREFERENCE_CATEGORIES} categories at once")
         return value
+
+
+class PreferenceLink(BaseModel):
+    """The recipient's preference page: a signed URL under HOMING_PUBLIC_URL that opens
+    with no sign-in (docs/recipients.md, "Links")."""
+
+    url: str

@@ -9,10 +9,19 @@ on the last (lists that come whole have one page, so it is always null there).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
+from pydantic.config import JsonDict
 
 from homing.clock import in_utc
 from homing.managers.recipients import CATEGORY_KEY, EXTERNAL_ID
@@ -25,6 +34,7 @@ __all__ = [
     "Name",
     "Page",
     "PriorityName",
+    "SendAt",
     "Strict",
     "TtlSeconds",
 ]
@@ -44,6 +54,30 @@ T = TypeVar("T")
 
 # A moment in a query or body (``since``, ``until``…): ISO 8601, answered in UTC.
 Moment = Annotated[datetime, AfterValidator(in_utc)]
+
+# RFC 3339 ``date-time`` with its offset (``Z`` or ±hh:mm, hours below 24), seconds
+# optional with up to 6 decimals: anything else (no offset, an epoch number, a week
+# date, 40 characters or more) is refused before it is parsed (docs/scheduling.md).
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)"
+)
+MAX_SEND_AT = 40
+
+
+def _rfc3339(value: object) -> datetime:
+    if not isinstance(value, str) or len(value) >= MAX_SEND_AT or not _RFC3339.fullmatch(value):
+        raise ValueError("an RFC 3339 date-time with an offset, such as 2026-05-01T09:00:00+02:00")
+    return in_utc(datetime.fromisoformat(value.upper().replace("Z", "+00:00")))
+
+
+# When a send is due (``send_at``): RFC 3339 with an offset, in UTC once read.
+SendAt = Annotated[datetime, BeforeValidator(_rfc3339)]
+
+
+def examples(*bodies: JsonDict) -> JsonDict:
+    """What a body's ``model_config`` gives ``json_schema_extra`` to show it in the
+    OpenAPI document (``examples``), e.g. ``ConfigDict(json_schema_extra=examples({…}))``."""
+    return {"examples": list(bodies)}
 
 
 class Strict(BaseModel):

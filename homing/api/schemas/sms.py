@@ -13,8 +13,8 @@ from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from homing.addresses import MAX_PHONE, phone_key, sms_sender
 from homing.api.schemas.batch import MAX_BATCH
-from homing.api.schemas.email import PersonalCreate
-from homing.api.schemas.shared import PriorityName, Strict
+from homing.api.schemas.email import SCHEDULED_IN_LINE, PersonalCreate
+from homing.api.schemas.shared import PriorityName, Strict, examples
 from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.models import SmsSegments
 
@@ -41,11 +41,18 @@ class SmsCreate(PersonalCreate, Templated):
     # the next provider (homing.store.rerouting). Not with an ordering key.
     fallback_on_undelivered: bool = False
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(
+        populate_by_name=True,
+        json_schema_extra=examples(
+            {"to": "+14155552671", "from": "Acme", "body": "Your code is 123456"}
+        ),
+    )
 
     @model_validator(mode="after")
     def _valid(self) -> SmsCreate:
         self._one_destination(self.to)
+        if self.send_at is not None and self.ordering_key is not None:
+            raise ValueError(SCHEDULED_IN_LINE)
         if self.to is not None:
             self.to = phone_key(self.to)
         if self.from_ is not None:
@@ -82,3 +89,18 @@ class SmsBatchItem(SmsCreate):
 
 class SmsBatchCreate(Strict):
     messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_BATCH)
+
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {
+                "messages": [
+                    {"to": "+14155552671", "body": "Your table is ready"},
+                    {
+                        "to": "+447700900123",
+                        "body": "Your table is ready",
+                        "idempotency_key": "t-2",
+                    },
+                ]
+            }
+        ),
+    )

@@ -13,9 +13,9 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from homing.api.schemas.shared import Strict
+from homing.api.schemas.shared import Strict, examples
 from homing.managers.templates import MAX_LOCALE
 from homing.store.templates import TemplateRow, VersionRow
 
@@ -43,6 +43,10 @@ class TemplateCreate(Strict):
     name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     default_locale: Locale | None = None
 
+    model_config = ConfigDict(
+        json_schema_extra=examples({"key": "welcome", "name": "Welcome", "default_locale": "en"}),
+    )
+
 
 class TemplatePublic(BaseModel):
     id: str
@@ -69,6 +73,9 @@ class EmailPart(Strict):
     subject: Source
     html: Source | None = None
     text: Source | None = None
+    # The email layout the HTML renders inside, by key ("none": not even the tenant's
+    # ``default`` one); the ``default`` layout when left out (docs/templates.md, "Layouts").
+    layout: Key | None = None
 
 
 class SmsPart(Strict):
@@ -84,18 +91,27 @@ class WebhookPart(Strict):
     payload: dict[str, Any]
 
 
+class InAppPart(Strict):
+    """An item of the recipient's feed (docs/feed.md); ``url`` renders to http(s)."""
+
+    title: Source | None = None
+    body: Source
+    url: Source | None = None
+
+
 class _Parts(Strict):
     email: EmailPart | None = None
     sms: SmsPart | None = None
     chat: ChatPart | None = None
     webhook: WebhookPart | None = None
+    in_app: InAppPart | None = None
     variables: dict[str, Any] | None = None
 
     def parts(self, only_set: bool = False) -> dict[str, Any]:
         """The channels' parts as stored (``only_set``: those the body names, None
         for a channel it removes)."""
         out: dict[str, Any] = {}
-        for channel in ("email", "sms", "chat", "webhook"):
+        for channel in ("email", "sms", "chat", "webhook", "in_app"):
             part = getattr(self, channel)
             if only_set and channel in self.model_fields_set:
                 out[channel] = None if part is None else part.model_dump(exclude_none=True)
@@ -106,6 +122,15 @@ class _Parts(Strict):
 
 class VersionCreate(_Parts):
     locale: Locale | None = None
+
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {
+                "email": {"subject": "Welcome, {{ name }}", "text": "Hello {{ name }}!"},
+                "sms": {"body": "Welcome, {{ name }}!"},
+            }
+        ),
+    )
 
 
 class VersionEdit(_Parts):
@@ -122,6 +147,7 @@ class VersionPublic(BaseModel):
     sms: dict[str, Any] | None = None
     chat: dict[str, Any] | None = None
     webhook: dict[str, Any] | None = None
+    in_app: dict[str, Any] | None = None
     variables: dict[str, Any] | None = None
     created_at: datetime
     updated_at: datetime
@@ -139,6 +165,7 @@ class VersionPublic(BaseModel):
             sms=row.parts.get("sms"),
             chat=row.parts.get("chat"),
             webhook=row.parts.get("webhook"),
+            in_app=row.parts.get("in_app"),
             variables=row.variables,
             created_at=row.created_at,
             updated_at=row.updated_at,
@@ -152,6 +179,10 @@ class PreviewCreate(Strict):
     # A version's number (a draft too); the live one for ``locale`` when left out.
     version: Annotated[int, Field(ge=1, strict=True)] | None = None
 
+    model_config = ConfigDict(
+        json_schema_extra=examples({"data": {"name": "Ada"}}),
+    )
+
 
 class PreviewPublic(BaseModel):
     template_id: str
@@ -161,6 +192,7 @@ class PreviewPublic(BaseModel):
     sms: dict[str, Any] | None = None
     chat: dict[str, Any] | None = None
     webhook: dict[str, Any] | None = None
+    in_app: dict[str, Any] | None = None
 
 
 class Templated(BaseModel):

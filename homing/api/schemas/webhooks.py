@@ -6,10 +6,10 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, Field, JsonValue, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
 
-from homing.api.schemas.email import NotificationCreate
-from homing.api.schemas.shared import PriorityName, Strict
+from homing.api.schemas.email import SCHEDULED_IN_LINE, NotificationCreate
+from homing.api.schemas.shared import PriorityName, Strict, examples
 from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.webhooks.message import header_problem
 
@@ -34,6 +34,8 @@ class WebhookCreate(NotificationCreate, Templated):
     @model_validator(mode="after")
     def _valid(self) -> WebhookCreate:
         given = "payload" in self.model_fields_set
+        if self.send_at is not None and self.ordering_key is not None:
+            raise ValueError(SCHEDULED_IN_LINE)
         if self.template is not None:
             content_or_template(self, {"payload": given})
         elif not given:
@@ -55,6 +57,16 @@ class WebhookCreate(NotificationCreate, Templated):
                 raise ValueError(problem)
             seen.add(name.lower())
         return self
+
+    model_config = ConfigDict(
+        json_schema_extra=examples(
+            {
+                "url": "https://hooks.example.com/orders",
+                "event_type": "order.paid",
+                "payload": {"order_id": "o_123", "amount": 4200},
+            }
+        ),
+    )
 
 
 class WebhookSecretIssued(BaseModel):

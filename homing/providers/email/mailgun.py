@@ -1,8 +1,22 @@
-"""Mailgun v3: form ``POST /v3/{domain}/messages`` → 200 ``{"id": "<…@domain>"}``."""
+"""Mailgun v3: form ``POST /v3/{domain}/messages`` → 200 ``{"id": "<…@domain>"}``.
+
+A batch is Mailgun's batch sending (documentation.mailgun.com, user-manual/
+sending-messages/batch-sending): up to 1,000 ``to`` in one request, with
+``recipient-variables``, a JSON object keyed by each plain recipient address, so that
+each recipient gets a message of its own, its ``%recipient.x%`` substituted (in the
+subject too: the same page's example). The job id travels as ``v:hjid`` set to
+``%recipient.hjid%``, as django-anymail sends per-recipient metadata
+(anymail/backends/mailgun.py), so each event's ``user-variables`` names its job although
+the request's id is shared. A request holds the messages of one sender with the same
+text, html and header fields (those stay as a single send puts them); only the subject
+is per recipient. Messages that differ otherwise go in separate requests, and a message
+whose fields already hold ``%recipient`` goes alone, never substituted into.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import httpx
@@ -11,10 +25,12 @@ from homing.errors import InvalidCredentials
 from homing.models import DnsRecord, DomainInfo, DomainStatus, FailureClass
 from homing.providers.base import (
     OutgoingEmail,
+    ProviderFailure,
     SendResult,
     mailboxes,
     text,
 )
+from homing.providers.email.one_answer import plan, settle
 from homing.providers.http import (
     classify_status,
     json_body,
@@ -29,6 +45,7 @@ from homing.providers.http_adapter import (
     PROVIDER_PERMANENT,
     THROTTLED,
     TRANSIENT,
+    BatchOutcome,
     HttpAdapter,
 )
 from homing.vendors.mailgun import VENDOR
@@ -60,6 +77,10 @@ BASE_URLS: Final[Mapping[str, str]] = {
     "us": "https://api.mailgun.net",
     "eu": "https://api.eu.mailgun.net",
 }
+BATCH_LIMIT: Final = 1000
+# "The maximum message size Mailgun supports is 25MB" (user-manual/sending-messages).
+BATCH_BYTES: Final = 25 * 1000 * 1000
+RECIPIENT_MARK: Final = "%recipient"
 
 
 def _message(response: httpx.Response) -> str:
@@ -115,12 +136,50 @@ def domain_info(body: Any) -> DomainInfo:
     return DomainInfo(name, status, records)
 
 
+def _batch_key(email: OutgoingEmail) -> Hashable:
+    """What the messages of one request share: sender, bodies and header fields."""
+    content = email.content
+    try:
+        _, sender = mailboxes(content, "mailgun")
+    except ProviderFailure:
+        return ("alone", email.job_id)  # refused as a single send refuses it
+    fields = [content.subject, content.text or "", content.html or ""]
+    fields += [value for pair in content.headers for value in pair]
+    if any(RECIPIENT_MARK in value for value in fields):
+        return ("alone", email.job_id)
+    return (str(sender), content.text, content.html, content.headers)
+
+
+def _recipient(email: OutgoingEmail) -> str:
+    try:
+        return mailboxes(email.content, "mailgun")[0].address
+    except ProviderFailure:
+        return ""
+
+
+def batch_form(emails: Sequence[OutgoingEmail]) -> dict[str, str | list[str]]:
+    """One batch-sending form for ``emails`` (one sender, bodies and header fields)."""
+    form: dict[str, str | list[str]] = dict(MailgunProvider.build_form(emails[0]))
+    variables: dict[str, dict[str, str]] = {}
+    for email in emails:
+        to, _ = mailboxes(email.content, "mailgun")
+        variables[to.address] = {"hjid": email.job_id, "subject": email.content.subject}
+    form["to"] = [str(mailboxes(email.content, "mailgun")[0]) for email in emails]
+    if len({email.content.subject for email in emails}) > 1:
+        form["subject"] = "%recipient.subject%"
+    form["v:hjid"] = "%recipient.hjid%"
+    form["recipient-variables"] = json.dumps(variables, separators=(",", ":"))
+    return form
+
+
 class MailgunProvider(HttpAdapter):
     """Mailgun over HTTP Basic ``api:<key>``; the job id travels as ``v:hjid``."""
 
     name: ClassVar[str] = VENDOR.name
     supports_idempotency: ClassVar[bool] = False
     default_base_url: ClassVar[str] = BASE_URLS["us"]
+    batch_limit: ClassVar[int] = BATCH_LIMIT
+    batch_bytes: ClassVar[int] = BATCH_BYTES
 
     def __init__(
         self, credentials: dict[str, Any], config: dict[str, Any], http: httpx.AsyncClient
@@ -162,6 +221,24 @@ class MailgunProvider(HttpAdapter):
         body = json_body(response)
         message_id = body.get("id") if isinstance(body, dict) else None
         return SendResult(str(message_id) if message_id else None, response.status_code)
+
+    async def send_batch(
+        self, emails: Sequence[OutgoingEmail], idempotency_key: str | None = None
+    ) -> list[BatchOutcome]:
+        """Up to 1,000 emails as recipients of as few batch sends as they allow
+        (``homing.providers.email.one_answer``); Mailgun keys no idempotency."""
+        if not 1 <= len(emails) <= BATCH_LIMIT:
+            raise ValueError(f"a Mailgun batch carries 1 to {BATCH_LIMIT} emails")
+        requests = plan(emails, _batch_key, _recipient, BATCH_LIMIT)
+        path = f"/v3/{self._domain}/messages"
+
+        async def call(members: list[OutgoingEmail]) -> SendResult:
+            response = await self._call("POST", path, data=batch_form(members))
+            body = json_body(response)
+            message_id = body.get("id") if isinstance(body, dict) else None
+            return SendResult(str(message_id) if message_id else None, response.status_code)
+
+        return await settle(emails, requests, call, self.send)
 
     async def check_credentials(self) -> None:
         """Probe ``GET /v3/domains?limit=1``; 401 means the key is rejected.

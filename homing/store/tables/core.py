@@ -2,7 +2,7 @@
 create them; queries are written against them. One schema serves SQLite and PostgreSQL.
 
 ``metadata`` here holds every table, the other groups (``inbound``, ``console``,
-``audit``, ``templates``) included."""
+``audit``, ``templates``, ``feed``) included."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ from sqlalchemy import (
 # it here is what makes ``metadata`` hold every table.
 from homing.store.tables import audit as audit
 from homing.store.tables import console as console
+from homing.store.tables import feed as feed
 from homing.store.tables import inbound as inbound
+from homing.store.tables import notifications as notifications
 from homing.store.tables import recipients as recipients
 from homing.store.tables import templates as templates
 from homing.store.tables.columns import ID as ID
@@ -80,6 +82,13 @@ provider_accounts = Table(
     Index("ix_provider_accounts_tenant_channel", "tenant_id", "channel", "priority"),
 )
 
+# The jobs a frequency cap counts (``ix_jobs_capped_*``): sent in a category, not
+# SUPPRESSED; by recipient, those that name one. The counting queries repeat them word
+# for word, so both databases prove the partial indexes usable, and a count of the jobs
+# that name no recipient cannot take the recipients' index (homing.store.preferences).
+CAPPED = "category IS NOT NULL AND status <> 'SUPPRESSED'"
+CAPPED_BY_RECIPIENT = f"recipient_id IS NOT NULL AND {CAPPED}"
+
 jobs = Table(
     "jobs",
     metadata,
@@ -114,9 +123,13 @@ jobs = Table(
     # Not delivered by then, the job ends FAILED "expired" (``ttl_seconds``; migration 0014).
     Column("expires_at", UTCDateTime),
     # Sent to a recipient (its ``recipients.id``) in a category (migration 0025): what
-    # a category's frequency cap counts, through ``ix_jobs_recipient_category``.
+    # a category's frequency cap counts (``ix_jobs_capped_recipient``, migration 0039).
     Column("recipient_id", ID),
     Column("category", String(64)),
+    # When it is due (a scheduled send, quiet hours), and why: ``requested`` or
+    # ``quiet_hours`` (migration 0029; docs/scheduling.md). None: due on acceptance.
+    Column("send_at", UTCDateTime),
+    Column("schedule_reason", String(20)),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
@@ -136,7 +149,33 @@ jobs = Table(
     Index("ix_jobs_tenant_channel", "tenant_id", "channel", "id"),
     Index("ix_jobs_status", "status", "id"),
     Index("ix_jobs_recipient", "recipient", "id"),
-    Index("ix_jobs_recipient_category", "recipient_id", "category", "created_at"),
+    # Erasure finds a recipient's jobs; most jobs name none and stay out (migration 0039).
+    Index(
+        "ix_jobs_recipient_id",
+        "recipient_id",
+        sqlite_where=text("recipient_id IS NOT NULL"),
+        postgresql_where=text("recipient_id IS NOT NULL"),
+    ),
+    # A category's frequency cap counts a person's recent jobs, by recipient and by
+    # address (homing/store/preferences.py, migration 0039). SUPPRESSED jobs are left
+    # out, so a flood of capped sends cannot lengthen the next count.
+    Index(
+        "ix_jobs_capped_recipient",
+        "recipient_id",
+        "category",
+        "created_at",
+        sqlite_where=text(CAPPED_BY_RECIPIENT),
+        postgresql_where=text(CAPPED_BY_RECIPIENT),
+    ),
+    Index(
+        "ix_jobs_capped_address",
+        "tenant_id",
+        "recipient",
+        "category",
+        "created_at",
+        sqlite_where=text(CAPPED),
+        postgresql_where=text(CAPPED),
+    ),
 )
 
 # The hot table: a row exists only while its job has work to do. ``available_at`` is
@@ -262,6 +301,11 @@ tenant_settings = Table(
     Column("operations_url", Text),
     # {"email": seconds, ...}: the ttl of a job that names none (migration 0014).
     Column("default_ttl_seconds", JSON),
+    # The mailbox a marketing email's List-Unsubscribe names as a mailto: (migration 0027).
+    Column("unsubscribe_mailbox", String(254)),
+    # {"start": "21:00", "end": "08:00"}: quiet hours of a category that has none
+    # (migration 0029; docs/scheduling.md).
+    Column("quiet_hours", JSON),
 )
 
 # Endpoint URLs that answered 410 Gone: later jobs to them fail without a call until

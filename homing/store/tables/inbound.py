@@ -59,6 +59,7 @@ inbound_conflicts = Table(
     Column("raw", Text),
     Column("received_at", UTCDateTime, nullable=False),
     Index("ix_inbound_conflicts_event", "source", "provider_account_id", "event_id"),
+    Index("ix_inbound_conflicts_received", "received_at"),
 )
 
 # The secret that proves a provider account's events: a SendGrid verification key, a

@@ -76,3 +76,18 @@ recipient_preferences = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     PrimaryKeyConstraint("recipient_id", "category_key", "channel", name="pk_recipient_prefs"),
 )
+
+# One-click unsubscribes of an address-only send (migration 0027): the address is
+# kept only as its keyed hash (``OptOutLinks.address_ref``), computed by the caller.
+address_opt_outs = Table(
+    "address_opt_outs",
+    metadata,
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    Column("channel", String(20), nullable=False),
+    Column("category_key", String(64), nullable=False),
+    Column("address_ref", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint(
+        "tenant_id", "channel", "category_key", "address_ref", name="pk_address_opt_outs"
+    ),
+)

@@ -49,3 +49,37 @@ template_versions = Table(
     # The live versions of a template, by locale (one lookup per send).
     Index("ix_template_versions_state", "template_id", "state", "locale"),
 )
+
+# Email layouts (migration 0032): a tenant's shared frame of its email templates, kept
+# and versioned as templates are (a version's ``parts`` is ``{"html": ...}``).
+layouts = Table(
+    "layouts",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("tenant_id", ID, ForeignKey("tenants.id"), nullable=False),
+    Column("key", String(64), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("default_locale", String(35), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("tenant_id", "key", name="uq_layouts_tenant_key"),
+    Index("ix_layouts_tenant_id", "tenant_id", "id"),
+)
+
+layout_versions = Table(
+    "layout_versions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("layout_id", ID, ForeignKey("layouts.id", ondelete="CASCADE"), nullable=False),
+    Column("tenant_id", ID, nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("locale", String(35), nullable=False),
+    Column("state", String(10), nullable=False),
+    Column("parts", JSON, nullable=False),
+    Column("variables", JSON),
+    Column("revision", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("published_at", UTCDateTime),
+    UniqueConstraint("layout_id", "number", name="uq_layout_versions_number"),
+    Index("ix_layout_versions_state", "layout_id", "state", "locale"),
+)

@@ -1,12 +1,14 @@
 """What the sync and async clients share: one call's shape, the retry policy (pure),
-and turning a response into a model or an exception."""
+turning a response into a model or an exception, and a listing's page."""
 
 from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel
@@ -14,6 +16,7 @@ from pydantic import BaseModel
 from homing_client.errors import error_for
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 RETRY_STATUSES = frozenset({429, 503})
 # Retry-After is honoured up to this many seconds; a longer wait is raised to the caller.
@@ -85,3 +88,17 @@ def base_headers(api_key: str) -> dict[str, str]:
 
 def drop_none(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
+
+
+def segment(value: str) -> str:
+    """One path segment: an id never adds a ``/`` or a ``?`` to the URL."""
+    return quote(value, safe="")
+
+
+class Page(Protocol[T_co]):
+    """A cursor page of a listing: its items and the cursor of the next (None: last)."""
+
+    @property
+    def data(self) -> Sequence[T_co]: ...
+    @property
+    def next_cursor(self) -> str | None: ...

@@ -191,6 +191,10 @@ class StateConflictError(ConflictError):
     code = "conflict"
 
 
+class NotReschedulableError(ConflictError):
+    code = "not_reschedulable"
+
+
 class PayloadTooLargeCodeError(PayloadTooLargeError):
     code = "payload_too_large"
 
@@ -219,6 +223,18 @@ class UnknownProviderError(UnprocessableError):
     code = "unknown_provider"
 
 
+class NoProviderError(UnprocessableError):
+    """No enabled provider of the tenant sends on the message's channel."""
+
+    code = "no_provider"
+
+
+class NoSenderError(UnprocessableError):
+    """An SMS with no ``from``, and no enabled SMS provider with a sender of its own."""
+
+    code = "no_sender"
+
+
 class UnknownRecipientError(UnprocessableError):
     code = "unknown_recipient"
 
@@ -229,6 +245,14 @@ class RecipientUnreachableError(UnprocessableError):
 
 class UnknownCategoryError(UnprocessableError):
     code = "unknown_category"
+
+
+class SendAtTooFarError(UnprocessableError):
+    code = "send_at_too_far"
+
+
+class PublicUrlRequiredError(UnprocessableError):
+    code = "public_url_required"
 
 
 class UrlRefusedError(UnprocessableError):
@@ -285,6 +309,10 @@ class UnavailableError(ServiceUnavailableError):
 
 class RateLimitUnavailableError(ServiceUnavailableError):
     code = "rate_limit_unavailable"
+
+
+class OverloadedError(ServiceUnavailableError):
+    code = "overloaded"
 
 
 def _code_classes() -> dict[tuple[int, str], type[ApiError]]:

@@ -21,6 +21,10 @@ class AdminJobSummary(BaseModel):
     error: Annotated[str | None, Field(title="Error")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     completed_at: Annotated[AwareDatetime | None, Field(title="Completed At")]
+    send_at: Annotated[AwareDatetime | None, Field(title="Send At")] = None
+    schedule_reason: Annotated[
+        Literal["requested", "quiet_hours"] | None, Field(title="Schedule Reason")
+    ] = None
     tenant_id: Annotated[str, Field(title="Tenant Id")]
 
 
@@ -100,6 +104,25 @@ class AuditAction(
             "member.removed",
             "user.added",
             "user.password_set",
+            "feed_secret.rotated",
+            "recipient.unsubscribed",
+            "recipient.preferences_changed",
+            "template.created",
+            "template.deleted",
+            "template.version_added",
+            "template.version_edited",
+            "template.version_published",
+            "layout.created",
+            "layout.deleted",
+            "layout.version_added",
+            "layout.version_edited",
+            "layout.version_published",
+            "recipient.created",
+            "recipient.updated",
+            "recipient.erased",
+            "category.created",
+            "category.updated",
+            "address.erased",
         ]
     ]
 ):
@@ -138,6 +161,25 @@ class AuditAction(
             "member.removed",
             "user.added",
             "user.password_set",
+            "feed_secret.rotated",
+            "recipient.unsubscribed",
+            "recipient.preferences_changed",
+            "template.created",
+            "template.deleted",
+            "template.version_added",
+            "template.version_edited",
+            "template.version_published",
+            "layout.created",
+            "layout.deleted",
+            "layout.version_added",
+            "layout.version_edited",
+            "layout.version_published",
+            "recipient.created",
+            "recipient.updated",
+            "recipient.erased",
+            "category.created",
+            "category.updated",
+            "address.erased",
         ],
         Field(
             description="The closed vocabulary of changes the audit log records.",
@@ -170,9 +212,9 @@ class Ids(RootModel[list[str]]):
     root: Annotated[list[str], Field(max_length=1000, min_length=1, title="Ids")]
 
 
-class Channel(RootModel[Literal["email", "webhook", "sms", "chat"]]):
+class Channel(RootModel[Literal["email", "webhook", "sms", "chat", "in_app"]]):
     root: Annotated[
-        Literal["email", "webhook", "sms", "chat"],
+        Literal["email", "webhook", "sms", "chat", "in_app"],
         Field(
             description="How a notification travels: email, SMS, chat or webhook.", title="Channel"
         ),
@@ -225,6 +267,7 @@ class ChatCreate(BaseModel):
     data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
     locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
+    send_at: Annotated[AwareDatetime | None, Field(title="Send At")] = None
     recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
     category: Annotated[Category | None, Field(title="Category")] = None
     to: Annotated[To | None, Field(title="To")] = None
@@ -275,6 +318,28 @@ class DeliveryEventPublic(BaseModel):
     occurred_at: Annotated[AwareDatetime | None, Field(title="Occurred At")]
     received_at: Annotated[AwareDatetime, Field(title="Received At")]
     detail: Annotated[dict[str, Any], Field(title="Detail")]
+
+
+class WindowSeconds(RootModel[int]):
+    root: Annotated[int, Field(ge=60, le=604800, title="Window Seconds")]
+
+
+class At(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(max_length=5, min_length=5, pattern="^([01][0-9]|2[0-3]):[0-5][0-9]$", title="At"),
+    ]
+
+
+class DigestCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    key: Annotated[
+        str, Field(max_length=64, min_length=1, pattern="^[A-Za-z0-9_.:-]+$", title="Key")
+    ]
+    window_seconds: Annotated[WindowSeconds | None, Field(title="Window Seconds")] = None
+    at: Annotated[At | None, Field(title="At")] = None
 
 
 class DnsRecordPublic(BaseModel):
@@ -345,6 +410,7 @@ class EmailCreate(BaseModel):
     data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
     locale: Annotated[Locale | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
+    send_at: Annotated[AwareDatetime | None, Field(title="Send At")] = None
     recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
     category: Annotated[Category | None, Field(title="Category")] = None
     to: Annotated[To1 | None, Field(title="To")] = None
@@ -369,6 +435,10 @@ class Text2(RootModel[str]):
     root: Annotated[str, Field(max_length=1048576, title="Text")]
 
 
+class Layout(RootModel[str]):
+    root: Annotated[str, Field(pattern="^[a-z0-9][a-z0-9_.-]{0,63}$", title="Layout")]
+
+
 class EmailPart(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -376,6 +446,7 @@ class EmailPart(BaseModel):
     subject: Annotated[str, Field(max_length=1048576, title="Subject")]
     html: Annotated[Html1 | None, Field(title="Html")] = None
     text: Annotated[Text2 | None, Field(title="Text")] = None
+    layout: Annotated[Layout | None, Field(title="Layout")] = None
 
 
 class EndpointUrl(BaseModel):
@@ -383,6 +454,30 @@ class EndpointUrl(BaseModel):
         extra="forbid",
     )
     url: Annotated[str, Field(max_length=2048, min_length=1, title="Url")]
+
+
+class ErasureCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    address: Annotated[str, Field(max_length=320, min_length=1, title="Address")]
+    channel: Annotated[Literal["email", "sms", "chat"], Field(title="Channel")]
+
+
+class ErasurePublic(BaseModel):
+    erased: Annotated[dict[str, int], Field(description="rows erased, per kind", title="Erased")]
+    kept_as_hash: Annotated[
+        dict[str, int],
+        Field(
+            description="suppressions and opt-outs now kept only as keyed hashes",
+            title="Kept As Hash",
+        ),
+    ]
+    waiting_jobs: Annotated[
+        int,
+        Field(description="jobs to the address still queued or in flight", title="Waiting Jobs"),
+    ]
+    complete: Annotated[bool, Field(title="Complete")]
 
 
 class ErrorInfo(BaseModel):
@@ -406,6 +501,49 @@ class EventReportRow(BaseModel):
     count: Annotated[int, Field(title="Count")]
     p95_lag_seconds: Annotated[float | None, Field(title="P95 Lag Seconds")]
     errors: Annotated[int, Field(title="Errors")]
+
+
+class FeedItemPublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    seq: Annotated[int, Field(title="Seq")]
+    job_id: Annotated[str, Field(title="Job Id")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    title: Annotated[str | None, Field(title="Title")] = None
+    body: Annotated[str, Field(title="Body")]
+    url: Annotated[str | None, Field(title="Url")] = None
+    category: Annotated[str | None, Field(title="Category")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    seen_at: Annotated[AwareDatetime | None, Field(title="Seen At")] = None
+    read_at: Annotated[AwareDatetime | None, Field(title="Read At")] = None
+    archived_at: Annotated[AwareDatetime | None, Field(title="Archived At")] = None
+
+
+class Origin(RootModel[str]):
+    root: Annotated[str, Field(max_length=255, min_length=1)]
+
+
+class FeedOrigins(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    origins: Annotated[list[Origin], Field(max_length=100, title="Origins")]
+
+
+class FeedPagePublic(BaseModel):
+    data: Annotated[list[FeedItemPublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+    unread_count: Annotated[int, Field(title="Unread Count")]
+
+
+class FeedSecretIssued(BaseModel):
+    secret: Annotated[str, Field(title="Secret")]
+    preview: Annotated[str, Field(title="Preview")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+
+
+class FeedToken(BaseModel):
+    token: Annotated[str, Field(title="Token")]
+    expires_at: Annotated[AwareDatetime, Field(title="Expires At")]
 
 
 class TenantId(RootModel[str]):
@@ -453,6 +591,51 @@ class GoneEndpointPublic(BaseModel):
     url: Annotated[str, Field(title="Url")]
     job_id: Annotated[str, Field(title="Job Id")]
     gone_at: Annotated[AwareDatetime, Field(title="Gone At")]
+
+
+class Title(RootModel[str]):
+    root: Annotated[str, Field(max_length=2000, min_length=1, title="Title")]
+
+
+class Body(RootModel[str]):
+    root: Annotated[str, Field(max_length=20000, min_length=1, title="Body")]
+
+
+class Url(RootModel[str]):
+    root: Annotated[str, Field(max_length=2048, min_length=1, title="Url")]
+
+
+class InAppCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    template: Annotated[Template | None, Field(title="Template")] = None
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+    recipient: Annotated[
+        str, Field(pattern="^[A-Za-z0-9][A-Za-z0-9._:@+=|~-]{0,254}$", title="Recipient")
+    ]
+    title: Annotated[Title | None, Field(title="Title")] = None
+    body: Annotated[Body | None, Field(title="Body")] = None
+    url: Annotated[Url | None, Field(title="Url")] = None
+    category: Annotated[Category | None, Field(title="Category")] = None
+
+
+class Title1(RootModel[str]):
+    root: Annotated[str, Field(max_length=1048576, title="Title")]
+
+
+class Url1(RootModel[str]):
+    root: Annotated[str, Field(max_length=1048576, title="Url")]
+
+
+class InAppPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    title: Annotated[Title1 | None, Field(title="Title")] = None
+    body: Annotated[str, Field(max_length=1048576, title="Body")]
+    url: Annotated[Url1 | None, Field(title="Url")] = None
 
 
 class InboundSecretPublic(BaseModel):
@@ -506,8 +689,21 @@ class JobPublic(BaseModel):
     expires_at: Annotated[AwareDatetime | None, Field(title="Expires At")] = None
     delivery_status: Annotated[str | None, Field(title="Delivery Status")] = None
     events: Annotated[list[DeliveryEventPublic] | None, Field(title="Events")] = None
+    to: Annotated[str | None, Field(title="To")] = None
+    payload_scrubbed_at: Annotated[AwareDatetime | None, Field(title="Payload Scrubbed At")] = None
     sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
     template: Annotated[dict[str, Any] | None, Field(title="Template")] = None
+    send_at: Annotated[AwareDatetime | None, Field(title="Send At")] = None
+    schedule_reason: Annotated[
+        Literal["requested", "quiet_hours"] | None, Field(title="Schedule Reason")
+    ] = None
+
+
+class JobReschedule(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    send_at: Annotated[AwareDatetime, Field(title="Send At")]
 
 
 class JobStatus(
@@ -530,16 +726,106 @@ class JobSummary(BaseModel):
     error: Annotated[str | None, Field(title="Error")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     completed_at: Annotated[AwareDatetime | None, Field(title="Completed At")]
+    send_at: Annotated[AwareDatetime | None, Field(title="Send At")] = None
+    schedule_reason: Annotated[
+        Literal["requested", "quiet_hours"] | None, Field(title="Schedule Reason")
+    ] = None
 
 
 class JsonValue(RootModel[Any]):
     root: Any
 
 
+class Name(RootModel[str]):
+    root: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
+
+
+class DefaultLocale(RootModel[str]):
+    root: Annotated[str, Field(max_length=35, min_length=2, title="Default Locale")]
+
+
+class LayoutCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    key: Annotated[str, Field(pattern="^[a-z0-9][a-z0-9_.-]{0,63}$", title="Key")]
+    name: Annotated[Name | None, Field(title="Name")] = None
+    default_locale: Annotated[DefaultLocale | None, Field(title="Default Locale")] = None
+
+
+class LayoutPublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    key: Annotated[str, Field(title="Key")]
+    name: Annotated[str, Field(title="Name")]
+    default_locale: Annotated[str, Field(title="Default Locale")]
+    locales: Annotated[list[str], Field(title="Locales")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+
+
+class LayoutVersionCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    html: Annotated[str, Field(max_length=1048576, title="Html")]
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+
+
+class LayoutVersionEdit(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    html: Annotated[Html1 | None, Field(title="Html")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+
+
+class LayoutVersionPublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    layout_id: Annotated[str, Field(title="Layout Id")]
+    number: Annotated[int, Field(title="Number")]
+    locale: Annotated[str, Field(title="Locale")]
+    state: Annotated[str, Field(title="State")]
+    html: Annotated[str, Field(title="Html")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+    published_at: Annotated[AwareDatetime | None, Field(title="Published At")] = None
+
+
 class LimitsPublic(BaseModel):
     rate_per_minute: Annotated[int, Field(title="Rate Per Minute")]
     quotas: Annotated[dict[str, int], Field(title="Quotas")]
     priority: Annotated[str | None, Field(title="Priority")]
+
+
+class EscalateAfterSeconds(RootModel[int]):
+    root: Annotated[int, Field(ge=1, le=604800, title="Escalate After Seconds")]
+
+
+class From(RootModel[str]):
+    root: Annotated[str, Field(max_length=400, min_length=3, title="From")]
+
+
+class NotificationsCreate(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    recipient: Annotated[
+        str, Field(pattern="^[A-Za-z0-9][A-Za-z0-9._:@+=|~-]{0,254}$", title="Recipient")
+    ]
+    template: Annotated[str, Field(max_length=64, min_length=1, title="Template")]
+    data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
+    locale: Annotated[Locale | None, Field(title="Locale")] = None
+    category: Annotated[Category | None, Field(title="Category")] = None
+    channels: Annotated[
+        list[Literal["in_app", "chat", "sms", "email"]],
+        Field(max_length=4, min_length=1, title="Channels"),
+    ]
+    strategy: Annotated[Literal["all", "first", "escalate"], Field(title="Strategy")]
+    escalate_after_seconds: Annotated[
+        EscalateAfterSeconds | None, Field(title="Escalate After Seconds")
+    ] = None
+    priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
+    from_: Annotated[From | None, Field(alias="from", title="From")] = None
+    digest: DigestCreate | None = None
 
 
 class PageAdminJobSummary(BaseModel):
@@ -577,6 +863,20 @@ class PageJobSummary(BaseModel):
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
 
 
+class PageLayoutPublic(BaseModel):
+    data: Annotated[list[LayoutPublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
+class PageLayoutVersionPublic(BaseModel):
+    data: Annotated[list[LayoutVersionPublic], Field(title="Data")]
+    next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
+
+
+class PreferenceLink(BaseModel):
+    url: Annotated[str, Field(title="Url")]
+
+
 class Preferences(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -584,7 +884,7 @@ class Preferences(BaseModel):
     categories: Annotated[
         dict[
             Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")],
-            dict[Literal["email", "sms", "chat"], bool],
+            dict[Literal["email", "sms", "chat", "in_app"], bool],
         ],
         Field(title="Categories"),
     ]
@@ -611,6 +911,7 @@ class PreviewPublic(BaseModel):
     sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
     chat: Annotated[dict[str, Any] | None, Field(title="Chat")] = None
     webhook: Annotated[dict[str, Any] | None, Field(title="Webhook")] = None
+    in_app: Annotated[dict[str, Any] | None, Field(title="In App")] = None
 
 
 class ProviderCreate(BaseModel):
@@ -737,7 +1038,7 @@ class SlackChannel(RootModel[str]):
     root: Annotated[str, Field(max_length=100, min_length=1, title="Slack Channel")]
 
 
-class Locale3(RootModel[str]):
+class Locale7(RootModel[str]):
     root: Annotated[str, Field(max_length=35, title="Locale")]
 
 
@@ -753,7 +1054,7 @@ class RecipientPut(BaseModel):
     phone: Annotated[Phone | None, Field(title="Phone")] = None
     telegram_chat_id: Annotated[TelegramChatId | None, Field(title="Telegram Chat Id")] = None
     slack_channel: Annotated[SlackChannel | None, Field(title="Slack Channel")] = None
-    locale: Annotated[Locale3 | None, Field(title="Locale")] = None
+    locale: Annotated[Locale7 | None, Field(title="Locale")] = None
     timezone: Annotated[Timezone | None, Field(title="Timezone")] = None
     data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
 
@@ -773,7 +1074,7 @@ class SmsBatchCreate(BaseModel):
     ]
 
 
-class Locale4(RootModel[str]):
+class Locale8(RootModel[str]):
     root: Annotated[str, Field(max_length=35, min_length=2, title="Locale")]
 
 
@@ -781,11 +1082,11 @@ class To2(RootModel[str]):
     root: Annotated[str, Field(max_length=32, min_length=2, title="To")]
 
 
-class From(RootModel[str]):
+class From1(RootModel[str]):
     root: Annotated[str, Field(max_length=32, min_length=1, title="From")]
 
 
-class Body(RootModel[str]):
+class Body1(RootModel[str]):
     root: Annotated[str, Field(max_length=1600, min_length=1, title="Body")]
 
 
@@ -799,13 +1100,14 @@ class SmsCreate(BaseModel):
     )
     template: Annotated[Template | None, Field(title="Template")] = None
     data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
-    locale: Annotated[Locale4 | None, Field(title="Locale")] = None
+    locale: Annotated[Locale8 | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
+    send_at: Annotated[AwareDatetime | None, Field(title="Send At")] = None
     recipient: Annotated[Recipient | None, Field(title="Recipient")] = None
     category: Annotated[Category | None, Field(title="Category")] = None
     to: Annotated[To2 | None, Field(title="To")] = None
-    from_: Annotated[From | None, Field(alias="from", title="From")] = None
-    body: Annotated[Body | None, Field(title="Body")] = None
+    from_: Annotated[From1 | None, Field(alias="from", title="From")] = None
+    body: Annotated[Body1 | None, Field(title="Body")] = None
     priority: Annotated[Literal["CRITICAL", "NORMAL", "LOW"] | None, Field(title="Priority")] = None
     provider: Annotated[Provider3 | None, Field(title="Provider")] = None
     fallback: Annotated[Fallback | None, Field(title="Fallback")] = None
@@ -821,6 +1123,18 @@ class SmsPart(BaseModel):
         extra="forbid",
     )
     body: Annotated[str, Field(max_length=1048576, title="Body")]
+
+
+class StepPublic(BaseModel):
+    position: Annotated[int, Field(title="Position")]
+    channel: Annotated[str, Field(title="Channel")]
+    status: Annotated[str, Field(title="Status")]
+    reason: Annotated[str | None, Field(title="Reason")]
+    job_id: Annotated[str | None, Field(title="Job Id")]
+    job_status: Annotated[str | None, Field(title="Job Status")]
+    signal: Annotated[str | None, Field(title="Signal")]
+    signal_at: Annotated[AwareDatetime | None, Field(title="Signal At")]
+    updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
 class SuppressionCreate(BaseModel):
@@ -841,14 +1155,6 @@ class SuppressionPublic(BaseModel):
     reason: Annotated[str, Field(title="Reason")]
     source: Annotated[str, Field(title="Source")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
-
-
-class Name(RootModel[str]):
-    root: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
-
-
-class DefaultLocale(RootModel[str]):
-    root: Annotated[str, Field(max_length=35, min_length=2, title="Default Locale")]
 
 
 class TemplateCreate(BaseModel):
@@ -940,6 +1246,8 @@ class TenantSettingsPublic(BaseModel):
     contact_email: Annotated[str | None, Field(title="Contact Email")] = None
     operations_url: Annotated[str | None, Field(title="Operations Url")] = None
     default_ttl_seconds: Annotated[dict[str, int] | None, Field(title="Default Ttl Seconds")] = None
+    unsubscribe_mailbox: Annotated[str | None, Field(title="Unsubscribe Mailbox")] = None
+    quiet_hours: QuietHours | None = None
 
 
 class UsagePublic(BaseModel):
@@ -961,6 +1269,7 @@ class VersionPublic(BaseModel):
     sms: Annotated[dict[str, Any] | None, Field(title="Sms")] = None
     chat: Annotated[dict[str, Any] | None, Field(title="Chat")] = None
     webhook: Annotated[dict[str, Any] | None, Field(title="Webhook")] = None
+    in_app: Annotated[dict[str, Any] | None, Field(title="In App")] = None
     variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
@@ -973,8 +1282,9 @@ class WebhookCreate(BaseModel):
     )
     template: Annotated[Template | None, Field(title="Template")] = None
     data: Annotated[dict[str, Any] | None, Field(title="Data")] = None
-    locale: Annotated[Locale4 | None, Field(title="Locale")] = None
+    locale: Annotated[Locale8 | None, Field(title="Locale")] = None
     ttl_seconds: Annotated[TtlSeconds | None, Field(title="Ttl Seconds")] = None
+    send_at: Annotated[AwareDatetime | None, Field(title="Send At")] = None
     url: Annotated[str, Field(max_length=2048, min_length=1, title="Url")]
     payload: JsonValue | None = None
     headers: Annotated[dict[str, str] | None, Field(max_length=50, title="Headers")] = None
@@ -1048,16 +1358,43 @@ class CategoryPut(BaseModel):
     name: Annotated[str, Field(max_length=200, min_length=1, title="Name")]
     kind: Annotated[Literal["transactional", "marketing"], Field(title="Kind")]
     default: Annotated[
-        dict[Literal["email", "sms", "chat"], bool] | None, Field(title="Default")
+        dict[Literal["email", "sms", "chat", "in_app"], bool] | None, Field(title="Default")
     ] = None
     frequency_cap: FrequencyCap | None = None
     quiet_hours: QuietHours | None = None
+
+
+class DigestPublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    key: Annotated[str, Field(title="Key")]
+    status: Annotated[str, Field(title="Status")]
+    reason: Annotated[str | None, Field(title="Reason")]
+    close_at: Annotated[AwareDatetime, Field(title="Close At")]
+    position: Annotated[int, Field(title="Position")]
+    count: Annotated[int, Field(title="Count")]
+    notification_id: Annotated[str | None, Field(title="Notification Id")]
+    sent_at: Annotated[AwareDatetime | None, Field(title="Sent At")]
+    steps: Annotated[list[StepPublic], Field(title="Steps")]
 
 
 class EventReport(BaseModel):
     data: Annotated[list[EventReportRow], Field(title="Data")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")] = None
     hours: Annotated[int, Field(ge=1, title="Hours")]
+
+
+class NotificationPublic(BaseModel):
+    id: Annotated[str, Field(title="Id")]
+    status: Annotated[str, Field(title="Status")]
+    strategy: Annotated[str, Field(title="Strategy")]
+    escalate_after_seconds: Annotated[int | None, Field(title="Escalate After Seconds")]
+    recipient: Annotated[str, Field(title="Recipient")]
+    template: Annotated[str, Field(title="Template")]
+    category: Annotated[str | None, Field(title="Category")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    completed_at: Annotated[AwareDatetime | None, Field(title="Completed At")]
+    steps: Annotated[list[StepPublic], Field(title="Steps")]
+    digest: DigestPublic | None = None
 
 
 class PageCategoryPublic(BaseModel):
@@ -1130,8 +1467,9 @@ class VersionCreate(BaseModel):
     sms: SmsPart | None = None
     chat: ChatPart | None = None
     webhook: WebhookPart | None = None
+    in_app: InAppPart | None = None
     variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
-    locale: Annotated[Locale4 | None, Field(title="Locale")] = None
+    locale: Annotated[Locale8 | None, Field(title="Locale")] = None
 
 
 class VersionEdit(BaseModel):
@@ -1142,5 +1480,6 @@ class VersionEdit(BaseModel):
     sms: SmsPart | None = None
     chat: ChatPart | None = None
     webhook: WebhookPart | None = None
+    in_app: InAppPart | None = None
     variables: Annotated[dict[str, Any] | None, Field(title="Variables")] = None
-    locale: Annotated[Locale4 | None, Field(title="Locale")] = None
+    locale: Annotated[Locale8 | None, Field(title="Locale")] = None

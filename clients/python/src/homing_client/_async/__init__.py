@@ -1,0 +1,1 @@
+"""``AsyncClient`` and its resources, one module per group of calls."""
