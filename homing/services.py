@@ -19,8 +19,12 @@ from homing.dispatch.passes import PassRunner
 from homing.dispatch.policy import RetryPolicy
 from homing.dispatch.sandbox_guard import SandboxGuard
 from homing.dispatch.senders import EmailSender, SmsSender
+from homing.dispatch.webhook_delivery import WebhookDelivery
 from homing.dispatch.worker import Worker, WorkerConfig, queues_for
 from homing.errors import ConfigError
+from homing.inbound.intake import Intake
+from homing.inbound.receiver import InboundLimits, Receiver
+from homing.inbound.secrets import InboundSecrets
 from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
 from homing.managers.alert_checks import AlertChecks, Thresholds
@@ -47,29 +51,37 @@ from homing.managers.recipients import RecipientBounds, Recipients
 from homing.managers.reconciler import ReconcilePolicy, Reconciler
 from homing.managers.retention import Retention, RetentionPolicy
 from homing.managers.scheduling import Scheduler
+from homing.managers.sending_domains import Domains
 from homing.managers.templates import TemplateBounds, Templates
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
 from homing.managers.watchkeeper import Watchkeeper
+from homing.managers.webhook_channel import WebhookChannel
+from homing.managers.webhook_secrets import WebhookSecrets
 from homing.models import Channel, Queue, new_id
 from homing.providers.endpoints import EndpointPolicy
-from homing.providers.guard import EndpointGuard, Resolver
-from homing.providers.transport import build_client
-from homing.providers.webhook.ssrf import parse_networks
+from homing.providers.guard import EndpointGuard, Resolver, SystemResolver
+from homing.providers.transport import SocketFactory, build_client
+from homing.providers.webhook.clients import WebhookClients, guarded_client
+from homing.providers.webhook.sender import WebhookSender
+from homing.providers.webhook.ssrf import UrlPolicy, parse_networks
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
 from homing.rendering.pool import RenderPool, pool_from
-from homing.services_parts import Inbound, Webhooks, build_inbound, build_webhooks
-from homing.settings import Settings
+from homing.settings import Settings, parse_prices
 from homing.store.audit import AuditStore
 from homing.store.batches import BatchStore
 from homing.store.categories import CategoryStore
 from homing.store.database import Database
 from homing.store.dead_letters import DeadLetterStore
+from homing.store.delivery import DeliveryStore
 from homing.store.digests import DigestLimits, DigestStore
+from homing.store.domain_rows import DomainStore
 from homing.store.erasure import ErasureStore
 from homing.store.feed import FeedStore
 from homing.store.feed_access import FeedAccessStore
 from homing.store.flashes import FlashStore
+from homing.store.inbound import InboundStore
+from homing.store.inbound_secrets import InboundSecretStore
 from homing.store.invitations import InvitationStore
 from homing.store.jobs import JobStore
 from homing.store.keys import ApiKeyStore
@@ -90,11 +102,13 @@ from homing.store.recipients import RecipientStore
 from homing.store.retention import RetentionStore
 from homing.store.schedules import ScheduleStore
 from homing.store.signals import SignalStore
+from homing.store.suppressions import SuppressionStore
 from homing.store.templates import TemplateStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import TenantStore
 from homing.store.usage import UsageStore
 from homing.store.volume import VolumeStore
+from homing.store.webhooks import WebhookStore
 from homing.timing.pacing import Pacer
 from homing.timing.wakeups import PostgresWakeups, Wakeup, asyncpg_dsn
 
@@ -119,7 +133,7 @@ class Services:
     jobs: JobStore
     queue: QueueStore
     alerter: Alerter
-    webhooks: Webhooks
+    webhooks: WebhookChannel
     limiter: RateLimiter
     admission: Admission
     dead_letters: DeadLetters
@@ -137,18 +151,44 @@ class Services:
     heartbeat: Heartbeat = field(default_factory=Heartbeat)
 
     @cached_property
-    def inbound(self) -> Inbound:
-        """Inbound provider events, suppressions and sending domains."""
-        return build_inbound(
-            self.settings,
-            self.db,
-            self.sealer,
-            self.clock,
-            self.http,
-            self.providers,
-            self.limiter,
+    def inbound(self) -> Intake:
+        """Inbound provider events: verification, the receiver, the journal."""
+        s = self.settings
+        journal = InboundStore(self.db, self.clock)
+        limits = InboundLimits(
+            max_events_per_body=s.inbound_max_events_per_body,
+            events_per_minute=s.inbound_events_per_minute,
+        )
+        receiver = Receiver(
+            journal,
+            DeliveryStore(self.db, self.clock),
             self.alerter,
+            parse_prices(s.billing_prices),
+            self.limiter,
+            limits,
+        )
+        secrets = InboundSecrets(
+            InboundSecretStore(self.db), self.providers, self.sealer, self.clock
+        )
+        return Intake(journal=journal, receiver=receiver, secrets=secrets, clock=self.clock)
+
+    @cached_property
+    def suppressions(self) -> SuppressionStore:
+        """Addresses a tenant must not send to (docs/inbound.md)."""
+        return SuppressionStore(self.db, self.clock, AddressRefs.of(self.sealer))
+
+    @cached_property
+    def domains(self) -> Domains:
+        """Sending domains and their DNS records (docs/inbound.md)."""
+        return Domains(
+            DomainStore(self.db, most=self.settings.max_domains_per_tenant),
+            self.providers,
+            self.sealer,
+            self.http,
+            self.clock,
+            deadline_seconds=self.settings.provider_deadline_seconds,
             notices=self.notices,
+            tenants=self.tenants,
         )
 
     @cached_property
@@ -474,11 +514,9 @@ class Services:
             email,
             self.clock,
             {
-                Channel.WEBHOOK: self.webhooks.sender(self.sealer, self.clock),
+                Channel.WEBHOOK: webhook_delivery(self.webhooks, self.sealer, self.clock),
                 Channel.SMS: SmsSender(self.sealer, self.http, self.endpoints),
-                Channel.CHAT: ChatSender(
-                    self.sealer, self.http, self.endpoints, self.inbound.suppressions
-                ),
+                Channel.CHAT: ChatSender(self.sealer, self.http, self.endpoints, self.suppressions),
             },
             guard=self.sandbox,
             pacer=Pacer(self.limiter, self.clock, s.pacing_margin_seconds),
@@ -517,11 +555,58 @@ class Services:
         await self.alerter.aclose()
         await self.limiter.aclose()
         await self.webhooks.aclose()
-        await self.inbound.aclose()
         await self.http.aclose()
         if self.alert_http is not None:
             await self.alert_http.aclose()
         await self.db.dispose()
+
+
+def build_webhooks(
+    settings: Settings,
+    db: Database,
+    sealer: Sealer,
+    clock: Clock,
+    *,
+    resolver: Resolver | None = None,
+    socket_factory: SocketFactory | None = None,
+) -> WebhookChannel:
+    """The webhook channel's parts. ``resolver`` and ``socket_factory`` are for tests: a
+    stub DNS, and what opens a socket once the guard has passed an address."""
+    policy = UrlPolicy(
+        require_https=settings.webhook_require_https,
+        allowed_networks=parse_networks(settings.webhook_allowed_network_list),
+    )
+    dns = resolver or SystemResolver()
+
+    def client(scheme: str) -> httpx.AsyncClient:
+        return guarded_client(
+            policy.for_scheme(scheme),
+            dns,
+            timeout=settings.webhook_timeout_seconds,
+            max_connections=max(100, settings.worker_concurrency),
+            socket_factory=socket_factory,
+        )
+
+    store = WebhookStore(db, clock, most_gone=settings.max_gone_endpoints_per_tenant)
+    return WebhookChannel(
+        store=store,
+        secrets=WebhookSecrets(store, sealer, clock, settings.webhook_rotation_overlap_seconds),
+        clients=WebhookClients(https=client("https"), http=client("http")),
+        policy=policy,
+        max_payload_bytes=settings.webhook_max_payload_bytes,
+        excerpt_bytes=settings.webhook_response_excerpt_bytes,
+    )
+
+
+def webhook_delivery(webhooks: WebhookChannel, sealer: Sealer, clock: Clock) -> WebhookDelivery:
+    """The webhook channel's Sender: the provider call and the state around it."""
+    sender = WebhookSender(
+        clients=webhooks.clients,
+        policy=webhooks.policy,
+        clock=clock,
+        excerpt_bytes=webhooks.excerpt_bytes,
+    )
+    return WebhookDelivery(sender, webhooks.store, webhooks.secrets.open_all, sealer)
 
 
 def build_sealer(settings: Settings) -> Sealer:

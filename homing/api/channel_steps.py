@@ -147,7 +147,7 @@ async def _email(services: Services, tenant_id: str, body: NotificationsCreate) 
     )
     rendered = await _rendered(services, tenant_id, email, "email", extras.variables)
     job = with_extras(email_job(services.sealer, tenant_id, email, None, rendered), extras)
-    check = services.inbound.domains.sender_rule(tenant_id, email.from_)
+    check = services.domains.sender_rule(tenant_id, email.from_)
     return StepPlan(tenant_id, Channel.EMAIL, job, check=check)
 
 

@@ -48,7 +48,7 @@ async def _domains_page(
     request: Request, view: View, services: Services, typed: DomainForm, status: int = 200
 ) -> Response:
     tenant_id = _tenant_id(view)
-    found = await services.inbound.domains.all(tenant_id)
+    found = await services.domains.all(tenant_id)
     email = await services.providers.all(tenant_id, Channel.EMAIL)
     return render(request, "domains.html", status, domains=found, providers=email, typed=typed)
 
@@ -72,7 +72,7 @@ async def add_domain(
         refused = replace(typed, problem=_domain_problem(exc))
         return await _domains_page(request, view, services, refused, status_of(exc))
     said = f"Domain {domain.domain} added: publish its DNS records, then verify it."
-    if len(await services.inbound.domains.all(tenant_id)) == 1:
+    if len(await services.domains.all(tenant_id)) == 1:
         said += " Until a domain is verified, every email this tenant sends is refused."
     await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain.id}", status_code=303)
@@ -98,7 +98,7 @@ async def _register(
         target_type="domain",
         changes={"domain": typed.domain, "provider_account_id": typed.provider_account_id},
     )
-    return await services.inbound.domains.register(
+    return await services.domains.register(
         tenant_id, typed.domain, typed.provider_account_id, event
     )
 
@@ -109,7 +109,7 @@ async def verify_domain(
 ) -> Response:
     """Ask the provider to check the domain's DNS records now."""
     tenant_id = _tenant_id(view)
-    domain = await services.inbound.domains.verify(tenant_id, domain_id)
+    domain = await services.domains.verify(tenant_id, domain_id)
     await flash(services, view, f"Domain {domain.domain} checked: {domain.status.value}.")
     return RedirectResponse(f"/t/{tenant_id}/domains#d-{domain_id}", status_code=303)
 
@@ -120,8 +120,8 @@ async def confirm_remove(
 ) -> Response:
     """Ask before removing: what changes for the tenant's sends once it is gone."""
     tenant_id = _tenant_id(view)
-    domain = await services.inbound.domains.get(tenant_id, domain_id)
-    others = [d for d in await services.inbound.domains.all(tenant_id) if d.id != domain_id]
+    domain = await services.domains.get(tenant_id, domain_id)
+    others = [d for d in await services.domains.all(tenant_id) if d.id != domain_id]
     return render(request, "domain_remove.html", domain=domain, last=not others)
 
 
@@ -131,7 +131,7 @@ async def remove_domain(
 ) -> Response:
     """Forget the domain in Homing, audited as ``DELETE /v1/domains/{id}`` is."""
     tenant_id = _tenant_id(view)
-    domain = await services.inbound.domains.get(tenant_id, domain_id)
+    domain = await services.domains.get(tenant_id, domain_id)
     event = services.audit.event(
         view.actor,
         AuditAction.DOMAIN_REMOVED,
@@ -139,7 +139,7 @@ async def remove_domain(
         target_type="domain",
         target_id=domain_id,
     )
-    await services.inbound.domains.delete(tenant_id, domain_id, event)
+    await services.domains.delete(tenant_id, domain_id, event)
     said = f"Domain {domain.domain} removed from Homing; {domain.provider} keeps its registration."
     await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/domains", status_code=303)

@@ -148,7 +148,7 @@ async def _queue(services: Services, view: View, typed: Typed) -> str:
     principal = Principal(tenant=tenant, api_key_id="console", test_key=False)
     rule = None
     if channel is Channel.EMAIL:
-        rule = services.inbound.domains.sender_rule(tenant.id, str(job.payload["from"]))
+        rule = services.domains.sender_rule(tenant.id, str(job.payload["from"]))
     accepted = await admission.accept(principal, job, rule)
     services.wakeup.notify()
     return accepted.job.id

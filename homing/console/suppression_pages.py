@@ -84,7 +84,7 @@ async def _page(
     page = None
     try:
         chosen = channel_of(channel, LISTED)
-        page = await services.inbound.suppressions.page(
+        page = await services.suppressions.page(
             tenant_id, chosen, limit=PAGE, cursor=cursor or None, prefix=q.strip().lower() or None
         )
     except InvalidRequest as exc:
@@ -149,7 +149,7 @@ async def add(
         target_id=normalize_address(address),
         changes={"channel": channel.value, "reason": reason},
     )
-    entry, created = await services.inbound.suppressions.add(
+    entry, created = await services.suppressions.add(
         tenant_id, channel, address, reason, "console", event
     )
     # The address last: a flash is capped, a long one is cut.
@@ -176,7 +176,7 @@ async def remove(view: MemberDep, form: OwnerFormDep, services: ServicesDep) -> 
         target_id=normalize_address(address),
         changes={"channel": channel.value},
     )
-    await services.inbound.suppressions.remove(tenant_id, channel, address, event)
+    await services.suppressions.remove(tenant_id, channel, address, event)
     await flash(services, view, "Removed: the next message to that address is sent again.")
     back = _where(tenant_id, q=form.get("q", MAX_ADDRESS), channel=form.get("filter", 10))
     return RedirectResponse(back, status_code=303)

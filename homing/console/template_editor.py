@@ -261,6 +261,6 @@ async def _test_send(
         payload={**payload, "template": {**record, "locale": version.locale, "test": True}},
     )
     principal = Principal(tenant=view.seat.tenant, api_key_id="console", test_key=False)
-    rule = services.inbound.domains.sender_rule(view.seat.tenant.id, sender)
+    rule = services.domains.sender_rule(view.seat.tenant.id, sender)
     await services.admission.accept(principal, job, rule)
     services.wakeup.notify()

@@ -26,7 +26,7 @@ MAX_CONTACT_EMAIL = 254
 class TenantSettingsManager:
     """Reads and changes tenants' settings through ``TenantSettingsStore``.
 
-    ``check_url`` is the webhook URL guard (``Webhooks.check_url``): it returns the
+    ``check_url`` is the webhook URL guard (``WebhookChannel.check_url``): it returns the
     normalised URL or raises ``UrlRefused``; the operations URL must pass it.
     """
 

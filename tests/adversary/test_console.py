@@ -147,7 +147,7 @@ async def test_a_member_of_one_tenant_gets_404_on_every_page_of_another(
     assert job.status.value == "FAILED"
     accounts = await services.providers.all(theirs["tenant_id"])
     assert [(a.priority, a.enabled) for a in accounts] == [(1, True)]
-    assert len(await services.inbound.domains.all(theirs["tenant_id"])) == 1
+    assert len(await services.domains.all(theirs["tenant_id"])) == 1
     assert not (await services.webhooks.secrets.status(theirs["tenant_id"])).configured
     assert len(await services.invitations.pending(theirs["tenant_id"])) == 1
     members, _ = await services.members.page(theirs["tenant_id"], limit=10, after=None)

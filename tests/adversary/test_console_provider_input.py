@@ -139,7 +139,7 @@ async def test_every_form_without_its_csrf_token_is_refused(
     services: Services, tenant: TenantClient, sandbox: SandboxServer
 ) -> None:
     resend = await register(tenant, sandbox, "resend", 1)
-    await services.inbound.suppressions.add(
+    await services.suppressions.add(
         tenant.tenant_id, Channel.EMAIL, "ada@example.com", "manual", "api"
     )
     await _owner(services, tenant)
@@ -157,14 +157,14 @@ async def test_every_form_without_its_csrf_token_is_refused(
             answer = await client.post(t + path, data={"csrf": "0" * 64, **data})
             assert answer.status_code == 403, path
     assert len(await services.providers.all(tenant.tenant_id)) == 1
-    page = await services.inbound.suppressions.page(tenant.tenant_id)
+    page = await services.suppressions.page(tenant.tenant_id)
     assert [e.address for e in page.entries] == ["ada@example.com"]
 
 
 async def test_suppression_input_is_bounded_and_a_viewer_changes_nothing(
     services: Services, tenant: TenantClient
 ) -> None:
-    await services.inbound.suppressions.add(
+    await services.suppressions.add(
         tenant.tenant_id, Channel.EMAIL, "ada@example.com", "manual", "api"
     )
     await _owner(services, tenant)
@@ -190,5 +190,5 @@ async def test_suppression_input_is_bounded_and_a_viewer_changes_nothing(
     assert long.status_code == 422 and chat.status_code == 422 and reason.status_code == 422
     assert search.status_code == 422 and cursor.status_code == 422 and gone.status_code == 422
     assert added.status_code == 403 and removed.status_code == 403
-    page = await services.inbound.suppressions.page(tenant.tenant_id)
+    page = await services.suppressions.page(tenant.tenant_id)
     assert [e.address for e in page.entries] == ["ada@example.com"]

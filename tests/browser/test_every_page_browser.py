@@ -117,7 +117,7 @@ async def _seed(
     assert await services.notifications.sweep() == 1
     letter_id = await dead_letter(services, acme, error="resend answered 503", provider="resend")
     letter = await services.dead_letter_store.get(acme.tenant_id, letter_id)
-    suppressions = services.inbound.suppressions
+    suppressions = services.suppressions
     await suppressions.add(
         acme.tenant_id, Channel.EMAIL, "bounce@example.com", "hard_bounce", "resend"
     )

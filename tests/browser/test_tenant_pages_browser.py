@@ -49,7 +49,7 @@ async def test_add_a_provider_and_see_it_listed(
 async def test_remove_a_suppression(
     page: Page, services: Services, tenant: TenantClient, shots: Path
 ) -> None:
-    store = services.inbound.suppressions
+    store = services.suppressions
     await store.add(tenant.tenant_id, Channel.EMAIL, "ada@example.com", "hard_bounce", "resend")
     await store.add(tenant.tenant_id, Channel.EMAIL, "grace@example.com", "complaint", "postmark")
     await store.add(tenant.tenant_id, Channel.SMS, "+14155552671", "opted_out", "twilio")

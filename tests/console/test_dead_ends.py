@@ -52,7 +52,7 @@ async def test_an_invalid_domain_shows_the_form_again_with_the_error_and_the_nam
     assert "Not a domain name" in field_error(refused.text, "domain")
     assert value_of(refused.text, "domain") == typed
     assert f'<option value="{account["id"]}" selected>' in refused.text
-    assert await services.inbound.domains.all(tenant.tenant_id) == []
+    assert await services.domains.all(tenant.tenant_id) == []
 
 
 async def test_a_blank_api_key_name_shows_the_form_again_with_the_error(

@@ -26,7 +26,7 @@ def test_the_console_offers_the_reasons_the_api_takes() -> None:
 async def test_search_by_the_start_of_an_address_and_by_channel(
     services: Services, tenant: TenantClient
 ) -> None:
-    store = services.inbound.suppressions
+    store = services.suppressions
     for address in ("ada@example.com", "adam@example.org", "grace@example.com"):
         await store.add(tenant.tenant_id, Channel.EMAIL, address, "manual", "api")
     await store.add(tenant.tenant_id, Channel.SMS, "+14155552671", "opted_out", "twilio")
@@ -53,7 +53,7 @@ async def test_search_by_the_start_of_an_address_and_by_channel(
 
 async def test_suppressions_page_by_cursor(services: Services, tenant: TenantClient) -> None:
     for n in range(53):
-        await services.inbound.suppressions.add(
+        await services.suppressions.add(
             tenant.tenant_id, Channel.EMAIL, f"user{n:02d}@example.com", "manual", "api"
         )
     await add_user(services, "vic@example.com", tenant.tenant_id, Role.VIEWER)
@@ -138,7 +138,7 @@ async def test_a_number_is_read_as_the_api_reads_it(
             "/v1/suppressions", json={"channel": "sms", "address": "not a number"}
         )
         assert api.status_code == 422
-    page = await services.inbound.suppressions.page(tenant.tenant_id)
+    page = await services.suppressions.page(tenant.tenant_id)
     assert [(e.channel, e.address, e.source) for e in page.entries] == [
         (Channel.SMS, "+14155552671", "console")
     ]

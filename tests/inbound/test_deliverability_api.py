@@ -70,7 +70,7 @@ async def _domain(
     account = await add_account(services, tenant.tenant_id, "resend")
     now = datetime.now(UTC)
     record = DnsRecord("TXT", f"resend._domainkey.{name}", "p=abc", "dkim")
-    await services.inbound.domains._store.add(
+    await services.domains._store.add(
         SendingDomain(
             new_id(),
             tenant.tenant_id,

@@ -76,10 +76,10 @@ async def test_a_domain_call_that_never_answers_is_a_provider_timeout(
         created_at=datetime.now(UTC),
     )
     await services.providers.add(account)
-    register = services.inbound.domains.register(tenant.id, "mail.example.com", account_id)
+    register = services.domains.register(tenant.id, "mail.example.com", account_id)
     with pytest.raises(ProviderTimeout):
         await asyncio.wait_for(register, timeout=10)
-    assert await services.inbound.domains.all(tenant.id) == []
+    assert await services.domains.all(tenant.id) == []
 
 
 @pytest.mark.parametrize("timeout", ["inf", "-inf", "nan", -1, 0, 1e308, "10", True, "soon", None])

@@ -138,9 +138,7 @@ async def test_a_suppressed_recipient_in_a_group_is_stored_suppressed_without_qu
     services: Services,
 ) -> None:
     tenant = await stored_tenant(services)
-    await services.inbound.suppressions.add(
-        tenant, Channel.EMAIL, "User3@Example.com", "bounce", "manual"
-    )
+    await services.suppressions.add(tenant, Channel.EMAIL, "User3@Example.com", "bounce", "manual")
     results = await _settle(*(services.jobs.accept(_new(tenant, n)) for n in range(6)))
     statuses = [r.job.status for r in results if isinstance(r, Accepted)]
     assert statuses == [JobStatus.PENDING] * 3 + [JobStatus.SUPPRESSED] + [JobStatus.PENDING] * 2

@@ -97,7 +97,7 @@ async def test_domains_past_the_bound_are_refused_and_deleting_one_makes_room(
 ) -> None:
     tenant = await stored_tenant(services)
     account = await stored_provider(services, tenant)
-    store = services.inbound.domains._store
+    store = services.domains._store
     added = [await store.add(_domain(tenant, account.id, f"d{n}.example")) for n in range(MOST)]
     await _refused(store.add(_domain(tenant, account.id, "more.example")), "max_domains")
     await _refused(store.check_room(tenant), "max_domains")
@@ -132,7 +132,7 @@ async def test_creates_racing_for_the_last_place_never_pass_the_bound(
     assert await _race(lambda: stored_provider(services, tenant)) == 1
     assert len(await services.providers.all(tenant)) == MOST
 
-    store = services.inbound.domains._store
+    store = services.domains._store
     account = (await services.providers.all(tenant))[0]
     for n in range(MOST - 1):
         await store.add(_domain(tenant, account.id, f"d{n}.example"))

@@ -12,7 +12,7 @@ from tests.conftest import stored_tenant
 async def test_a_prefix_matches_the_start_of_an_address_and_wildcards_are_plain(
     services: Services,
 ) -> None:
-    store = services.inbound.suppressions
+    store = services.suppressions
     mine, theirs = await stored_tenant(services, "mine"), await stored_tenant(services, "theirs")
     for address in ("ada@example.com", "adam@example.com", "a_b@example.com", "a%c@example.com"):
         await store.add(mine, Channel.EMAIL, address, "manual", "api")

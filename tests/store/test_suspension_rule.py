@@ -97,5 +97,5 @@ async def test_a_suspended_tenants_domain_is_not_sent_to_the_provider(services: 
         owner, AuditAction.DOMAIN_ADDED, tenant_id=tenant_id, target_type="domain"
     )
     with pytest.raises(TenantSuspended):
-        await services.inbound.domains.register(tenant_id, "mail.held.test", provider, added)
-    assert await services.inbound.domains.all(tenant_id) == []
+        await services.domains.register(tenant_id, "mail.held.test", provider, added)
+    assert await services.domains.all(tenant_id) == []

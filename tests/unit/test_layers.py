@@ -21,6 +21,8 @@ import pytest
 import homing
 import homing.vendors
 from homing.inbound.billing import BILLING_SOURCES
+from homing.inbound.intake import Intake
+from homing.managers.webhook_channel import WebhookChannel
 from homing.services import Services
 
 ROOT = Path(homing.__file__).resolve().parent
@@ -142,7 +144,7 @@ def layer_of(module: str) -> str | None:
         return VENDOR_FACES[parts[3]]
     if len(parts) == 1 or parts[1] in KERNEL:
         return "kernel"
-    if parts[1] in ("services", "services_parts"):
+    if parts[1] == "services":
         return "services"
     if parts[1] in ("__main__", "cli"):
         return "entry"
@@ -369,9 +371,7 @@ DIRECT_STORE_USES: dict[tuple[str, str], str] = {
         AUDITED + "; registering and rechecking go through ProviderAccounts"
     ),
     ("homing/api/routes/sms.py", "providers"): ROUTING,
-    ("homing/api/routes/suppressions.py", "inbound.suppressions"): (
-        AUDITED + "; the list is a plain read"
-    ),
+    ("homing/api/routes/suppressions.py", "suppressions"): (AUDITED + "; the list is a plain read"),
     ("homing/api/routes/webhooks.py", "webhooks.store"): (
         AUDITED + " (re-enabling a gone endpoint); the list is a plain read"
     ),
@@ -401,7 +401,7 @@ DIRECT_STORE_USES: dict[tuple[str, str], str] = {
     ("homing/console/send_test_pages.py", "providers"): (
         ROUTING + "; the page shows which channels have an enabled provider"
     ),
-    ("homing/console/suppression_pages.py", "inbound.suppressions"): (
+    ("homing/console/suppression_pages.py", "suppressions"): (
         AUDITED + "; the list is a plain read"
     ),
     ("homing/console/tenant_pages.py", "jobs"): READ,
@@ -431,20 +431,24 @@ def _is_store(kind: object) -> bool:
     return isinstance(kind, type) and kind.__module__.startswith("homing.store.")
 
 
+# Parts of ``Services`` that bundle one part of the system: their stores count too.
+BUNDLES: frozenset[type] = frozenset({Intake, WebhookChannel})
+
+
 def _stores_of_services() -> set[str]:
-    """The ``Services`` paths (``jobs``, ``inbound.suppressions``) that are stores."""
+    """The ``Services`` paths (``jobs``, ``suppressions``) that are stores."""
     stores: set[str] = set()
     for name, kind in _attributes(Services).items():
         if _is_store(kind):
             stores.add(name)
-        elif isinstance(kind, type) and kind.__module__ == "homing.services_parts":
-            # A bundle of one part of the system (Inbound, Webhooks): its stores too.
+        elif isinstance(kind, type) and kind in BUNDLES:
+            # A bundle of one part of the system (Intake, WebhookChannel): its stores too.
             stores |= {f"{name}.{inner}" for inner, k in _attributes(kind).items() if _is_store(k)}
     return stores
 
 
 def _chain(node: ast.Attribute) -> list[str]:
-    """``services.inbound.domains.add`` as ``["services", "inbound", "domains", "add"]``."""
+    """``services.domains.add`` as ``["services", "inbound", "domains", "add"]``."""
     names: list[str] = []
     current: ast.expr = node
     while isinstance(current, ast.Attribute):
@@ -467,7 +471,7 @@ def direct_store_uses() -> dict[tuple[str, str], list[int]]:
             chain = _chain(node) if isinstance(node, ast.Attribute) else []
             if not chain or chain[0] != "services":
                 continue
-            # The longest path that names a store: ``inbound.suppressions``, ``jobs``.
+            # The longest path that names a store: ``suppressions``, ``jobs``.
             for length in (2, 1):
                 store = ".".join(chain[1 : 1 + length])
                 if len(chain) > length and store in stores:

@@ -9,8 +9,7 @@ import socket
 import pytest
 
 from homing.clock import ManualClock
-from homing.services import Services
-from homing.services_parts import build_webhooks
+from homing.services import Services, build_webhooks
 from tests.conftest import TenantClient, make_tenant
 from tests.webhooks.conftest import deliver, job, send_webhook
 from tests.webhooks.receiver import Receiver, Reply

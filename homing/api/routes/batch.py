@@ -199,7 +199,7 @@ async def send_email_batch(
         news.append(new)
     # The sending-domain rule (homing.managers.sending_domains) runs in the accepting transaction,
     # as for a single email: one query for the batch, a refusal for each message it fails.
-    domains = services.inbound.domains
+    domains = services.domains
     checks = [domains.sender_rule(tenant.id, item.from_) for _, item in parsed]
     outcomes = await services.admission.accept_many(principal, news, checks)
     return batch_answer(services, len(body.messages), parsed, outcomes, results)

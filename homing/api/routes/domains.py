@@ -47,7 +47,7 @@ async def register_domain(
         target_type="domain",
         changes={"domain": body.domain, "provider_account_id": body.provider_account_id},
     )
-    domain = await services.inbound.domains.register(
+    domain = await services.domains.register(
         principal.tenant.id, body.domain, body.provider_account_id, event
     )
     return DomainPublic.of(domain)
@@ -57,7 +57,7 @@ async def register_domain(
 async def list_domains(principal: PrincipalDep, services: ServicesDep) -> Page[DomainPublic]:
     """The tenant's sending domains, at most ``HOMING_MAX_DOMAINS_PER_TENANT`` (50 by
     default), all in one page."""
-    domains = await services.inbound.domains.all(principal.tenant.id)
+    domains = await services.domains.all(principal.tenant.id)
     return Page[DomainPublic](data=[DomainPublic.of(d) for d in domains])
 
 
@@ -65,7 +65,7 @@ async def list_domains(principal: PrincipalDep, services: ServicesDep) -> Page[D
 async def get_domain(
     domain_id: str, principal: PrincipalDep, services: ServicesDep
 ) -> DomainPublic:
-    return DomainPublic.of(await services.inbound.domains.get(principal.tenant.id, domain_id))
+    return DomainPublic.of(await services.domains.get(principal.tenant.id, domain_id))
 
 
 @router.post(
@@ -77,7 +77,7 @@ async def verify_domain(
     domain_id: str, principal: PrincipalDep, services: ServicesDep
 ) -> DomainPublic:
     """Ask the provider to check the DNS records now; the answer is the new status."""
-    domain = await services.inbound.domains.verify(principal.tenant.id, domain_id)
+    domain = await services.domains.verify(principal.tenant.id, domain_id)
     return DomainPublic.of(domain)
 
 
@@ -95,5 +95,5 @@ async def delete_domain(domain_id: str, principal: PrincipalDep, services: Servi
         target_type="domain",
         target_id=domain_id,
     )
-    await services.inbound.domains.delete(principal.tenant.id, domain_id, event)
+    await services.domains.delete(principal.tenant.id, domain_id, event)
     return Response(status_code=204)

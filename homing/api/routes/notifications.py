@@ -183,7 +183,7 @@ async def accept_email(
     await services.presence.check(tenant.id, Channel.EMAIL)
     await _check_pins(services, tenant.id, body)
     # 422 domain_not_verified when the tenant has sending domains and this is not one.
-    sender_rule = services.inbound.domains.sender_rule(tenant.id, body.from_)
+    sender_rule = services.domains.sender_rule(tenant.id, body.from_)
     rendered = None
     if body.template is not None:
         variables = extras.variables if extras is not None else None

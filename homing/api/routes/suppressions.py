@@ -29,7 +29,7 @@ async def list_suppressions(
     cursor: Annotated[str | None, Query(max_length=320)] = None,
 ) -> Page[SuppressionPublic]:
     """Suppressed addresses by address; pass ``next_cursor`` back as ``cursor``."""
-    page = await services.inbound.suppressions.page(
+    page = await services.suppressions.page(
         principal.tenant.id, channel, limit=limit, cursor=cursor
     )
     return Page[SuppressionPublic](
@@ -55,7 +55,7 @@ async def add_suppression(
         target_id=normalize_address(body.address),
         changes={"channel": body.channel, "reason": body.reason},
     )
-    entry, created = await services.inbound.suppressions.add(
+    entry, created = await services.suppressions.add(
         principal.tenant.id, Channel(body.channel), body.address, body.reason, "api", event
     )
     if not created:
@@ -79,5 +79,5 @@ async def remove_suppression(
         target_id=normalize_address(address),
         changes={"channel": channel},
     )
-    await services.inbound.suppressions.remove(principal.tenant.id, channel, address, event)
+    await services.suppressions.remove(principal.tenant.id, channel, address, event)
     return Response(status_code=204)
