@@ -47,7 +47,13 @@ PROBE_CHAT_BASE = 900_000
 
 def _job(tenant_id: str, to: str, text: str, priority: Priority) -> NewJob:
     payload = {"to": to, "text": text, "format": "plain", "kind": "telegram"}
-    return NewJob(tenant_id, Channel.CHAT, Queue.CHAT, priority, payload)
+    return NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.CHAT,
+        queue=Queue.CHAT,
+        priority=priority,
+        payload=payload,
+    )
 
 
 def _chat(n: int, chats: int) -> str:

@@ -216,7 +216,13 @@ def free_port() -> int:
 async def seed_bulk(services: Services, tenant_id: str, count: int, chunk: int = 1000) -> None:
     """Accept ``count`` jobs in batches of ``chunk`` (one transaction each)."""
     payload = {"to": "a@example.com", "from": "b@example.com", "subject": "bulk", "text": "x"}
-    job = NewJob(tenant_id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, payload)
+    job = NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        priority=Priority.NORMAL,
+        payload=payload,
+    )
     for start in range(0, count, chunk):
         await services.batches.accept_many([job] * min(chunk, count - start))
 
@@ -302,7 +308,13 @@ async def store_resend(services: Services, tenant_id: str) -> ProviderAccount:
 async def seed(services: Services, tenant_id: str, count: int, concurrency: int = 16) -> float:
     """Accept ``count`` jobs through the store; returns accepted per second."""
     payload = {"to": "a@example.com", "from": "b@example.com", "subject": "bench", "text": "x"}
-    job = NewJob(tenant_id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, payload)
+    job = NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        priority=Priority.NORMAL,
+        payload=payload,
+    )
     remaining = count
     started = time.perf_counter()
 

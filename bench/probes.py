@@ -18,7 +18,13 @@ PAYLOAD = {"to": "probe@example.com", "from": "b@example.com", "subject": "probe
 async def accept(services: Services, tenant_id: str) -> tuple[str, float]:
     """Accept one job now and wake the workers; returns (job id, accept start time)."""
     started = time.time()
-    job = NewJob(tenant_id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, PAYLOAD)
+    job = NewJob(
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        priority=Priority.NORMAL,
+        payload=PAYLOAD,
+    )
     accepted = await services.jobs.accept(job)
     services.wakeup.notify()
     return accepted.job.id, started

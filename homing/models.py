@@ -192,7 +192,7 @@ class RawEvent:
         return cls(event_id=event_id, payload=payload, body_hash=payload_hash(payload))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class DeliveryEvent:
     """A provider event about one email, in Homing's terms."""
 
@@ -254,7 +254,7 @@ def new_id() -> str:
     return str(uuid.UUID(int=value | rand_b))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Tenant:
     """A customer of Homing: its plan, limits and whether it is suspended."""
 
@@ -269,7 +269,7 @@ class Tenant:
     quota_overrides: dict[str, int | None] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class ProviderAccount:
     """A tenant's registered provider. ``credentials_sealed`` is ciphertext."""
 
@@ -298,7 +298,7 @@ def resolve_pin(pin: str | None, accounts: Sequence[ProviderAccount]) -> Provide
     return next((a for a in accounts if a.provider == pin), None)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class EmailContent:
     """The message of an email job: recipient, sender, subject, bodies, and the extra
     header fields (``homing.email_headers``: checked, in order) it carries."""
@@ -377,7 +377,7 @@ class SmsContent:
     body: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Job:
     """The durable record of one notification, as the tenant sees it."""
 
@@ -415,7 +415,7 @@ class Job:
     schedule_reason: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Attempt:
     """One provider call. ``number`` is the pass (1..max_attempts) it belongs to."""
 
@@ -452,7 +452,7 @@ class DomainStatus(enum.StrEnum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class DnsRecord:
     """One record the tenant publishes. ``purpose``: dkim, spf, return_path, mx, …"""
 

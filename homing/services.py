@@ -29,6 +29,7 @@ from homing.managers.accounts import ProviderAccounts
 from homing.managers.admission import Admission
 from homing.managers.alert_checks import AlertChecks, Thresholds
 from homing.managers.audit import AuditLog
+from homing.managers.check_rounds import CheckRounds
 from homing.managers.dead_letters import DeadLetters
 from homing.managers.delivery_notices import DeliveryNotices
 from homing.managers.digests import Digests
@@ -55,7 +56,6 @@ from homing.managers.sending_domains import Domains
 from homing.managers.templates import TemplateBounds, Templates
 from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
-from homing.managers.watchkeeper import Watchkeeper
 from homing.managers.webhook_channel import WebhookChannel
 from homing.managers.webhook_secrets import WebhookSecrets
 from homing.models import Channel, Queue, new_id
@@ -68,6 +68,7 @@ from homing.providers.webhook.ssrf import UrlPolicy, parse_networks
 from homing.ratelimit import RateLimiter, memory_limiter, redis_limiter
 from homing.rendering.pool import RenderPool, pool_from
 from homing.settings import Settings, parse_prices
+from homing.store.alert_signals import AlertSignalStore
 from homing.store.audit import AuditStore
 from homing.store.batches import BatchStore
 from homing.store.categories import CategoryStore
@@ -101,7 +102,6 @@ from homing.store.queue import QueueStore
 from homing.store.recipients import RecipientStore
 from homing.store.retention import RetentionStore
 from homing.store.schedules import ScheduleStore
-from homing.store.signals import SignalStore
 from homing.store.suppressions import SuppressionStore
 from homing.store.templates import TemplateStore
 from homing.store.tenant_settings import TenantSettingsStore
@@ -115,7 +115,7 @@ from homing.timing.wakeups import PostgresWakeups, Wakeup, asyncpg_dsn
 log = logging.getLogger("homing")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Services:
     """Every service of one process, built once from the settings by ``build`` and
     closed once by ``aclose``; the entry points and the API take what they need from
@@ -364,9 +364,9 @@ class Services:
         )
 
     @cached_property
-    def signals(self) -> SignalStore:
+    def signals(self) -> AlertSignalStore:
         """The alerts' signals and their firing state."""
-        return SignalStore(self.db, self.settings.alert_history_rows)
+        return AlertSignalStore(self.db, self.settings.alert_history_rows)
 
     @cached_property
     def provider_health(self) -> ProviderHealthStore:
@@ -378,10 +378,10 @@ class Services:
         thresholds = Thresholds.of(self.settings)
         return AlertChecks(self.signals, self.jobs, self.alerter, self.clock, thresholds)
 
-    def watchkeeper(self) -> Watchkeeper:
+    def check_rounds(self) -> CheckRounds:
         """Alerts on missing signals and the periodic notices (docs/operations.md "Alerts")."""
         checks = NoticeChecks(self.notices, self.tenants, self.admission, self.clock)
-        return Watchkeeper(
+        return CheckRounds(
             self.signals,
             self.alert_checks(),
             checks,

@@ -93,7 +93,7 @@ async def step_plans(
         try:
             plans.append(await _BUILDERS[name](services, tenant_id, body))
         except _Skip as skip:
-            plans.append(StepPlan(tenant_id, channel, reason=skip.reason))
+            plans.append(StepPlan(tenant_id=tenant_id, channel=channel, reason=skip.reason))
     return tuple(plans)
 
 
@@ -148,7 +148,7 @@ async def _email(services: Services, tenant_id: str, body: NotificationsCreate) 
     rendered = await _rendered(services, tenant_id, email, "email", extras.variables)
     job = with_extras(email_job(services.sealer, tenant_id, email, None, rendered), extras)
     check = services.domains.sender_rule(tenant_id, email.from_)
-    return StepPlan(tenant_id, Channel.EMAIL, job, check=check)
+    return StepPlan(tenant_id=tenant_id, channel=Channel.EMAIL, new=job, check=check)
 
 
 async def _sms(services: Services, tenant_id: str, body: NotificationsCreate) -> StepPlan:
@@ -158,7 +158,7 @@ async def _sms(services: Services, tenant_id: str, body: NotificationsCreate) ->
     added = link_extras(services, tenant_id, "sms", sms.category, None, target).variables
     rendered = await _rendered(services, tenant_id, sms, "sms", added)
     job = sms_job(services.sealer, tenant_id, sms, None, target.preference, rendered)
-    return StepPlan(tenant_id, Channel.SMS, job)
+    return StepPlan(tenant_id=tenant_id, channel=Channel.SMS, new=job)
 
 
 async def _chat(services: Services, tenant_id: str, body: NotificationsCreate) -> StepPlan:
@@ -177,7 +177,9 @@ async def _chat(services: Services, tenant_id: str, body: NotificationsCreate) -
     except HomingError:
         raise _Skip("invalid_address") from None
     job = chat_job(services, tenant_id, chat, account.provider, None, rendered)
-    return StepPlan(tenant_id, Channel.CHAT, replace(job, preference=target.preference))
+    return StepPlan(
+        tenant_id=tenant_id, channel=Channel.CHAT, new=replace(job, preference=target.preference)
+    )
 
 
 async def _in_app(services: Services, tenant_id: str, body: NotificationsCreate) -> StepPlan:
@@ -204,7 +206,7 @@ async def _in_app(services: Services, tenant_id: str, body: NotificationsCreate)
         payload={**payload, "template": rendered.template},
         preference=None if category is None else PreferenceCheck(reader.recipient_id, category),
     )
-    return StepPlan(tenant_id, Channel.IN_APP, job, content=content)
+    return StepPlan(tenant_id=tenant_id, channel=Channel.IN_APP, new=job, content=content)
 
 
 _BUILDERS = {"email": _email, "sms": _sms, "chat": _chat, "in_app": _in_app}

@@ -60,7 +60,13 @@ def _add_filter(parser: argparse.ArgumentParser) -> None:
 
 def _filter(args: argparse.Namespace) -> DeadLetterFilter:
     return DeadLetterFilter(
-        args.tenant_id, args.queue, args.error_class, args.provider, args.since, args.until, args.q
+        tenant_id=args.tenant_id,
+        queue=args.queue,
+        error_class=args.error_class,
+        provider=args.provider,
+        since=args.since,
+        until=args.until,
+        q=args.q,
     )
 
 

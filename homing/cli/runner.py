@@ -191,7 +191,7 @@ def watch_running(
     """The alert and notice checks (docs/operations.md "Alerts"), beside the worker loop, for as
     long as the block runs. Every worker process runs them; a lease lets one evaluate
     per interval."""
-    return _beside(lambda: services.watchkeeper().run_periodically(stop), stop, enabled)
+    return _beside(lambda: services.check_rounds().run_periodically(stop), stop, enabled)
 
 
 def reconciler_running(

@@ -22,7 +22,7 @@ from homing.console import (
     layout_editor,
     layout_pages,
     notification_pages,
-    operator_letters,
+    operator_dead_letter_pages,
     operator_pages,
     optout_pages,
     pacing_pages,
@@ -63,7 +63,7 @@ def routers() -> tuple[APIRouter, ...]:
         key_pages,
         audit_pages,
     )
-    operator = (operator_pages, operator_letters, health_pages)
+    operator = (operator_pages, operator_dead_letter_pages, health_pages)
     public = (invitation_pages, optout_pages)
     return tuple(
         module.router for module in (static, signin, *public, *tenant, user_pages, *operator)

@@ -17,7 +17,7 @@ HEIGHT = 160
 BASELINE = HEIGHT - 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Bar:
     """One day's bar: where it stands and how tall each part is (SVG units)."""
 

@@ -36,7 +36,7 @@ Provider = Annotated[str, Query(max_length=40)]
 
 
 def _filter(tenant_id: str, provider: str) -> DeadLetterFilter:
-    return DeadLetterFilter(tenant_id, provider=provider or None)
+    return DeadLetterFilter(tenant_id=tenant_id, provider=provider or None)
 
 
 @router.get("/t/{tenant_id}/dead-letters")

@@ -65,7 +65,7 @@ class Shown:
         return cls(text[:MAX_SHOWN], len(text))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Content:
     """The message of one job: ``facts`` (label, value) in order, the bodies there
     are, and the frame's document for an HTML body."""

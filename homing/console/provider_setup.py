@@ -150,7 +150,14 @@ async def add_provider(
             "credentials": CHANGED,
         },
     )
-    new = NewProvider(tenant_id, channel, vendor, credentials, config, priority)
+    new = NewProvider(
+        tenant_id=tenant_id,
+        channel=channel,
+        provider=vendor,
+        credentials=credentials,
+        config=config,
+        priority=priority,
+    )
     try:
         account = await services.accounts.register(new, audit=event)
     except QuotaExceeded as exc:

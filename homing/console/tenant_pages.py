@@ -64,7 +64,7 @@ async def overview(request: Request, view: MemberDep, services: ServicesDep) -> 
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Search:
     """The messages page's search form, as typed (to show it again) and as a filter."""
 
@@ -131,7 +131,14 @@ async def messages(
     """The tenant's messages, newest first, filtered like ``GET /v1/jobs``."""
     assert view.seat is not None
     # A status or channel in any case: the list writes statuses in lower case.
-    search = Search(to.strip(), status.upper(), channel.lower(), since, until, idempotency_key)
+    search = Search(
+        to=to.strip(),
+        status=status.upper(),
+        channel=channel.lower(),
+        since=since,
+        until=until,
+        idempotency_key=idempotency_key,
+    )
     problem, page = None, None
     try:
         page = await services.jobs.page(

@@ -51,7 +51,7 @@ class BatchAdapter(Protocol):
     ) -> list[BatchOutcome]: ...
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class _Buffer:
     """The emails waiting to leave through one account in one batch call."""
 
@@ -128,7 +128,7 @@ class BatchingEmailSender(EmailSender):
             self._leave(account.id)
             buffer = None
         if buffer is None:
-            buffer = _Buffer(account, limit, max_bytes)
+            buffer = _Buffer(account=account, limit=limit, max_bytes=max_bytes)
             self._buffers[account.id] = buffer
             loop = asyncio.get_running_loop()
             buffer.timer = loop.call_later(self._window, self._leave, account.id)

@@ -67,12 +67,12 @@ class Dispatcher:
         result = await self._runner.run(job, number, usable)
         if result.accepted_by is not None:
             return Completed(
-                job.id,
-                claimed.claim_token,
-                result.attempts,
-                result.accepted_by.provider,
-                result.result.provider_message_id if result.result else None,
-                number,
+                job_id=job.id,
+                claim_token=claimed.claim_token,
+                attempts=result.attempts,
+                provider=result.accepted_by.provider,
+                provider_message_id=result.result.provider_message_id if result.result else None,
+                attempts_made=number,
             )
         skipped = _skipped_after(job.skipped_providers, result, usable)
         if result.uncertain_give_up:
@@ -93,14 +93,14 @@ class Dispatcher:
         """Put a claimed job back for ``seconds`` without a pass: no attempt is spent."""
         job = claimed.job
         return Rescheduled(
-            job.id,
-            claimed.claim_token,
-            (),
-            _capped(job, self._clock.now() + seconds),
-            claimed.attempt_number - 1,
-            "held: the tenant is suspended",
-            HELD_ERROR_CLASS,
-            job.skipped_providers,
+            job_id=job.id,
+            claim_token=claimed.claim_token,
+            attempts=(),
+            available_at=_capped(job, self._clock.now() + seconds),
+            attempts_made=claimed.attempt_number - 1,
+            error="held: the tenant is suspended",
+            error_class=HELD_ERROR_CLASS,
+            skipped_providers=job.skipped_providers,
             refund=True,
         )
 
@@ -110,13 +110,13 @@ class Dispatcher:
         job, number, token = claimed.job, claimed.attempt_number, claimed.claim_token
         if isinstance(decision, GiveUp):
             return Failed(
-                job.id,
-                token,
-                result.attempts,
-                number,
-                decision.error,
-                decision.error_class,
-                skipped,
+                job_id=job.id,
+                claim_token=token,
+                attempts=result.attempts,
+                attempts_made=number,
+                error=decision.error,
+                error_class=decision.error_class,
+                skipped_providers=skipped,
                 suppress=result.suppress,
             )
         now = self._clock.now()
@@ -124,38 +124,38 @@ class Dispatcher:
             # The next run could only start after the job expired: it ends now rather
             # than wait to be claimed for nothing (docs/reliability.md, "Expiry").
             return Failed(
-                job.id,
-                token,
-                result.attempts,
-                number,
-                f"expires at {_moment(job)} before its next try: {decision.error}",
-                EXPIRED,
-                skipped,
+                job_id=job.id,
+                claim_token=token,
+                attempts=result.attempts,
+                attempts_made=number,
+                error=f"expires at {_moment(job)} before its next try: {decision.error}",
+                error_class=EXPIRED,
+                skipped_providers=skipped,
             )
         if isinstance(decision, Defer):
             return Rescheduled(
-                job.id,
-                token,
-                result.attempts,
-                now + decision.delay,
-                number - 1,
-                decision.error,
-                FailureClass.THROTTLED.value,
-                skipped,
+                job_id=job.id,
+                claim_token=token,
+                attempts=result.attempts,
+                available_at=now + decision.delay,
+                attempts_made=number - 1,
+                error=decision.error,
+                error_class=FailureClass.THROTTLED.value,
+                skipped_providers=skipped,
                 refund=True,
                 deferred_seconds=decision.delay,
                 provider_calls=result.calls,
             )
         assert isinstance(decision, Retry)
         return Rescheduled(
-            job.id,
-            token,
-            result.attempts,
-            now + decision.delay,
-            number,
-            decision.error,
-            decision.error_class,
-            skipped,
+            job_id=job.id,
+            claim_token=token,
+            attempts=result.attempts,
+            available_at=now + decision.delay,
+            attempts_made=number,
+            error=decision.error,
+            error_class=decision.error_class,
+            skipped_providers=skipped,
             provider_calls=result.calls,
         )
 
@@ -181,13 +181,13 @@ def _expired(claimed: ClaimedJob, now: float) -> Failed | None:
     if not _past_expiry(job, now):
         return None
     return Failed(
-        job.id,
-        claimed.claim_token,
-        (),
-        claimed.attempt_number - 1,
-        f"not delivered before it expired at {_moment(job)}",
-        EXPIRED,
-        job.skipped_providers,
+        job_id=job.id,
+        claim_token=claimed.claim_token,
+        attempts=(),
+        attempts_made=claimed.attempt_number - 1,
+        error=f"not delivered before it expired at {_moment(job)}",
+        error_class=EXPIRED,
+        skipped_providers=job.skipped_providers,
     )
 
 
@@ -198,24 +198,26 @@ def _spent(claimed: ClaimedJob, policy: RetryPolicy) -> Failed | None:
         # The attempt counter moves at claim time: a job whose workers keep
         # dying before they record anything still ends in the dead-letter queue.
         return Failed(
-            job.id,
-            claimed.claim_token,
-            (),
-            policy.max_attempts,
-            "lease expired on every attempt (worker lost)",
-            "worker_lost",
-            job.skipped_providers,
+            job_id=job.id,
+            claim_token=claimed.claim_token,
+            attempts=(),
+            attempts_made=policy.max_attempts,
+            error="lease expired on every attempt (worker lost)",
+            error_class="worker_lost",
+            skipped_providers=job.skipped_providers,
         )
     if claimed.provider_calls >= policy.max_provider_calls:
         # Reached before this claim (the limit was lowered since): no more calls.
         return Failed(
-            job.id,
-            claimed.claim_token,
-            (),
-            claimed.attempt_number,
-            f"gave up after {claimed.provider_calls} provider calls, the most one job may make",
-            CALL_LIMIT,
-            job.skipped_providers,
+            job_id=job.id,
+            claim_token=claimed.claim_token,
+            attempts=(),
+            attempts_made=claimed.attempt_number,
+            error=(
+                f"gave up after {claimed.provider_calls} provider calls, the most one job may make"
+            ),
+            error_class=CALL_LIMIT,
+            skipped_providers=job.skipped_providers,
         )
     return None
 

@@ -86,7 +86,7 @@ def named(provider: str, detail: str) -> str:
     return detail if detail.startswith(f"{provider}:") else f"{provider}: {detail}"
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class PassResult:
     """What one pass over the candidate providers did: its attempts, failures, the
     provider that accepted, and the calls it spent."""

@@ -18,7 +18,7 @@ MIN_DEFERRAL_SECONDS = 1.0
 CALL_LIMIT = "call_limit"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class RetryPolicy:
     """The numbers of the retry policy: attempts, backoff base and cap, the deferral
     bound and the call limit per job."""

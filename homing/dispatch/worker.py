@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from homing.alerts import Alerter, DeadLetterAlert
 from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
+from homing.dispatch.outcome_watch import Findings, OutcomeWatcher, findings
 from homing.dispatch.policy import CALL_LIMIT
-from homing.dispatch.watch import Findings, OutcomeWatcher, findings
 from homing.errors import StoreError
 from homing.logs import job_context
 from homing.metrics import DEAD_LETTERS, IN_FLIGHT, JOBS_FINISHED, THROTTLED_DEFERRALS, bounded
@@ -71,7 +71,7 @@ class _Call:
     task: asyncio.Task[None]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class WorkerConfig:
     """What a worker claims from and how much: queues, concurrency, claim batch size,
     lease, poll interval, and how long an outcome may wait to be written with others."""

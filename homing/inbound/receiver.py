@@ -95,7 +95,7 @@ class Scope:
     tenant_id: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class Summary:
     """Counts of what one inbound request did with its events."""
 

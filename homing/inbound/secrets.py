@@ -37,7 +37,7 @@ __all__ = ["KINDS", "TABLE", "InboundSecretInfo", "InboundSecrets", "InboundTarg
 TABLE: Final = "provider_inbound"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class InboundSecretInfo:
     """What a tenant may see of an account's inbound secret."""
 
@@ -114,13 +114,13 @@ class InboundSecrets:
         )
         now = as_datetime(self._clock.now())
         stored = StoredSecret(
-            account.id,
-            tenant_id,
-            account.provider,
-            kind,
-            sealed,
-            SOURCES[account.provider].signature.preview(value),
-            now,
+            provider_account_id=account.id,
+            tenant_id=tenant_id,
+            provider=account.provider,
+            kind=kind,
+            secret_sealed=sealed,
+            preview=SOURCES[account.provider].signature.preview(value),
+            updated_at=now,
         )
         await self._store.put(stored, audit)
         return _info(stored)

@@ -30,7 +30,7 @@ from homing.store.providers import ProviderStore, open_credentials, seal_credent
 from homing.store.tenants import TenantStore
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class NewProvider:
     """A provider account a tenant asks to add, before its credentials are checked and
     sealed."""

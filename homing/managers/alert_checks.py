@@ -3,7 +3,7 @@
 Each evaluation computes the conditions failing now, each under a bounded key naming
 no tenant (``queue_not_draining:<queue>``, ``no_worker_progress``,
 ``provider_failing:<provider>``, ``inbound_lag``, ``inbound_quarantine``,
-``dead_letter_spike``), and compares them with those firing (``SignalStore``): a new
+``dead_letter_spike``), and compares them with those firing (``AlertSignalStore``): a new
 one fires, a firing one that no longer fails resolves. The store makes each of those
 happen once across processes. Thresholds are settings (docs/operations.md "Alerts").
 """
@@ -19,8 +19,8 @@ from homing.alerts import Alerter
 from homing.clock import Clock, as_datetime
 from homing.metrics import ALERTS
 from homing.settings import Settings
+from homing.store.alert_signals import AlertSignalStore
 from homing.store.jobs import JobStore
-from homing.store.signals import SignalStore
 
 __all__ = ["AlertChecks", "Thresholds", "p95"]
 
@@ -28,7 +28,7 @@ __all__ = ["AlertChecks", "Thresholds", "p95"]
 MIN_INBOUND_EVENTS: Final = 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Thresholds:
     """When each condition fails (HOMING_ALERT_* settings)."""
 
@@ -68,7 +68,7 @@ class AlertChecks:
 
     def __init__(
         self,
-        signals: SignalStore,
+        signals: AlertSignalStore,
         jobs: JobStore,
         alerter: Alerter,
         clock: Clock,

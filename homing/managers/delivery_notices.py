@@ -1,6 +1,6 @@
 """Notices from deliveries: what the worker's outcomes show a tenant must fix.
 
-The worker (``homing.dispatch.watch``) hands over the accounts whose credentials a
+The worker (``homing.dispatch.outcome_watch``) hands over the accounts whose credentials a
 provider refused and the webhook URLs that answered 410. A refused account is marked
 ``credentials_rejected`` (``GET /v1/providers`` shows it, even when a fallback
 delivered the job) and the tenant is told once per marking; ``PATCH

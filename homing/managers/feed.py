@@ -45,7 +45,7 @@ MAX_ORIGIN: Final = 255
 _ORIGIN = re.compile(r"https?://[a-z0-9.-]{1,253}(?::[0-9]{1,5})?")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class FeedBounds:
     """The feed's bounds (HOMING_FEED_*)."""
 

@@ -80,7 +80,14 @@ class Flashes:
                 secret.encode(), table=FLASHES_TABLE, row_id=row_id, field=FLASH_SECRET_FIELD
             )
         now = as_datetime(self._clock.now())
-        row = FlashRow(row_id, session_id, kind.value, _cut(message), sealed, now)
+        row = FlashRow(
+            id=row_id,
+            session_id=session_id,
+            kind=kind.value,
+            message=_cut(message),
+            secret_sealed=sealed,
+            created_at=now,
+        )
         await self._store.add(row, KEEP)
 
     async def take(self, session_id: str) -> list[Flash]:

@@ -147,7 +147,14 @@ class Invitations:
         digest = hash_token(token)
         now = as_datetime(self._clock.now())
         invited_by = by.id if by.kind is ActorKind.USER else None
-        new = NewInvitation(tenant_id, email, role, digest, invited_by, now + self._ttl())
+        new = NewInvitation(
+            tenant_id=tenant_id,
+            email=email,
+            role=role,
+            token_hash=digest,
+            invited_by=invited_by,
+            expires_at=now + self._ttl(),
+        )
         event = self._audit.event(
             by,
             AuditAction.USER_INVITED,

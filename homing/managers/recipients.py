@@ -108,7 +108,7 @@ class Ask:
     field: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Addressed:
     """What a send by recipient goes to: the address (None when the send named none,
     so its ``to`` stands) and the preference its accept checks (None without a
@@ -273,10 +273,10 @@ def _addressed(
         )
     check = None if ask.category is None else PreferenceCheck(recipient.id, ask.category)
     return Addressed(
-        str(address),
-        check,
-        kind,
-        recipient.id,
+        address=str(address),
+        preference=check,
+        kind=kind,
+        recipient_id=recipient.id,
         timezone=recipient.timezone,
         locale=recipient.locale,
         quiet_hours=quiet,

@@ -41,7 +41,7 @@ class ReconcilePolicy:
     batch_size: int = 1000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class ReconcileReport:
     """What one pass found, by kind, and how many it mended (0 in a dry run).
     ``locked``: another process was reconciling, so this pass stopped where it was;
@@ -89,7 +89,15 @@ class Reconciler:
             terminal, stale, fixed, locked = await self._entries(mend=not dry_run)
             mended += fixed
         stopped = self._stopping.is_set()
-        report = ReconcileReport(missing, terminal, stale, mended, dry_run, locked, stopped)
+        report = ReconcileReport(
+            missing_entry=missing,
+            terminal_entry=terminal,
+            stale_lease=stale,
+            mended=mended,
+            dry_run=dry_run,
+            locked=locked,
+            stopped=stopped,
+        )
         whole = not locked and not stopped
         if whole:
             UNACCOUNTED_JOBS.set(report.unaccounted)

@@ -74,7 +74,7 @@ class RetentionPolicy:
     invitation_days: int = 30
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class PurgeReport:
     """What one purge removed (or, in a dry run, would remove). ``locked``: another
     worker was purging, so this run stopped where it was."""

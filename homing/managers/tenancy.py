@@ -28,7 +28,7 @@ MAX_RATE_PER_MINUTE = 1_000_000
 MAX_QUOTA = 1_000_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class UsageReport:
     """A tenant's limits and what it used of them this period."""
 

@@ -11,7 +11,7 @@ from homing.providers.webhook.ssrf import UrlPolicy, check_url, normalise_url
 from homing.store.webhooks import WebhookStore
 
 
-@dataclass
+@dataclass(kw_only=True)
 class WebhookChannel:
     """What the webhook routes, the console and the worker's sender use alike."""
 

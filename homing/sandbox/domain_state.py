@@ -19,7 +19,7 @@ def _dkim_key() -> str:
     return "k=rsa;p=" + base64.b64encode(secrets.token_bytes(48)).decode()
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SandboxDomain:
     """A sending domain as the emulated provider keeps it."""
 
@@ -63,7 +63,9 @@ class DomainBook:
         """Register ``name`` with ``provider``; None when that vendor already has it."""
         if self.by_name(provider, name) is not None:
             return None
-        domain = SandboxDomain(provider, domain_id, name.lower(), return_path)
+        domain = SandboxDomain(
+            provider=provider, id=domain_id, name=name.lower(), return_path=return_path
+        )
         self._domains[(provider, domain_id)] = domain
         return domain
 

@@ -119,7 +119,15 @@ class EventPoster:
         now = self.state.clock.now()
         body, headers, resign = self._signed(message, kind, url, auth, now)
         pending = Pending(
-            message.provider, kind, url, body, headers, message.job_id, now, now, resign=resign
+            provider=message.provider,
+            kind=kind,
+            url=url,
+            body=body,
+            headers=headers,
+            job_id=message.job_id,
+            first_at=now,
+            due_at=now,
+            resign=resign,
         )
         try:
             response = await self._send(pending, headers)

@@ -113,7 +113,7 @@ class SandboxClock:
 Resigner = Callable[[bytes, float], dict[str, str]]
 
 
-@dataclass(slots=True)
+@dataclass(kw_only=True, slots=True)
 class Pending:
     """A refused event post waiting for its next attempt."""
 

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SandboxKeys:
     """The signing material of one sandbox, made fresh when it starts."""
 

@@ -52,7 +52,7 @@ class FaultScope(StrEnum):
     ALL = "all"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class FaultRule:
     """One injected fault: a delay, an error status, a hang, or a delay then one of those.
 
@@ -141,7 +141,7 @@ class FaultBook:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class RecordedMessage:
     """One message the sandbox accepted, as a test reads it back.
 

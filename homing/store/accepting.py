@@ -86,7 +86,7 @@ class Hold:
     quiet_hours: dict[str, str] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class NewJob:
     """A validated job the store accepts: tenant, queue placement, payload and pins."""
 

@@ -41,7 +41,7 @@ _OPERATORS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class AuditEvent:
     """One recorded change. ``tenant_id`` is None for a platform-wide change;
     ``target_id`` may be filled in by the store that creates the target."""

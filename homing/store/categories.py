@@ -27,7 +27,7 @@ __all__ = ["CATEGORY_FIELDS", "Category", "CategoryPage", "CategoryStore"]
 CATEGORY_FIELDS = frozenset({"name", "kind", "defaults", "frequency_cap", "quiet_hours"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Category:
     """One of a tenant's categories: its name, kind, defaults by channel, and the
     frequency cap and quiet hours it carries (stored; enforced by a later slice)."""

@@ -19,7 +19,7 @@ from homing.store.tables.core import dead_letters, jobs, tenants
 _ESCAPE = "\\"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class DeadLetterFilter:
     """Which dead letters an operation applies to; None means "any". ``tenant_id`` is
     always set for a tenant's request and optional for an operator's."""
@@ -38,7 +38,7 @@ class DeadLetterFilter:
         return all(value is None for value in fields)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class DeadLetter:
     """One dead letter as the console shows it; ``provider`` is the job's last one."""
 

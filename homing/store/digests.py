@@ -58,7 +58,7 @@ class DigestLimits:
     max_bytes: int = 60_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Gathering:
     """A validated notification to gather: the window it joins (recipient, key) and
     the close time a window opened now would have; its data and its size; the
@@ -80,7 +80,7 @@ class Gathering:
     request_hash: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class DueDigest:
     """An open digest whose window has closed: what its send needs."""
 
@@ -136,7 +136,15 @@ class DigestStore:
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query)).all()
         return [
-            DueDigest(r.id, r.tenant_id, r.recipient, r.key, r.item_count, r.request, r.api_key_id)
+            DueDigest(
+                id=r.id,
+                tenant_id=r.tenant_id,
+                recipient=r.recipient,
+                key=r.key,
+                item_count=r.item_count,
+                request=r.request,
+                api_key_id=r.api_key_id,
+            )
             for r in rows
         ]
 

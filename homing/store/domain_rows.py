@@ -26,7 +26,7 @@ from homing.store.tables.core import provider_accounts
 from homing.store.tables.inbound import sending_domains
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class SendingDomain:
     """A tenant's sending domain, its provider's id for it, status and DNS records."""
 

@@ -38,7 +38,7 @@ __all__ = ["FeedContent", "FeedItem", "FeedStore", "Mark", "write_item"]
 Mark = Literal["seen", "read", "archived"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class FeedContent:
     """What one in-app send puts in the feed, validated and bounded by the caller."""
 
@@ -50,7 +50,7 @@ class FeedContent:
     data: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class FeedItem:
     """One item of a recipient's feed."""
 

@@ -22,7 +22,7 @@ FLASHES_TABLE = "console_flashes"
 FLASH_SECRET_FIELD = "secret"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class FlashRow:
     """One stored flash; ``secret_sealed`` is ciphertext (or None)."""
 

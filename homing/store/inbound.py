@@ -44,7 +44,7 @@ class Journaled:
     unsettled: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Entry:
     """One journal entry, as reprocessing and the job history read it."""
 

@@ -16,7 +16,7 @@ from homing.store.tables.core import provider_accounts
 from homing.store.tables.inbound import provider_inbound
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class StoredSecret:
     """An inbound verification secret as stored: sealed, with its masked preview."""
 

@@ -31,7 +31,7 @@ from homing.store.tenants import tenant_of
 _c = invitations.c
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Invitation:
     """One invitation as stored (no token: only its hash is kept)."""
 
@@ -45,7 +45,7 @@ class Invitation:
     mailed: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class NewInvitation:
     """What an owner (or the ``homing`` command) asks for, ready to store."""
 

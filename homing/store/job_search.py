@@ -18,7 +18,7 @@ from homing.store.rows import job_from_row
 from homing.store.tables.core import jobs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class JobFilter:
     """What a job search asks for; every field that is set must match (AND).
 

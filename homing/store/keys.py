@@ -26,7 +26,7 @@ from homing.store.tables.core import api_keys
 from homing.store.tenants import key_row
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class ApiKey:
     """An API key as listed: its id, name and prefix, never the key."""
 

@@ -57,7 +57,7 @@ class JobBatch:
     mended: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class EntryBatch:
     """One slice of queue entries: how many were read, the last job id, the entries of
     terminal jobs and the long-expired leases found, and how many of each were mended."""
@@ -161,12 +161,12 @@ class LedgerStore:
                 deleted = await self._delete_entries(conn, terminal)
                 released = await self._release(conn, stale, stale_before)
         return EntryBatch(
-            len(rows),
-            rows[-1].job_id if rows else None,
-            tuple(r.job_id for r in terminal),
-            tuple(r.job_id for r in stale),
-            deleted,
-            released,
+            read=len(rows),
+            last_id=rows[-1].job_id if rows else None,
+            terminal=tuple(r.job_id for r in terminal),
+            stale=tuple(r.job_id for r in stale),
+            deleted=deleted,
+            released=released,
         )
 
     async def _delete_entries(self, conn: AsyncConnection, rows: Sequence[Any]) -> int:

@@ -26,7 +26,7 @@ __all__ = ["Notice", "NoticeStore"]
 _HOUR = 3600.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Notice:
     """One notice: what happened (``kind``), to which of the tenant's objects
     (``event_key``), its facts (``data``, no secret) and whether it was held back."""

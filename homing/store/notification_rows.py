@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class StepPlan:
     """One channel of a notification: the job it makes (and, in-app, the feed item),
     or why it was skipped at accept (``reason``: unreachable, no_template_part…).
@@ -57,7 +57,7 @@ class StepPlan:
     check: AcceptCheck | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Step:
     """A step as the tenant reads it."""
 
@@ -74,7 +74,7 @@ class Step:
     created_at: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Gathered:
     """The digest a notification was gathered into, as it stands: its window, where
     the notification is in it, and once sent, the notification it was sent as and the
@@ -93,7 +93,7 @@ class Gathered:
     steps: tuple[Step, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Notification:
     """A notification as the tenant reads it, its steps in order (none for one
     gathered into a digest: ``gathered`` says where it went)."""
@@ -155,7 +155,9 @@ def plan_of(step: Any) -> StepPlan:
         for name, channels, limit in spec["quotas"]
     )
     content = None if spec["content"] is None else FeedContent(**spec["content"])
-    return StepPlan(step.tenant_id, channel, new, quotas, content)
+    return StepPlan(
+        tenant_id=step.tenant_id, channel=channel, new=new, quotas=quotas, content=content
+    )
 
 
 def _preference(kept: dict[str, Any]) -> PreferenceCheck:

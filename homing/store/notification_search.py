@@ -43,7 +43,7 @@ class NotificationFilter:
     status: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Summary:
     """A notification as a list shows it: its steps as (channel, status), in order."""
 

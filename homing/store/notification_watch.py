@@ -28,7 +28,7 @@ _n = notifications.c
 _later = notification_steps.alias("later")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Watched:
     """A step the sweep looks at, with what decides it."""
 

@@ -47,7 +47,7 @@ _steps = notification_steps.c
 _notes = notifications.c
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class NewNotification:
     """A validated notification: its steps addressed and rendered, in order."""
 

@@ -34,11 +34,11 @@ _OUTCOMES = (
     AttemptOutcome.UNCERTAIN,
 )
 # The provider's failures, as the provider-failing alert counts them
-# (``homing.store.signals``): a refused message or a throttled call is no failure.
+# (``homing.store.alert_signals``): a refused message or a throttled call is no failure.
 _FAILED = (AttemptOutcome.TRANSIENT, AttemptOutcome.PROVIDER_PERMANENT, AttemptOutcome.UNCERTAIN)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Health:
     """One vendor's (or one account's) calls in the window: how many ended in each
     outcome, and the latency bound 95 % of them stayed under (None: above the last)."""
@@ -91,7 +91,13 @@ def _health(row: Any, **more: Any) -> Health:
     calls = int(row.calls)
     within = [int(getattr(row, f"le_{b}") or 0) for b in LATENCY_BOUNDS_MS]
     outcomes = {o.value: int(getattr(row, o.value) or 0) for o in _OUTCOMES}
-    return Health(row.provider, calls, outcomes, p95_bound(within, calls), **more)
+    return Health(
+        provider=row.provider,
+        calls=calls,
+        outcomes=outcomes,
+        p95_ms=p95_bound(within, calls),
+        **more,
+    )
 
 
 class ProviderHealthStore:

@@ -28,7 +28,7 @@ from homing.store.suppressions import add_suppression, recipient_of
 from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries, tenants
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Completed:
     """The outcome of a job a provider accepted, applied under its claim token."""
 
@@ -40,7 +40,7 @@ class Completed:
     attempts_made: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Rescheduled:
     """Back on the queue at ``available_at``; ``refund`` gives the claim's attempt back."""
 
@@ -57,7 +57,7 @@ class Rescheduled:
     provider_calls: int = 0  # made by this pass; added to the entry's count
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Failed:
     """The outcome of a failed pass (retry, deferral or dead letter), applied under its
     claim token."""

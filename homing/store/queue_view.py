@@ -40,7 +40,7 @@ class TenantBacklog:
     waiting: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class TenantDepth:
     """A tenant's claimable entries on one queue and priority, and how long the oldest
     of them has been claimable (seconds); ``name`` is the tenant's."""
@@ -143,6 +143,13 @@ async def tenant_depths(conn: AsyncConnection, now: float, limit: int) -> list[T
         .limit(limit)
     )
     return [
-        TenantDepth(row[0], row[1], row[2], row[3], row[4], max(0.0, now - row[5]))
+        TenantDepth(
+            tenant_id=row[0],
+            name=row[1],
+            queue=row[2],
+            priority=row[3],
+            waiting=row[4],
+            oldest_age_seconds=max(0.0, now - row[5]),
+        )
         for row in (await conn.execute(query)).all()
     ]

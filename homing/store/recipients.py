@@ -35,7 +35,7 @@ RECIPIENT_FIELDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Recipient:
     """One person a tenant sends to: an address per channel, a locale and time zone."""
 

@@ -41,7 +41,7 @@ SUPPRESSED_ERROR_CLASS = "suppressed"
 ENTERED_REASONS = ("manual", "hard_bounce", "complaint", "unsubscribed", "opted_out")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Suppression:
     """An address that must not be sent to on a channel, and why."""
 

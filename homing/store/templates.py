@@ -48,7 +48,7 @@ class Kind:
 TEMPLATES = Kind(templates, template_versions, "template_id", "template")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class TemplateRow:
     """One template: the tenant's handle on its versions."""
 
@@ -60,7 +60,7 @@ class TemplateRow:
     created_at: datetime
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class VersionRow:
     """One version of a template: its parts (one per channel) and its state."""
 
@@ -158,7 +158,14 @@ class TemplateStore:
         audit: AuditEvent | None = None,
     ) -> TemplateRow:
         """A new template; Conflict when the key is taken or the tenant holds ``most``."""
-        row = TemplateRow(new_id(), tenant_id, key, name, default_locale, self._now())
+        row = TemplateRow(
+            id=new_id(),
+            tenant_id=tenant_id,
+            key=key,
+            name=name,
+            default_locale=default_locale,
+            created_at=self._now(),
+        )
         try:
             async with self._db.transaction() as conn:
                 await _lock(conn, select(tenants.c.id).where(tenants.c.id == tenant_id))

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class TenantSettings:
     """Every setting of one tenant; ``updated_at`` is None while all are defaults."""
 

@@ -30,7 +30,7 @@ WEBHOOK_SECRETS_TABLE = "webhook_secrets"
 SECRET_FIELD = "secret"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class SecretRecord:
     """One stored secret; ``sealed`` is ciphertext, ``expires_at`` None = current."""
 

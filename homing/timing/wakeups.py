@@ -16,8 +16,8 @@ import logging
 from collections.abc import Callable
 
 from homing.errors import StoreUnavailable
-from homing.store.notify import NotifyConnection
-from homing.store.notify import asyncpg_dsn as asyncpg_dsn
+from homing.store.listen_notify import NotifyConnection
+from homing.store.listen_notify import asyncpg_dsn as asyncpg_dsn
 
 log = logging.getLogger("homing.wakeup")
 

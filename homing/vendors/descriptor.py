@@ -48,7 +48,7 @@ class ChatAddress:
     recipient_field: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class Vendor:
     """One vendor, named once.
 

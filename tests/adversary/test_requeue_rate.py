@@ -64,7 +64,7 @@ async def _status(services: Services, tenant_id: str, job_id: str) -> JobStatus:
 
 async def _letter_ids(services: Services, tenant_id: str) -> dict[str, str]:
     """Job id → its dead letter's id."""
-    found = DeadLetterFilter(tenant_id)
+    found = DeadLetterFilter(tenant_id=tenant_id)
     letters, _ = await services.dead_letter_store.page(found, limit=50, cursor=None)
     return {letter.job_id: letter.id for letter in letters}
 

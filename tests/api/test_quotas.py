@@ -41,7 +41,11 @@ async def _principal(services: Services, client: TenantClient) -> Principal:
 
 def _webhook(tenant_id: str) -> NewJob:
     return NewJob(
-        tenant_id, Channel.WEBHOOK, Queue.WEBHOOK, Priority.NORMAL, {"url": "https://x.test"}
+        tenant_id=tenant_id,
+        channel=Channel.WEBHOOK,
+        queue=Queue.WEBHOOK,
+        priority=Priority.NORMAL,
+        payload={"url": "https://x.test"},
     )
 
 

@@ -93,12 +93,12 @@ async def _tenants(services: Services, sandbox: SandboxServer) -> dict[str, str]
         )
         await services.accounts.register(
             NewProvider(
-                tenant.id,
-                Channel.EMAIL,
-                provider,
-                {"api_key": f"{provider}-chaos-0123456789"},
-                {"base_url": sandbox.provider_base_url(provider)},
-                1,
+                tenant_id=tenant.id,
+                channel=Channel.EMAIL,
+                provider=provider,
+                credentials={"api_key": f"{provider}-chaos-0123456789"},
+                config={"base_url": sandbox.provider_base_url(provider)},
+                priority=1,
             )
         )
         keys[provider] = key

@@ -38,7 +38,7 @@ def _rows(html: str, css: str) -> list[str]:
 
 async def _evaluate(services: Services, clock: ManualClock) -> None:
     clock.advance(services.settings.alert_interval_seconds)
-    assert await services.watchkeeper().run()
+    assert await services.check_rounds().run()
 
 
 async def test_a_failing_provider_shows_firing_then_resolved_with_how_long_it_fired(

@@ -160,7 +160,13 @@ async def test_platform_email_is_critical_and_retries_sooner(
     await register(tenant, sandbox, "resend", 1)
     payload = {"to": "ops@example.com", "from": "homing@example.com", "subject": "s", "text": "t"}
     platform = await services.jobs.accept(
-        NewJob(tenant.tenant_id, Channel.EMAIL, Queue.PLATFORM_EMAIL, Priority.LOW, payload)
+        NewJob(
+            tenant_id=tenant.tenant_id,
+            channel=Channel.EMAIL,
+            queue=Queue.PLATFORM_EMAIL,
+            priority=Priority.LOW,
+            payload=payload,
+        )
     )
     assert platform.job.priority is Priority.CRITICAL
     ordinary = await send(tenant)

@@ -69,19 +69,19 @@ async def _domain(
 ) -> None:
     account = await add_account(services, tenant.tenant_id, "resend")
     now = datetime.now(UTC)
-    record = DnsRecord("TXT", f"resend._domainkey.{name}", "p=abc", "dkim")
+    record = DnsRecord(type="TXT", host=f"resend._domainkey.{name}", value="p=abc", purpose="dkim")
     await services.domains._store.add(
         SendingDomain(
-            new_id(),
-            tenant.tenant_id,
-            account.id,
-            "resend",
-            name,
-            "d1",
-            status,
-            (record,),
-            now,
-            now,
+            id=new_id(),
+            tenant_id=tenant.tenant_id,
+            provider_account_id=account.id,
+            provider="resend",
+            domain=name,
+            provider_domain_id="d1",
+            status=status,
+            records=(record,),
+            created_at=now,
+            updated_at=now,
         )
     )
 

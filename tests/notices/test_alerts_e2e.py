@@ -1,4 +1,4 @@
-"""Alerts on missing signals end to end: the watchkeeper's evaluation fires each
+"""Alerts on missing signals end to end: the check rounds' evaluation fires each
 condition once to Slack (the sandbox's stand-in) and to the operator's email (platform
 email through the sandbox), and says "resolved" once when it clears; on both databases."""
 
@@ -25,7 +25,7 @@ A_DAY = 86_400.0
 async def _evaluate(services: Services, clock: ManualClock) -> None:
     """One evaluation with the turn free (the lease runs out within an interval)."""
     clock.advance(services.settings.alert_interval_seconds)
-    assert await services.watchkeeper().run()
+    assert await services.check_rounds().run()
     await services.alerter.flush()
 
 
@@ -125,7 +125,7 @@ async def test_inbound_lag_and_quarantine_fire_on_their_thresholds(
     await _journal(services, lag=5, status="quarantined", count=2)
     clock.advance(services.settings.alert_interval_seconds)
     await _journal(services, lag=3600, status="applied", count=1)  # 1 of 21: not p95
-    assert await services.watchkeeper().run()
+    assert await services.check_rounds().run()
     await services.alerter.flush()
     [fired] = await _slack_texts(sb)
     assert "inbound_quarantine: 2 of 21 events quarantined" in fired
@@ -144,7 +144,7 @@ async def test_two_evaluations_at_once_fire_each_alert_once(
         await send(tenant)
     await disable_providers(services, tenant.tenant_id)
     await deliver(services)  # their provider gone since: each is dead-lettered at once
-    keepers = [services.watchkeeper() for _ in range(3)]
+    keepers = [services.check_rounds() for _ in range(3)]
     checks = [k._alerts.run() for k in keepers]
     results = await asyncio.gather(*checks)
     assert sorted(len(fired) for fired, _ in results) == [0, 0, 1]

@@ -82,12 +82,12 @@ async def _setup(cluster: PostgresCluster, key: str, sandbox: SandboxServer, tmp
     )
     await services.accounts.register(
         NewProvider(
-            tenant.id,
-            Channel.EMAIL,
-            "resend",
-            {"api_key": "re_outage_0123456789"},
-            {"base_url": sandbox.provider_base_url("resend")},
-            1,
+            tenant_id=tenant.id,
+            channel=Channel.EMAIL,
+            provider="resend",
+            credentials={"api_key": "re_outage_0123456789"},
+            config={"base_url": sandbox.provider_base_url("resend")},
+            priority=1,
         )
     )
     return services, api_key

@@ -49,7 +49,12 @@ async def test_a_credential_check_that_never_answers_is_a_provider_timeout(
 ) -> None:
     tenant, _ = await services.tenants.create("t", Plan.STARTUP)
     new = NewProvider(
-        tenant.id, Channel.EMAIL, "sendgrid", {"api_key": "SG.k"}, {"base_url": silent}, 1
+        tenant_id=tenant.id,
+        channel=Channel.EMAIL,
+        provider="sendgrid",
+        credentials={"api_key": "SG.k"},
+        config={"base_url": silent},
+        priority=1,
     )
     with pytest.raises(ProviderTimeout) as raised:
         await asyncio.wait_for(services.accounts.register(new), timeout=10)
@@ -88,12 +93,12 @@ async def test_a_tenant_timeout_beyond_the_deadline_is_refused(
 ) -> None:
     tenant, _ = await services.tenants.create("t", Plan.STARTUP)
     new = NewProvider(
-        tenant.id,
-        Channel.EMAIL,
-        "smtp",
-        {"host": "127.0.0.1", "port": 9},
-        {"timeout": timeout},
-        1,
+        tenant_id=tenant.id,
+        channel=Channel.EMAIL,
+        provider="smtp",
+        credentials={"host": "127.0.0.1", "port": 9},
+        config={"timeout": timeout},
+        priority=1,
     )
     with pytest.raises(InvalidRequest, match="timeout"):
         await services.accounts.register(new)

@@ -103,7 +103,16 @@ async def test_resend_verification_is_asynchronous_so_it_reads_the_domain_after(
         ("GET", "/domains/d-1"),
     ]
     assert json.loads(requests[0].content) == {"name": "acme.io"}
-    assert info.records == (DnsRecord("TXT", "resend._domainkey", "p=abc", "dkim", None, False),)
+    assert info.records == (
+        DnsRecord(
+            type="TXT",
+            host="resend._domainkey",
+            value="p=abc",
+            purpose="dkim",
+            priority=None,
+            valid=False,
+        ),
+    )
     assert checked.status is DomainStatus.VERIFIED
 
 

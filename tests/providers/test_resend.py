@@ -79,7 +79,9 @@ async def test_send_posts_emails_with_idempotency_key_tag_and_user_agent() -> No
 
 
 async def test_send_without_idempotency_key_omits_the_header() -> None:
-    email = OutgoingEmail(job_id="j1", content=EmailContent("a@b.test", "c@d.test", "s", text="t"))
+    email = OutgoingEmail(
+        job_id="j1", content=EmailContent(to="a@b.test", from_="c@d.test", subject="s", text="t")
+    )
     config = {"base_url": "http://127.0.0.1:9/resend"}
     async with resend(httpx.Response(200, json={"id": "x"}), config) as (provider, requests):
         await provider.send(email)

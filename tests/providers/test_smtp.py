@@ -193,7 +193,9 @@ async def test_send_authenticates_with_login_when_plain_is_not_offered() -> None
 
 
 async def test_html_only_unicode_message_is_a_single_7bit_safe_part(smtp: Handler) -> None:
-    content = EmailContent("ada@example.com", "noreply@acme.test", "Grüße ✓", html="<p>Grüße</p>")
+    content = EmailContent(
+        to="ada@example.com", from_="noreply@acme.test", subject="Grüße ✓", html="<p>Grüße</p>"
+    )
     await provider(smtp.port).send(OutgoingEmail(job_id=JOB_ID, content=content))
     raw = smtp.envelopes[0].original_content or b""
     assert raw.isascii()
@@ -305,7 +307,9 @@ async def test_line_breaks_in_headers_are_refused_before_connecting(
 
 
 def test_build_message_refuses_bare_lf_in_subject() -> None:
-    email = OutgoingEmail(job_id=JOB_ID, content=EmailContent("a@b.test", "c@d.test", "x\ny"))
+    email = OutgoingEmail(
+        job_id=JOB_ID, content=EmailContent(to="a@b.test", from_="c@d.test", subject="x\ny")
+    )
     with pytest.raises(ProviderFailure) as info:
         build_message(email)
     assert info.value.failure_class is FailureClass.MESSAGE_PERMANENT

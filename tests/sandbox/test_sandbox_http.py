@@ -278,6 +278,16 @@ async def test_messages_filter_clear_and_stats(client: httpx.AsyncClient) -> Non
 async def test_recorder_keeps_only_the_newest_messages() -> None:
     recorder = Recorder(capacity=2)
     for index in range(3):
-        recorder.record(RecordedMessage("smtp", ("a@b.c",), "x@y.z", None, None, None, str(index)))
+        recorder.record(
+            RecordedMessage(
+                provider="smtp",
+                to=("a@b.c",),
+                sender="x@y.z",
+                subject=None,
+                text=None,
+                html=None,
+                message_id=str(index),
+            )
+        )
     assert [message.message_id for message in recorder.messages()] == ["1", "2"]
     assert recorder.stats()["received"]["smtp"] == 3

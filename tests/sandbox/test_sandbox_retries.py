@@ -127,7 +127,15 @@ async def test_an_unreachable_receiver_is_retried_and_vonage_stops_at_a_401(rig:
     )
     assert refused.status_code == 404, "no sendgrid message recorded yet"
     rig.server.state.recorder.record(
-        RecordedMessage("sendgrid", ("ada@example.com",), "a@acme.example", "s", "t", None, "m")
+        RecordedMessage(
+            provider="sendgrid",
+            to=("ada@example.com",),
+            sender="a@acme.example",
+            subject="s",
+            text="t",
+            html=None,
+            message_id="m",
+        )
     )
     unreachable = {"target_url": "http://127.0.0.1:9/x", "message_to": "ada@example.com"}
     down = await rig.http.post(
@@ -169,7 +177,16 @@ async def test_the_clock_can_start_in_the_past_and_refuses_nonsense(rig: Rig) ->
 def test_pending_retries_are_bounded_oldest_dropped() -> None:
     book = RetryBook(capacity=3)
     for n in range(5):
-        pending = Pending("mailgun", "bounce", f"http://x/{n}", b"{}", {}, None, 0.0, 0.0)
+        pending = Pending(
+            provider="mailgun",
+            kind="bounce",
+            url=f"http://x/{n}",
+            body=b"{}",
+            headers={},
+            job_id=None,
+            first_at=0.0,
+            due_at=0.0,
+        )
         assert book.after_failure(pending, 500, float(n))
     assert [p["url"] for p in book.listing()] == ["http://x/2", "http://x/3", "http://x/4"]
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from homing.alerts import MAX_DETAIL
 from homing.errors import StoreError
 from homing.services import Services
-from homing.store.signals import HISTORY_DETAIL, SignalStore
+from homing.store.alert_signals import HISTORY_DETAIL, AlertSignalStore
 from homing.store.tables.core import alert_history, alerts_firing
 
 AT = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -70,7 +70,7 @@ async def test_a_long_detail_is_cut_to_an_alerts_bound(services: Services) -> No
 
 
 async def test_the_history_keeps_its_newest_rows_open_or_resolved(services: Services) -> None:
-    signals = SignalStore(services.db, history_rows=10)
+    signals = AlertSignalStore(services.db, history_rows=10)
     for n in range(25):
         await signals.start(f"k{n:02}", "d", AT + timedelta(seconds=n))
         if n % 3:

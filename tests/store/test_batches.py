@@ -24,9 +24,14 @@ QUOTA = (Quota("email", frozenset({Channel.EMAIL}), 3),)
 def _new(tenant_id: str, n: int, *, key: str | None = None, body: str = "h") -> NewJob:
     payload = {"to": f"user{n}@example.com", "from": "b@example.com", "subject": "s"}
     return NewJob(
-        tenant_id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, payload,
-        idempotency_key=key, request_hash=body if key else None,
-    )  # fmt: skip
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        priority=Priority.NORMAL,
+        payload=payload,
+        idempotency_key=key,
+        request_hash=body if key else None,
+    )
 
 
 async def _tenant(services: Services) -> str:

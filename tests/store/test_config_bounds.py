@@ -48,7 +48,16 @@ async def _rows(services: Services, table: Any, tenant_id: str) -> int:
 def _domain(tenant_id: str, account_id: str, name: str) -> SendingDomain:
     now = datetime.now(UTC)
     return SendingDomain(
-        new_id(), tenant_id, account_id, "resend", name, name, DomainStatus.PENDING, (), now, now
+        id=new_id(),
+        tenant_id=tenant_id,
+        provider_account_id=account_id,
+        provider="resend",
+        domain=name,
+        provider_domain_id=name,
+        status=DomainStatus.PENDING,
+        records=(),
+        created_at=now,
+        updated_at=now,
     )
 
 

@@ -49,7 +49,13 @@ async def _seed(services: Services) -> tuple[str, str, str]:
     payload = write_message(
         services.sealer, tenant.id, "https://hooks.example.com/x", b"{}", HEADERS, None
     )
-    job = NewJob(tenant.id, Channel.WEBHOOK, Queue.WEBHOOK, Priority.NORMAL, payload)
+    job = NewJob(
+        tenant_id=tenant.id,
+        channel=Channel.WEBHOOK,
+        queue=Queue.WEBHOOK,
+        priority=Priority.NORMAL,
+        payload=payload,
+    )
     job_id = (await services.jobs.accept(job)).job.id
     await services.feed.rotate(tenant.id)
     return account_id, issued.secret, job_id

@@ -61,7 +61,13 @@ async def _run(services: object, clock: ManualClock, ops: list[tuple[object, ...
             key = op[1]
             assert key is None or isinstance(key, str)
             payload = {"to": "x@example.com", "from": "y@example.com", "subject": "s"}
-            new = NewJob(tenant.id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, payload)
+            new = NewJob(
+                tenant_id=tenant.id,
+                channel=Channel.EMAIL,
+                queue=Queue.EMAIL,
+                priority=Priority.NORMAL,
+                payload=payload,
+            )
             job = (await services.jobs.accept(_with_key(new, key))).job
             if key is not None:
                 accepted[key].append(job.id)
@@ -89,7 +95,29 @@ def _with_key(new: NewJob, key: str | None) -> NewJob:
 
 def _outcome(kind: str, item: ClaimedJob, clock: ManualClock) -> object:
     if kind == "complete":
-        return Completed(item.job.id, item.claim_token, (), "resend", None, 1)
+        return Completed(
+            job_id=item.job.id,
+            claim_token=item.claim_token,
+            attempts=(),
+            provider="resend",
+            provider_message_id=None,
+            attempts_made=1,
+        )
     if kind == "fail":
-        return Failed(item.job.id, item.claim_token, (), 1, "x", "transient")
-    return Rescheduled(item.job.id, item.claim_token, (), clock.now(), 1, "x", "transient")
+        return Failed(
+            job_id=item.job.id,
+            claim_token=item.claim_token,
+            attempts=(),
+            attempts_made=1,
+            error="x",
+            error_class="transient",
+        )
+    return Rescheduled(
+        job_id=item.job.id,
+        claim_token=item.claim_token,
+        attempts=(),
+        available_at=clock.now(),
+        attempts_made=1,
+        error="x",
+        error_class="transient",
+    )

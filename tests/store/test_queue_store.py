@@ -77,9 +77,31 @@ async def test_outcomes_complete_reschedule_and_dead_letter(
     done, later, dead = (claimed[j.id] for j in jobs)
     applied = await services.queue.apply(
         [
-            Completed(done.job.id, done.claim_token, (), "resend", "m-1", 1),
-            Rescheduled(later.job.id, later.claim_token, (), clock.now() + 100, 1, "boom", "x"),
-            Failed(dead.job.id, dead.claim_token, (), 1, "bad address", "message_permanent"),
+            Completed(
+                job_id=done.job.id,
+                claim_token=done.claim_token,
+                attempts=(),
+                provider="resend",
+                provider_message_id="m-1",
+                attempts_made=1,
+            ),
+            Rescheduled(
+                job_id=later.job.id,
+                claim_token=later.claim_token,
+                attempts=(),
+                available_at=clock.now() + 100,
+                attempts_made=1,
+                error="boom",
+                error_class="x",
+            ),
+            Failed(
+                job_id=dead.job.id,
+                claim_token=dead.claim_token,
+                attempts=(),
+                attempts_made=1,
+                error="bad address",
+                error_class="message_permanent",
+            ),
         ]
     )
     assert applied.dead_lettered == [(dead.job.id, "message_permanent", "bad address")]
@@ -103,7 +125,16 @@ async def test_a_stale_lease_cannot_overwrite_the_new_holder(
     clock.advance(31)
     await services.queue.claim(Queue.EMAIL, 1, 30)
     applied = await services.queue.apply(
-        [Failed(job.id, first.claim_token, (), 1, "late", "transient")]
+        [
+            Failed(
+                job_id=job.id,
+                claim_token=first.claim_token,
+                attempts=(),
+                attempts_made=1,
+                error="late",
+                error_class="transient",
+            )
+        ]
     )
     assert applied.lost_leases == [job.id]
     assert (await services.jobs.get(tenant_id, job.id))[0].status is JobStatus.PROCESSING
@@ -135,7 +166,18 @@ async def test_retry_is_conditional_on_failed(services: Services) -> None:
     with pytest.raises(Conflict):
         await services.jobs.retry(tenant_id, job.id)
     claimed = (await services.queue.claim(Queue.EMAIL, 1, 30))[0]
-    await services.queue.apply([Failed(job.id, claimed.claim_token, (), 3, "x", "transient")])
+    await services.queue.apply(
+        [
+            Failed(
+                job_id=job.id,
+                claim_token=claimed.claim_token,
+                attempts=(),
+                attempts_made=3,
+                error="x",
+                error_class="transient",
+            )
+        ]
+    )
     results = await asyncio.gather(
         *(services.jobs.retry(tenant_id, job.id) for _ in range(5)), return_exceptions=True
     )

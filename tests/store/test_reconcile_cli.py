@@ -28,7 +28,12 @@ from tests.processes import eventually
 def _new(tenant_id: str, n: int) -> NewJob:
     payload = {"to": "ada@example.com", "from": "a@acme.example", "subject": f"s{n}", "text": "t"}
     return NewJob(
-        tenant_id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, payload, DeliveryMode.AT_LEAST_ONCE
+        tenant_id=tenant_id,
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        priority=Priority.NORMAL,
+        payload=payload,
+        delivery=DeliveryMode.AT_LEAST_ONCE,
     )
 
 

@@ -24,11 +24,24 @@ PAYLOAD = {"to": "a@example.com", "from": "b@example.com", "subject": "s", "text
 async def _dead_letter(services: Services, job_id: str | None, tenant_id: str) -> str:
     """Accept (or take the re-queued ``job_id``), claim and fail it for good."""
     if job_id is None:
-        new = NewJob(tenant_id, Channel.EMAIL, Queue.EMAIL, Priority.NORMAL, dict(PAYLOAD))
+        new = NewJob(
+            tenant_id=tenant_id,
+            channel=Channel.EMAIL,
+            queue=Queue.EMAIL,
+            priority=Priority.NORMAL,
+            payload=dict(PAYLOAD),
+        )
         job_id = (await services.jobs.accept(new)).job.id
     [claimed] = await services.queue.claim(Queue.EMAIL, 1, 30)
     assert claimed.job.id == job_id
-    failed = Failed(job_id, claimed.claim_token, (), 1, "bad address", "message_permanent")
+    failed = Failed(
+        job_id=job_id,
+        claim_token=claimed.claim_token,
+        attempts=(),
+        attempts_made=1,
+        error="bad address",
+        error_class="message_permanent",
+    )
     await services.queue.apply([failed])
     return job_id
 

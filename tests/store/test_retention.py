@@ -73,9 +73,23 @@ async def _finished(
         duration_ms=5,
     )
     if fail:
-        outcome: Any = Failed(job_id, claimed.claim_token, [attempt], 1, "bad", "message_permanent")
+        outcome: Any = Failed(
+            job_id=job_id,
+            claim_token=claimed.claim_token,
+            attempts=[attempt],
+            attempts_made=1,
+            error="bad",
+            error_class="message_permanent",
+        )
     else:
-        outcome = Completed(job_id, claimed.claim_token, [attempt], "resend", "m-1", 1)
+        outcome = Completed(
+            job_id=job_id,
+            claim_token=claimed.claim_token,
+            attempts=[attempt],
+            provider="resend",
+            provider_message_id="m-1",
+            attempts_made=1,
+        )
     await services.queue.apply([outcome])
     return job_id
 
@@ -102,7 +116,15 @@ async def test_old_finished_jobs_go_with_their_rows_and_unfinished_ones_stay(
     pending = (await services.jobs.accept(_new(tenant_id))).job.id
     [first] = await services.queue.claim(Queue.EMAIL, 1, 30)
     # Retried in a year: PENDING, with a queue entry that is not due.
-    later = Rescheduled(pending, first.claim_token, (), clock.now() + 365 * DAY, 1, "boom", "x")
+    later = Rescheduled(
+        job_id=pending,
+        claim_token=first.claim_token,
+        attempts=(),
+        available_at=clock.now() + 365 * DAY,
+        attempts_made=1,
+        error="boom",
+        error_class="x",
+    )
     await services.queue.apply([later])
     processing = (await services.jobs.accept(_new(tenant_id))).job.id
     [held] = await services.queue.claim(Queue.EMAIL, 1, 90 * DAY)

@@ -34,7 +34,14 @@ async def _claim(services: Services, n: int) -> list[ClaimedJob]:
 
 
 def _done(claimed: ClaimedJob) -> Completed:
-    return Completed(claimed.job.id, claimed.claim_token, (), "resend", None, 1)
+    return Completed(
+        job_id=claimed.job.id,
+        claim_token=claimed.claim_token,
+        attempts=(),
+        provider="resend",
+        provider_message_id=None,
+        attempts_made=1,
+    )
 
 
 async def test_a_flooding_tenant_gets_an_equal_share_not_the_batch(services: Services) -> None:
@@ -96,12 +103,31 @@ async def test_one_key_delivers_in_acceptance_order_through_retries_and_failures
     first = await _claim(services, 50)
     assert sorted(c.job.id for c in first) == sorted([ordered[0], *loose])
     head = next(c for c in first if c.job.id == ordered[0])
-    retry = Rescheduled(head.job.id, head.claim_token, (), clock.now() + 5, 1, "x", "transient")
+    retry = Rescheduled(
+        job_id=head.job.id,
+        claim_token=head.claim_token,
+        attempts=(),
+        available_at=clock.now() + 5,
+        attempts_made=1,
+        error="x",
+        error_class="transient",
+    )
     await services.queue.apply([retry, *(_done(c) for c in first if c is not head)])
     clock.advance(6)
     again = await _claim(services, 50)
     assert [c.job.id for c in again] == [ordered[0]], "a retried head is not overtaken"
-    await services.queue.apply([Failed(ordered[0], again[0].claim_token, (), 3, "x", "transient")])
+    await services.queue.apply(
+        [
+            Failed(
+                job_id=ordered[0],
+                claim_token=again[0].claim_token,
+                attempts=(),
+                attempts_made=3,
+                error="x",
+                error_class="transient",
+            )
+        ]
+    )
     for expected in ordered[1:]:
         [claimed] = await _claim(services, 50)
         assert claimed.job.id == expected
@@ -124,7 +150,18 @@ async def test_a_retried_dead_letter_rejoins_its_key_at_the_back(services: Servi
     tenant = await stored_tenant(services)
     first, second = await _accept(services, tenant, 2, key="k")
     [head] = await _claim(services, 50)
-    await services.queue.apply([Failed(first, head.claim_token, (), 3, "x", "transient")])
+    await services.queue.apply(
+        [
+            Failed(
+                job_id=first,
+                claim_token=head.claim_token,
+                attempts=(),
+                attempts_made=3,
+                error="x",
+                error_class="transient",
+            )
+        ]
+    )
     await services.jobs.retry(tenant, first)
     claimed = await _claim(services, 50)
     assert [c.job.id for c in claimed] == [second]

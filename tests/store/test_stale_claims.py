@@ -57,13 +57,13 @@ async def test_a_stale_reschedule_changes_nothing(services: Services, clock: Man
     applied = await services.queue.apply(
         [
             Rescheduled(
-                stale.job.id,
-                stale.claim_token,
-                (),
-                clock.now(),
-                0,
-                "late",
-                "throttled",
+                job_id=stale.job.id,
+                claim_token=stale.claim_token,
+                attempts=(),
+                available_at=clock.now(),
+                attempts_made=0,
+                error="late",
+                error_class="throttled",
                 refund=True,
             )
         ]
@@ -78,7 +78,16 @@ async def test_a_stale_dead_letter_changes_nothing(services: Services, clock: Ma
     tenant_id, stale, new = await _reclaimed(services, clock)
     before = await _entry(services, new.job.id)
     applied = await services.queue.apply(
-        [Failed(stale.job.id, stale.claim_token, (), 1, "late", "message_permanent")]
+        [
+            Failed(
+                job_id=stale.job.id,
+                claim_token=stale.claim_token,
+                attempts=(),
+                attempts_made=1,
+                error="late",
+                error_class="message_permanent",
+            )
+        ]
     )
     assert applied.lost_leases == [stale.job.id]
     assert applied.dead_lettered == []
@@ -92,7 +101,16 @@ async def test_the_new_claim_still_records_its_outcome(
 ) -> None:
     tenant_id, _stale, new = await _reclaimed(services, clock)
     applied = await services.queue.apply(
-        [Failed(new.job.id, new.claim_token, (), 2, "bad", "message_permanent")]
+        [
+            Failed(
+                job_id=new.job.id,
+                claim_token=new.claim_token,
+                attempts=(),
+                attempts_made=2,
+                error="bad",
+                error_class="message_permanent",
+            )
+        ]
     )
     assert applied.lost_leases == []
     assert await _dead_letters(services) == 1

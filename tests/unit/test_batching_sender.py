@@ -69,10 +69,28 @@ def job(
     payload = {"to": f"u{n}@example.com", "from": "a@acme.test", "subject": "s", "text": "t"}
     now = datetime.now(UTC)
     return Job(
-        f"job-{n}", "t1", Channel.EMAIL, Queue.EMAIL, JobStatus.PROCESSING, Priority.NORMAL,
-        {**payload, **(extra or {})}, delivery, None, None, None, 1, (), None, None, None, None,
-        now, now, None, ordering_key=ordering_key,
-    )  # fmt: skip
+        id=f"job-{n}",
+        tenant_id="t1",
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        status=JobStatus.PROCESSING,
+        priority=Priority.NORMAL,
+        payload={**payload, **(extra or {})},
+        delivery=delivery,
+        provider_pin=None,
+        fallback_pin=None,
+        idempotency_key=None,
+        attempts_made=1,
+        skipped_providers=(),
+        provider=None,
+        provider_message_id=None,
+        error=None,
+        error_class=None,
+        created_at=now,
+        updated_at=now,
+        completed_at=None,
+        ordering_key=ordering_key,
+    )
 
 
 def sender(

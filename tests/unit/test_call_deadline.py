@@ -28,9 +28,27 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 def _job(delivery: DeliveryMode) -> Job:
     return Job(
-        "j", "t", Channel.EMAIL, Queue.EMAIL, JobStatus.PROCESSING, Priority.NORMAL, {},
-        delivery, None, None, None, 1, (), None, None, None, None, NOW, NOW, None,
-    )  # fmt: skip
+        id="j",
+        tenant_id="t",
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        status=JobStatus.PROCESSING,
+        priority=Priority.NORMAL,
+        payload={},
+        delivery=delivery,
+        provider_pin=None,
+        fallback_pin=None,
+        idempotency_key=None,
+        attempts_made=1,
+        skipped_providers=(),
+        provider=None,
+        provider_message_id=None,
+        error=None,
+        error_class=None,
+        created_at=NOW,
+        updated_at=NOW,
+        completed_at=None,
+    )
 
 
 def _account(account_id: str) -> ProviderAccount:

@@ -106,10 +106,27 @@ def test_no_email_content_holds_refused_fields() -> None:
 def _job(payload: dict[str, Any]) -> Job:
     now = datetime.now(UTC)
     return Job(
-        "job-1", "t1", Channel.EMAIL, Queue.EMAIL, JobStatus.PROCESSING, Priority.NORMAL,
-        payload, DeliveryMode.AT_LEAST_ONCE, None, None, None, 1, (), None, None, None, None,
-        now, now, None,
-    )  # fmt: skip
+        id="job-1",
+        tenant_id="t1",
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        status=JobStatus.PROCESSING,
+        priority=Priority.NORMAL,
+        payload=payload,
+        delivery=DeliveryMode.AT_LEAST_ONCE,
+        provider_pin=None,
+        fallback_pin=None,
+        idempotency_key=None,
+        attempts_made=1,
+        skipped_providers=(),
+        provider=None,
+        provider_message_id=None,
+        error=None,
+        error_class=None,
+        created_at=now,
+        updated_at=now,
+        completed_at=None,
+    )
 
 
 PAYLOAD = {"to": "ada@example.com", "from": "a@acme.test", "subject": "s", "text": "t"}

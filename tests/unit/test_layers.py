@@ -381,8 +381,9 @@ DIRECT_STORE_USES: dict[tuple[str, str], str] = {
     ("homing/console/dead_letter_pages.py", "dead_letter_store"): (
         READ + " (redrive and purge go through DeadLetters)"
     ),
-    ("homing/console/operator_letters.py", "dead_letter_store"): OPERATOR + " (dead letters)",
-    ("homing/console/operator_letters.py", "tenants"): (
+    ("homing/console/operator_dead_letter_pages.py", "dead_letter_store"): OPERATOR
+    + " (dead letters)",
+    ("homing/console/operator_dead_letter_pages.py", "tenants"): (
         OPERATOR + " (whether the tenant id a filter names exists)"
     ),
     ("homing/console/operator_pages.py", "jobs"): OPERATOR + " (queue depths)",

@@ -80,10 +80,27 @@ def test_the_channel_label_comes_from_the_sending_path_bounded() -> None:
 
 def _job(channel: Channel = Channel.EMAIL) -> Job:
     return Job(
-        "j_1", "t_secret_tenant", channel, Queue.EMAIL, JobStatus.PROCESSING, Priority.NORMAL,
-        {}, DeliveryMode.AT_LEAST_ONCE, None, None, None, 1, (), None, None, None, None,
-        NOW, NOW, None,
-    )  # fmt: skip
+        id="j_1",
+        tenant_id="t_secret_tenant",
+        channel=channel,
+        queue=Queue.EMAIL,
+        status=JobStatus.PROCESSING,
+        priority=Priority.NORMAL,
+        payload={},
+        delivery=DeliveryMode.AT_LEAST_ONCE,
+        provider_pin=None,
+        fallback_pin=None,
+        idempotency_key=None,
+        attempts_made=1,
+        skipped_providers=(),
+        provider=None,
+        provider_message_id=None,
+        error=None,
+        error_class=None,
+        created_at=NOW,
+        updated_at=NOW,
+        completed_at=None,
+    )
 
 
 def _account(provider: str) -> ProviderAccount:

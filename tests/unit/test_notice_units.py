@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from homing.dispatch.watch import findings
+from homing.dispatch.outcome_watch import findings
 from homing.managers.alert_checks import Thresholds, p95
 from homing.managers.notices import notice_body
 from homing.models import Attempt, AttemptOutcome
@@ -22,51 +22,70 @@ AT = datetime(2026, 5, 4, 9, 12, tzinfo=UTC)
 def _attempt(
     provider: str, outcome: AttemptOutcome, status: int | None, account: str | None = "pa"
 ) -> Attempt:
-    return Attempt("job", "tenant", 1, account, provider, outcome, status, None, AT, 5)
+    return Attempt(
+        job_id="job",
+        tenant_id="tenant",
+        number=1,
+        provider_account_id=account,
+        provider=provider,
+        outcome=outcome,
+        status_code=status,
+        error=None,
+        started_at=AT,
+        duration_ms=5,
+    )
 
 
 def test_findings_name_refused_credentials_and_gone_urls_only() -> None:
     outcomes = [
         Completed(
-            "j1",
-            "t",
-            [
+            job_id="j1",
+            claim_token="t",
+            attempts=[
                 _attempt("resend", AttemptOutcome.PROVIDER_PERMANENT, 401, "pa_1"),
                 _attempt("mailgun", AttemptOutcome.SUCCESS, 200, "pa_2"),
             ],
-            "mailgun",
-            "m1",
-            1,
+            provider="mailgun",
+            provider_message_id="m1",
+            attempts_made=1,
         ),
         Failed(
-            "j2",
-            "t",
-            [_attempt("webhook", AttemptOutcome.MESSAGE_PERMANENT, 410, None)],
-            1,
-            "gone",
-            "message_permanent",
+            job_id="j2",
+            claim_token="t",
+            attempts=[_attempt("webhook", AttemptOutcome.MESSAGE_PERMANENT, 410, None)],
+            attempts_made=1,
+            error="gone",
+            error_class="message_permanent",
         ),
         Failed(
-            "j3",
-            "t",
-            [_attempt("sendgrid", AttemptOutcome.PROVIDER_PERMANENT, 400, "pa_3")],
-            1,
-            "x",
-            "provider_permanent",
+            job_id="j3",
+            claim_token="t",
+            attempts=[_attempt("sendgrid", AttemptOutcome.PROVIDER_PERMANENT, 400, "pa_3")],
+            attempts_made=1,
+            error="x",
+            error_class="provider_permanent",
         ),
         Failed(
-            "j4",
-            "t",
-            [_attempt("sendgrid", AttemptOutcome.TRANSIENT, 403, "pa_4")],
-            1,
-            "x",
-            "transient",
+            job_id="j4",
+            claim_token="t",
+            attempts=[_attempt("sendgrid", AttemptOutcome.TRANSIENT, 403, "pa_4")],
+            attempts_made=1,
+            error="x",
+            error_class="transient",
         ),
     ]
     found = findings(outcomes)
     assert found.rejected_credentials == {("tenant", "pa_1")}
     assert found.gone_endpoints == {("tenant", "job")}
-    assert not findings([outcomes[0].__class__("j", "t", [], "p", None, 1)])
+    no_attempts = Completed(
+        job_id="j",
+        claim_token="t",
+        attempts=[],
+        provider="p",
+        provider_message_id=None,
+        attempts_made=1,
+    )
+    assert not findings([no_attempts])
 
 
 @pytest.mark.parametrize(
@@ -92,7 +111,15 @@ def test_thresholds_come_from_the_settings() -> None:
 
 
 def test_a_notice_body_is_standard_webhooks_type_timestamp_and_data() -> None:
-    notice = Notice("n1", "t1", "quota.warning", "webhook:2026-05", {"used": 4}, False, AT)
+    notice = Notice(
+        id="n1",
+        tenant_id="t1",
+        kind="quota.warning",
+        event_key="webhook:2026-05",
+        data={"used": 4},
+        held=False,
+        created_at=AT,
+    )
     assert json.loads(notice_body(notice)) == {
         "type": "quota.warning",
         "timestamp": "2026-05-04T09:12:00Z",

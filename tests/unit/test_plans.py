@@ -22,7 +22,7 @@ NOW = datetime(2026, 5, 17, tzinfo=UTC)
 
 
 def _tenant(plan: Plan, **custom: object) -> Tenant:
-    return Tenant("t", "t", plan, False, NOW, **custom)  # type: ignore[arg-type]
+    return Tenant(id="t", name="t", plan=plan, suspended=False, created_at=NOW, **custom)  # type: ignore[arg-type]
 
 
 def test_the_shipped_plans_are_the_designed_ones() -> None:

@@ -92,7 +92,13 @@ def test_every_deferral_waits_at_least_a_second(wait: float | None) -> None:
 
 
 def test_the_pass_that_reaches_the_call_limit_gives_up() -> None:
-    capped = RetryPolicy(3, 5, 3600, 600, max_provider_calls=4)
+    capped = RetryPolicy(
+        max_attempts=3,
+        base_seconds=5,
+        max_seconds=3600,
+        max_deferral_seconds=600,
+        max_provider_calls=4,
+    )
     throttled = [_f(F.THROTTLED, 1)]
     assert isinstance(
         decide(capped, 1, throttled, providers_left=1, deferred_so_far=0, calls_so_far=3), Defer

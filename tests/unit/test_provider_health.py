@@ -22,7 +22,7 @@ def test_a_refused_message_or_a_throttled_call_is_no_provider_failure() -> None:
         "message_permanent": 5,
         "throttled": 7,
     }
-    health = Health("resend", 20, outcomes, 250)
+    health = Health(provider="resend", calls=20, outcomes=outcomes, p95_ms=250)
     assert (health.failed, health.throttled) == (4, 7)
     assert health.failure_ratio == 0.2
-    assert Health("resend", 0, {}, None).failure_ratio == 0.0
+    assert Health(provider="resend", calls=0, outcomes={}, p95_ms=None).failure_ratio == 0.0

@@ -16,8 +16,31 @@ from homing.store.preferences import PreferenceCheck
 from homing.store.recipients import Recipient
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
-ADA = Recipient("r1", "t1", "ada", "ada@example.com", None, None, None, None, None, None, NOW, NOW)
-NEWS = Category("t1", "news", "News", "marketing", {"email": False}, None, None, NOW, NOW)
+ADA = Recipient(
+    id="r1",
+    tenant_id="t1",
+    external_id="ada",
+    email="ada@example.com",
+    phone=None,
+    telegram_chat_id=None,
+    slack_channel=None,
+    locale=None,
+    timezone=None,
+    data=None,
+    created_at=NOW,
+    updated_at=NOW,
+)
+NEWS = Category(
+    tenant_id="t1",
+    key="news",
+    name="News",
+    kind="marketing",
+    defaults={"email": False},
+    frequency_cap=None,
+    quiet_hours=None,
+    created_at=NOW,
+    updated_at=NOW,
+)
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "Etc/GMT+5", "America/Port-au-Prince"])
@@ -46,9 +69,14 @@ def test_what_is_no_language_tag_is_refused(tag: str) -> None:
 
 def test_a_send_by_recipient_takes_its_address_and_its_preference() -> None:
     found = _addressed(Ask("ada", "news", "email"), {"ada": ADA}, {"news": NEWS})
-    assert found == Addressed("ada@example.com", PreferenceCheck("r1", "news"), "marketing", "r1")
+    assert found == Addressed(
+        address="ada@example.com",
+        preference=PreferenceCheck("r1", "news"),
+        kind="marketing",
+        recipient_id="r1",
+    )
     assert _addressed(Ask("ada", None, "email"), {"ada": ADA}, {}) == Addressed(
-        "ada@example.com", None, None, "r1"
+        address="ada@example.com", preference=None, kind=None, recipient_id="r1"
     )
 
 

@@ -15,10 +15,28 @@ NOW = datetime(2026, 5, 17, tzinfo=UTC)
 
 def _job(test: bool) -> Job:
     return Job(
-        "j", "t", Channel.EMAIL, Queue.EMAIL, JobStatus.PROCESSING, Priority.NORMAL, {},
-        DeliveryMode.AT_LEAST_ONCE, None, None, None, 1, (), None, None, None, None,
-        NOW, NOW, None, test=test,
-    )  # fmt: skip
+        id="j",
+        tenant_id="t",
+        channel=Channel.EMAIL,
+        queue=Queue.EMAIL,
+        status=JobStatus.PROCESSING,
+        priority=Priority.NORMAL,
+        payload={},
+        delivery=DeliveryMode.AT_LEAST_ONCE,
+        provider_pin=None,
+        fallback_pin=None,
+        idempotency_key=None,
+        attempts_made=1,
+        skipped_providers=(),
+        provider=None,
+        provider_message_id=None,
+        error=None,
+        error_class=None,
+        created_at=NOW,
+        updated_at=NOW,
+        completed_at=None,
+        test=test,
+    )
 
 
 GUARD = SandboxGuard(

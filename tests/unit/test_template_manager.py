@@ -17,24 +17,31 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _template(default: str = "en") -> TemplateRow:
-    return TemplateRow("t1", "tenant", "welcome", "Welcome", default, NOW)
+    return TemplateRow(
+        id="t1",
+        tenant_id="tenant",
+        key="welcome",
+        name="Welcome",
+        default_locale=default,
+        created_at=NOW,
+    )
 
 
 def _version(number: int, locale: str, revision: int = 0) -> VersionRow:
     parts = {"sms": {"body": locale}}
     return VersionRow(
-        f"v{number}",
-        "t1",
-        "tenant",
-        number,
-        locale,
-        PUBLISHED,
-        parts,
-        None,
-        revision,
-        NOW,
-        NOW,
-        NOW,
+        id=f"v{number}",
+        template_id="t1",
+        tenant_id="tenant",
+        number=number,
+        locale=locale,
+        state=PUBLISHED,
+        parts=parts,
+        variables=None,
+        revision=revision,
+        created_at=NOW,
+        updated_at=NOW,
+        published_at=NOW,
     )
 
 

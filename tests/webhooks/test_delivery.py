@@ -152,7 +152,13 @@ async def test_stored_tenant_headers_can_never_override_signature_or_id_headers(
     url = f"{receiver.url}/hook"
     payload = write_message(services.sealer, tenant.tenant_id, url, b"{}", forged, None)
     accepted = await services.jobs.accept(
-        NewJob(tenant.tenant_id, Channel.WEBHOOK, Queue.WEBHOOK, Priority.NORMAL, payload)
+        NewJob(
+            tenant_id=tenant.tenant_id,
+            channel=Channel.WEBHOOK,
+            queue=Queue.WEBHOOK,
+            priority=Priority.NORMAL,
+            payload=payload,
+        )
     )
     await deliver(services)
     [request] = receiver.requests

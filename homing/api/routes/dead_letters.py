@@ -88,7 +88,15 @@ async def list_dead_letters(
     cursor: Cursor = None,
 ) -> Page[DeadLetterPublic]:
     """The tenant's dead letters, newest first; ``q`` is literal text in the error."""
-    f = DeadLetterFilter(principal.tenant.id, queue, error_class, provider, since, until, q)
+    f = DeadLetterFilter(
+        tenant_id=principal.tenant.id,
+        queue=queue,
+        error_class=error_class,
+        provider=provider,
+        since=since,
+        until=until,
+        q=q,
+    )
     return await _page(services, f, limit, cursor)
 
 
@@ -166,7 +174,15 @@ async def admin_list_dead_letters(
     cursor: Cursor = None,
 ) -> Page[DeadLetterPublic]:
     """Every tenant's dead letters (or ``tenant_id``'s), newest first."""
-    f = DeadLetterFilter(tenant_id, queue, error_class, provider, since, until, q)
+    f = DeadLetterFilter(
+        tenant_id=tenant_id,
+        queue=queue,
+        error_class=error_class,
+        provider=provider,
+        since=since,
+        until=until,
+        q=q,
+    )
     return await _page(services, f, limit, cursor)
 
 

@@ -23,11 +23,13 @@ def inbound_sms(body: object, sender: str | None) -> DeliveryEvent:
     word = keyword(body) if isinstance(body, str) else ""
     opt_out = opts_out(word)
     if opt_out is None or sender is None:
-        return DeliveryEvent(EventType.OTHER, "inbound", None, channel=Channel.SMS)
+        return DeliveryEvent(
+            type=EventType.OTHER, vendor_type="inbound", occurred_at=None, channel=Channel.SMS
+        )
     return DeliveryEvent(
-        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
-        f"inbound {word.lower()}",
-        None,
+        type=EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
+        vendor_type=f"inbound {word.lower()}",
+        occurred_at=None,
         recipient=sender,
         channel=Channel.SMS,
         opt_out=opt_out,

@@ -69,12 +69,16 @@ def _opt(
     occurred = epoch(part.get("date"))
     if opt_out is None:
         return DeliveryEvent(
-            EventType.OTHER, vendor_type, occurred, detail=detail, channel=Channel.CHAT
+            type=EventType.OTHER,
+            vendor_type=vendor_type,
+            occurred_at=occurred,
+            detail=detail,
+            channel=Channel.CHAT,
         )
     return DeliveryEvent(
-        EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
-        vendor_type,
-        occurred,
+        type=EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
+        vendor_type=vendor_type,
+        occurred_at=occurred,
         recipient=recipient,
         detail=detail,
         channel=Channel.CHAT,
@@ -110,4 +114,6 @@ def interpret(payload: Any) -> DeliveryEvent:
         return _message(mapping(update["message"], "the message"))
     kinds = sorted(key for key in update if key != "update_id")
     vendor_type = (kinds[0] if kinds else "update")[:40]
-    return DeliveryEvent(EventType.OTHER, vendor_type, None, channel=Channel.CHAT)
+    return DeliveryEvent(
+        type=EventType.OTHER, vendor_type=vendor_type, occurred_at=None, channel=Channel.CHAT
+    )

@@ -41,7 +41,7 @@ def upgrade() -> None:
         sa.Column("since", UTCDateTime, nullable=False),
         sa.Column("detail", sa.Text, nullable=False),
     )
-    # The windows the alerts look back over (homing.store.signals).
+    # The windows the alerts look back over (homing.store.alert_signals).
     op.create_index("ix_attempts_started_at", "attempts", ["started_at"])
     op.create_index("ix_dead_letters_created_at", "dead_letters", ["created_at"])
 

@@ -111,12 +111,22 @@ def domain_info(body: Any) -> DomainInfo:
     dkim_host = text(body.get("DKIMPendingHost")) or text(body.get("DKIMHost"))
     dkim_value = text(body.get("DKIMPendingTextValue")) or text(body.get("DKIMTextValue"))
     dkim_ok = body.get("DKIMVerified") is True
-    records = [DnsRecord("TXT", dkim_host, dkim_value, "dkim", valid=dkim_ok)]
+    records = [
+        DnsRecord(type="TXT", host=dkim_host, value=dkim_value, purpose="dkim", valid=dkim_ok)
+    ]
     return_path = text(body.get("ReturnPathDomain"))
     return_path_ok = body.get("ReturnPathDomainVerified") is True
     if return_path:
         value = text(body.get("ReturnPathDomainCNAMEValue"))
-        records.append(DnsRecord("CNAME", return_path, value, "return_path", valid=return_path_ok))
+        records.append(
+            DnsRecord(
+                type="CNAME",
+                host=return_path,
+                value=value,
+                purpose="return_path",
+                valid=return_path_ok,
+            )
+        )
     verified = dkim_ok and (return_path_ok or not return_path)
     status = DomainStatus.VERIFIED if verified else DomainStatus.PENDING
     return DomainInfo(text(body.get("ID")), status, tuple(records))

@@ -139,7 +139,14 @@ def validated(domain_id: str, body: Any, known: Sequence[DnsRecord]) -> DomainIn
     results = body.get("validation_results")
     results = results if isinstance(results, dict) else {}
     records = tuple(
-        DnsRecord(r.type, r.host, r.value, r.purpose, r.priority, bool(results[r.purpose]["valid"]))
+        DnsRecord(
+            type=r.type,
+            host=r.host,
+            value=r.value,
+            purpose=r.purpose,
+            priority=r.priority,
+            valid=bool(results[r.purpose]["valid"]),
+        )
         if isinstance(results.get(r.purpose), dict)
         else r
         for r in known

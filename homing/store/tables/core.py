@@ -349,7 +349,7 @@ alerts_firing = Table(
 
 # The alerts that fired lately (migration 0022): a row when a condition starts firing,
 # its ``resolved_at`` set when it clears, both in the transaction that changes
-# ``alerts_firing``; kept to the newest HOMING_ALERT_HISTORY_ROWS (homing.store.signals).
+# ``alerts_firing``; kept to the newest HOMING_ALERT_HISTORY_ROWS (homing.store.alert_signals).
 alert_history = Table(
     "alert_history",
     metadata,

@@ -53,7 +53,7 @@ Text = Annotated[str, Query(max_length=MAX_Q)]
 Cursor = Annotated[str | None, Query(max_length=36)]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class LetterSearch:
     """The filter as typed (to show it again and to carry it in links and forms)."""
 
@@ -126,7 +126,15 @@ async def dead_letters(
     cursor: Cursor = None,
 ) -> Response:
     """Every tenant's dead letters, counted and listed."""
-    search = LetterSearch(tenant_id.strip(), queue, error_class, provider, since, until, q)
+    search = LetterSearch(
+        tenant_id=tenant_id.strip(),
+        queue=queue,
+        error_class=error_class,
+        provider=provider,
+        since=since,
+        until=until,
+        q=q,
+    )
     return await _listing(request, services, search, cursor)
 
 

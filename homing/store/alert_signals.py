@@ -29,7 +29,7 @@ from homing.store.database import Database
 from homing.store.tables.core import alert_history, alerts_firing, attempts, dead_letters, jobs
 from homing.store.tables.inbound import inbound_events
 
-__all__ = ["Fired", "Firing", "InboundWindow", "ProviderCalls", "SignalStore"]
+__all__ = ["AlertSignalStore", "Fired", "Firing", "InboundWindow", "ProviderCalls"]
 
 # The evaluator's lease row in ``alerts_firing`` (a key no condition uses).
 TURN_KEY = "_evaluator"
@@ -84,7 +84,7 @@ class InboundWindow:
     lags: list[float]
 
 
-class SignalStore:
+class AlertSignalStore:
     """The SQL of the alerts' signals and of their firing state."""
 
     def __init__(self, db: Database, history_rows: int = 1000) -> None:

@@ -1,7 +1,7 @@
 """The periodic evaluation of alerts and notice checks, beside the worker loop.
 
 Every worker process runs one (``homing.cli.runner``); a lease in the database
-(``SignalStore.take_turn``) lets one of them evaluate per interval, and the checks are
+(``AlertSignalStore.take_turn``) lets one of them evaluate per interval, and the checks are
 keyed so that even two evaluations at once send each alert and notice once.
 """
 
@@ -14,19 +14,19 @@ from homing.clock import Clock, as_datetime
 from homing.managers.alert_checks import AlertChecks
 from homing.managers.notice_checks import NoticeChecks
 from homing.managers.periodic import repeat
-from homing.store.signals import SignalStore
+from homing.store.alert_signals import AlertSignalStore
 
-__all__ = ["Watchkeeper"]
+__all__ = ["CheckRounds"]
 
 log = logging.getLogger("homing.watch")
 
 
-class Watchkeeper:
+class CheckRounds:
     """Runs the alert checks and the notice checks, once or every interval."""
 
     def __init__(
         self,
-        signals: SignalStore,
+        signals: AlertSignalStore,
         alerts: AlertChecks,
         notices: NoticeChecks,
         clock: Clock,
