@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Literal, Required, TypedDict, cast
 
 from homing.email_headers import email_headers
 
@@ -377,6 +377,74 @@ class SmsContent:
     body: str
 
 
+# A job's payload per channel: the keys written at accept and read by the channel's
+# sender, the console and the API (stored as one JSON object). ``template`` records the
+# template a send was rendered from; ``test`` marks a console test send of raw content.
+# Retention and erasure may replace a finished job's payload (docs/recipients.md), so
+# only a sender, which holds an unfinished job, reads one through these types.
+EmailPayload = TypedDict(
+    "EmailPayload",
+    {
+        "to": Required[str],
+        "from": Required[str],
+        "subject": Required[str],
+        "text": str | None,
+        "html": str | None,
+        # [name, value] pairs, checked by homing.email_headers before a send.
+        "headers": list[list[str]],
+        "template": dict[str, Any],
+        "test": bool,
+    },
+    total=False,
+)
+SmsPayload = TypedDict(
+    "SmsPayload",
+    {
+        "to": Required[str],
+        # None: the provider account's own sender.
+        "from": Required[str | None],
+        "body": Required[str],
+        "encoding": str,
+        "characters": int,
+        "segments": int,
+        "fallback_on_undelivered": bool,
+        "template": dict[str, Any],
+        "test": bool,
+    },
+    total=False,
+)
+
+
+# How a chat message's text is marked up (each vendor renders its own subset).
+ChatFormat = Literal["plain", "markdown", "html"]
+
+
+class ChatPayload(TypedDict, total=False):
+    to: Required[str]
+    text: Required[str]
+    format: ChatFormat
+    # The chat vendor the address belongs to (``telegram``, ``slack``).
+    kind: Required[str]
+    template: dict[str, Any]
+    test: bool
+
+
+class WebhookPayload(TypedDict, total=False):
+    url: Required[str]
+    body: Required[str]
+    # The request's extra headers, sealed (homing.webhooks.message).
+    headers_sealed: Required[str | None]
+    event_type: Required[str | None]
+    template: dict[str, Any]
+    test: bool
+
+
+class InAppPayload(TypedDict, total=False):
+    recipient: Required[str]
+    category: Required[str | None]
+    template: dict[str, Any]
+
+
 @dataclass(kw_only=True, frozen=True, slots=True)
 class Job:
     """The durable record of one notification, as the tenant sees it."""
@@ -566,3 +634,29 @@ class Actor:
     kind: ActorKind
     id: str
     name: str | None = None
+
+
+def _payload_of(job: Job, channel: Channel) -> dict[str, Any]:
+    if job.channel is not channel:
+        raise ValueError(f"a {job.channel.value} job has no {channel.value} payload")
+    return job.payload
+
+
+def email_payload(job: Job) -> EmailPayload:
+    """An email job's payload (ValueError for a job of another channel)."""
+    return cast(EmailPayload, _payload_of(job, Channel.EMAIL))
+
+
+def sms_payload(job: Job) -> SmsPayload:
+    """An SMS job's payload (ValueError for a job of another channel)."""
+    return cast(SmsPayload, _payload_of(job, Channel.SMS))
+
+
+def chat_payload(job: Job) -> ChatPayload:
+    """A chat job's payload (ValueError for a job of another channel)."""
+    return cast(ChatPayload, _payload_of(job, Channel.CHAT))
+
+
+def webhook_payload(job: Job) -> WebhookPayload:
+    """A webhook job's payload (ValueError for a job of another channel)."""
+    return cast(WebhookPayload, _payload_of(job, Channel.WEBHOOK))

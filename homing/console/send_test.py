@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -131,7 +132,7 @@ def _job(tenant_id: str, channel: Channel, payload: dict[str, Any], **extra: Any
     )
 
 
-def _marked(payload: dict[str, Any], made: Rendered | None) -> dict[str, Any]:
+def _marked(payload: Mapping[str, Any], made: Rendered | None) -> dict[str, Any]:
     """The payload marked as a console test: in its template record, as the template
     editor's test sends are, or (raw content) on the payload itself."""
     if made is None:

@@ -14,7 +14,7 @@ import httpx
 
 from homing.crypto import Sealer
 from homing.errors import EndpointRefused
-from homing.models import Channel, FailureClass, Job, ProviderAccount
+from homing.models import Channel, FailureClass, Job, ProviderAccount, chat_payload
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.chat import OutgoingChat, RecipientBlocked
 from homing.providers.guard import EndpointGuard
@@ -59,7 +59,7 @@ class ChatSender:
     async def send(self, account: ProviderAccount, job: Job) -> SendResult:
         """Send ``job`` through ``account``. A refused endpoint is provider_permanent; a
         blocked chat is suppressed, then the failure goes on (message_permanent)."""
-        kind = str(job.payload.get("kind") or "")
+        kind = str(chat_payload(job).get("kind") or "")
         if account.provider != kind:
             raise ProviderFailure(
                 FailureClass.PROVIDER_PERMANENT,
@@ -80,7 +80,7 @@ class ChatSender:
         if self._endpoints is not None:
             self._endpoints.policy.check_account(account.provider, credentials, account.config)
         adapter = chat_provider(account.provider, credentials, account.config, self._http)
-        payload = job.payload
+        payload = chat_payload(job)
         message = OutgoingChat(
             job_id=job.id,
             to=str(payload["to"]),
@@ -92,8 +92,9 @@ class ChatSender:
     async def _suppress(self, job: Job) -> None:
         if self._suppressions is None:
             return
-        kind = str(job.payload.get("kind"))
-        address = chat_recipient(kind, str(job.payload["to"]))
+        payload = chat_payload(job)
+        kind = str(payload.get("kind"))
+        address = chat_recipient(kind, str(payload["to"]))
         try:
             await self._suppressions.add(job.tenant_id, Channel.CHAT, address, BLOCKED_REASON, kind)
         except Exception:  # the job's outcome must still be recorded

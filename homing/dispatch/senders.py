@@ -14,7 +14,15 @@ import httpx
 from homing.crypto import Sealer
 from homing.email_headers import InvalidHeaders, email_headers
 from homing.errors import EndpointRefused, UnknownProvider
-from homing.models import EmailContent, FailureClass, Job, ProviderAccount, SmsContent
+from homing.models import (
+    EmailContent,
+    FailureClass,
+    Job,
+    ProviderAccount,
+    SmsContent,
+    email_payload,
+    sms_payload,
+)
 from homing.providers.base import (
     EmailProvider,
     OutgoingEmail,
@@ -92,7 +100,7 @@ class EmailSender:
     def outgoing(job: Job) -> OutgoingEmail:
         """The email an email job sends; a payload whose header fields break the rules
         of ``homing.email_headers`` is ``message_permanent``, never sent as it is."""
-        payload = job.payload
+        payload = email_payload(job)
         try:
             headers = email_headers(payload.get("headers"))
         except InvalidHeaders as exc:
@@ -145,6 +153,6 @@ class SmsSender:
             raise ProviderFailure(
                 FailureClass.PROVIDER_PERMANENT, f"{account.provider}: not sent, {exc.message}"
             ) from None
-        payload = job.payload
+        payload = sms_payload(job)
         content = SmsContent(to=payload["to"], from_=payload.get("from"), body=payload["body"])
         return await adapter.send(OutgoingSms(job_id=job.id, content=content))

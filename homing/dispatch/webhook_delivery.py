@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from homing.crypto import Sealer
 from homing.metrics import WEBHOOK_DELIVERIES
-from homing.models import FailureClass, Job, ProviderAccount
+from homing.models import FailureClass, Job, ProviderAccount, webhook_payload
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.webhook.sender import NAME, EndpointGone, Signing, WebhookSender
 from homing.store.webhooks import SecretRecord, WebhookStore
@@ -56,7 +56,7 @@ class WebhookDelivery:
     async def send(self, account: ProviderAccount, job: Job) -> SendResult:
         """Refuse a URL marked gone without a request; else sign and POST, and mark
         the URL gone when it answers 410."""
-        message = read_message(self._sealer, job.tenant_id, job.payload)
+        message = read_message(self._sealer, job.tenant_id, webhook_payload(job))
         context = await self._store.delivery_context(job.tenant_id, message.url)
         if context.gone:
             raise ProviderFailure(

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 
 from homing.errors import HomingError
-from homing.models import Channel, Job, Priority, Queue
+from homing.models import Channel, EmailPayload, Job, Priority, Queue
 from homing.store.accepting import NewJob
 from homing.store.jobs import JobStore
 
@@ -57,7 +57,7 @@ class PlatformEmail:
         off or the job could not be stored (logged: Homing's mail never fails a caller)."""
         if self._tenant_id is None or self._sender is None:
             return None
-        payload = {
+        payload: EmailPayload = {
             "to": to,
             "from": self._sender,
             "subject": subject[:MAX_SUBJECT],

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict, deque
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,7 +94,7 @@ class NewJob:
     channel: Channel
     queue: Queue
     priority: Priority
-    payload: dict[str, Any]
+    payload: Mapping[str, Any]
     delivery: DeliveryMode = DeliveryMode.AT_LEAST_ONCE
     provider_pin: str | None = None
     fallback_pin: str | None = None

@@ -14,7 +14,7 @@ under a previous key is moved to the current one in the same transaction (``reke
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -95,7 +95,7 @@ def chat_recipient(kind: str, to: str) -> str:
     return suppression_key(Channel.CHAT, f"{kind}:{to}")
 
 
-def recipient_of(channel: Channel | str, payload: dict[str, Any]) -> str | None:
+def recipient_of(channel: Channel | str, payload: Mapping[str, Any]) -> str | None:
     """The address a job is sent to, when its channel has suppressible recipients: an
     email's address key, an SMS's E.164 number (made so when it was accepted), a chat's
     ``<vendor>:<chat id>``."""

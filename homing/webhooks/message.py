@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import orjson
 
 from homing.crypto import Sealer
+from homing.models import WebhookPayload
 from homing.webhooks.signing import SIGNATURE_HEADERS
 
 __all__ = [
@@ -86,7 +86,7 @@ def write_message(
     body: bytes,
     headers: Mapping[str, str],
     event_type: str | None,
-) -> dict[str, Any]:
+) -> WebhookPayload:
     """The job payload for one webhook (see the module docstring)."""
     sealed = None
     if headers:
@@ -104,12 +104,13 @@ def write_message(
     }
 
 
-def read_message(sealer: Sealer, tenant_id: str, payload: Mapping[str, Any]) -> WebhookMessage:
+def read_message(sealer: Sealer, tenant_id: str, payload: WebhookPayload) -> WebhookMessage:
     """The message of a job payload written by ``write_message``."""
     headers: dict[str, str] = {}
-    if payload.get("headers_sealed"):
+    sealed = payload.get("headers_sealed")
+    if sealed:
         plaintext = sealer.open(
-            payload["headers_sealed"],
+            sealed,
             table=_HEADERS_TABLE,
             row_id=tenant_id,
             field=_HEADERS_FIELD,

@@ -8,7 +8,6 @@ before anything is stored.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request, Response
@@ -31,7 +30,7 @@ from homing.errors import (
     UnknownProvider,
 )
 from homing.managers.templates import Rendered
-from homing.models import QUEUE_FOR_CHANNEL, Channel, ProviderAccount, resolve_pin
+from homing.models import QUEUE_FOR_CHANNEL, Channel, ChatPayload, ProviderAccount, resolve_pin
 from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.vendors import VENDORS
@@ -72,9 +71,19 @@ def chat_job(
     folds = address is not None and address.fold_at_names
     to = body.to or ""
     to = to.lower() if to.startswith("@") and folds else to
-    payload: dict[str, Any] = {"to": to, "text": body.text, "format": body.format, "kind": kind}
-    if rendered is not None:
-        payload.update(rendered.part, template=rendered.template)
+    payload: ChatPayload
+    if rendered is None:
+        assert body.text is not None  # ChatCreate gives a text or a template
+        payload = {"to": to, "text": body.text, "format": body.format, "kind": kind}
+    else:
+        part = rendered.part
+        payload = {
+            "to": to,
+            "text": part["text"],
+            "format": part["format"],
+            "kind": kind,
+            "template": rendered.template,
+        }
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.CHAT,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 from fastapi import APIRouter, Header, Request, Response
@@ -32,6 +32,7 @@ from homing.models import (
     QUEUE_FOR_CHANNEL,
     Channel,
     DeliveryMode,
+    EmailPayload,
     Priority,
     ProviderAccount,
     resolve_pin,
@@ -105,13 +106,27 @@ def email_job(
     when it names one); the plan may still change its priority."""
     fields = body.model_dump(by_alias=True, include=hashed_fields(body, _EMAIL_FIELDS))
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
-    payload: dict[str, Any] = {"to": body.to, "from": body.from_}
+    assert body.to is not None  # addressed first: a send by recipient has its address
+    payload: EmailPayload
     if rendered is None:
-        payload.update(subject=body.subject, text=body.text, html=body.html)
+        assert body.subject is not None  # EmailCreate gives a subject or a template
+        payload = {
+            "to": body.to,
+            "from": body.from_,
+            "subject": body.subject,
+            "text": body.text,
+            "html": body.html,
+        }
     else:
         part = rendered.part
-        payload.update(subject=part["subject"], text=part["text"], html=part["html"])
-        payload["template"] = rendered.template
+        payload = {
+            "to": body.to,
+            "from": body.from_,
+            "subject": part["subject"],
+            "text": part["text"],
+            "html": part["html"],
+            "template": rendered.template,
+        }
     return NewJob(
         tenant_id=tenant_id,
         channel=Channel.EMAIL,

@@ -8,7 +8,6 @@ plan, the quota and suppression apply in the accepting transaction, as for email
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request, Response
@@ -55,6 +54,7 @@ from homing.models import (
     Channel,
     DeliveryMode,
     ProviderAccount,
+    SmsPayload,
     SmsSegments,
     resolve_pin,
 )
@@ -90,8 +90,9 @@ def sms_job(
     fingerprint = request_hash(sealer, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS))
     text = body.body if rendered is None else rendered.part["body"]
     assert text is not None  # SmsCreate gives a body or a template
+    assert body.to is not None  # addressed first: a send by recipient has its address
     cost = SmsSegments.of(text)
-    payload: dict[str, Any] = {
+    payload: SmsPayload = {
         "to": body.to,
         "from": body.from_,
         "body": text,

@@ -11,6 +11,7 @@ from homing.api.schemas.email import SCHEDULED_IN_LINE, PersonalCreate
 from homing.api.schemas.shared import examples
 from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.errors import InvalidRequest
+from homing.models import ChatFormat
 from homing.vendors import VENDORS
 
 _FORMATS: Final = ("plain", "markdown", "html")
@@ -29,7 +30,7 @@ class ChatCreate(PersonalCreate, Templated):
     # Or ``template`` (and ``data``) in place of text and format: the template's chat
     # part has its own format.
     text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)] | None = None
-    format: Literal["plain", "markdown", "html"] = "plain"
+    format: ChatFormat = "plain"
     provider: str | None = Field(default=None, max_length=100)
     priority: Literal["CRITICAL", "NORMAL", "LOW"] | None = None
     ordering_key: str | None = Field(default=None, min_length=1, max_length=255)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from homing.api.schemas.shared import Strict, examples
 from homing.managers.templates import MAX_LOCALE
+from homing.models import ChatFormat
 from homing.store.templates import TemplateRow, VersionRow
 
 _SLUG = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
@@ -84,7 +85,7 @@ class SmsPart(Strict):
 
 class ChatPart(Strict):
     text: Source
-    format: Literal["plain", "markdown", "html"] = "plain"
+    format: ChatFormat = "plain"
 
 
 class WebhookPart(Strict):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Protocol
 
 import httpx
 
-from homing.models import FailureClass
+from homing.models import ChatFormat, FailureClass
 from homing.providers.base import ProviderFailure, SendResult
 
-Format = Literal["plain", "markdown", "html"]
+Format = ChatFormat
 
 # Telegram's limit for one message (after entity parsing); the API bounds every chat text by it.
 MAX_TEXT = 4096
