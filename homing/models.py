@@ -65,6 +65,13 @@ MIN_TTL_SECONDS = 1
 MAX_TTL_SECONDS = 30 * 86_400
 
 
+class Role(enum.StrEnum):
+    """What a console member may do in a tenant: everything (owner) or read (viewer)."""
+
+    OWNER = "owner"
+    VIEWER = "viewer"
+
+
 class DeliveryMode(enum.StrEnum):
     """Whether an uncertain provider outcome may be resent (at least once) or ends the
     job (at most once)."""

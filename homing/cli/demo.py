@@ -24,10 +24,9 @@ from homing import vendors
 from homing.errors import Conflict, NotFound
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CLI_ACTOR
-from homing.models import Channel, Plan, Tenant
+from homing.models import Channel, Plan, Role, Tenant
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 
 SANDBOX_PORT = 8025  # the sandbox's port in the docs (MailHog's, Mailpit's)
 SANDBOX_SMTP_PORT = 2525

@@ -11,51 +11,14 @@ import dataclasses
 import json
 import sys
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from homing.cli.output import emit
-from homing.clock import parse_moment
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.dead_letters import MAX_IDS, BulkResult
 from homing.models import AuditAction
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
-
-
-def moment(text: str) -> datetime:
-    """An ISO 8601 moment from a flag, at most 64 characters (argparse's type)."""
-    try:
-        if len(text) > 64:
-            raise ValueError("too long")
-        return parse_moment(text)
-    except ValueError as refused:
-        shown = text if len(text) <= 64 else text[:64] + "…"
-        raise argparse.ArgumentTypeError(f"{shown!r} is no ISO 8601 moment: {refused}") from None
-
-
-def add_commands(dlq: argparse.ArgumentParser) -> None:
-    """The ``dlq`` subcommands and their flags."""
-    commands = dlq.add_subparsers(dest="dlq_command", required=True)
-    listing = commands.add_parser("list", help="dead letters, newest first")
-    _add_filter(listing)
-    listing.add_argument("--limit", type=int, default=50, choices=range(1, 201), metavar="N")
-    listing.add_argument("--cursor", default=None)
-    show = commands.add_parser("show", help="one dead letter with its payload and attempts")
-    show.add_argument("id")
-    for name in ("redrive", "purge"):
-        bulk = commands.add_parser(name, help=f"{name} the matching dead letters")
-        _add_filter(bulk)
-        bulk.add_argument("--id", action="append", dest="ids", help="a dead letter id (repeat)")
-        bulk.add_argument("--dry-run", action="store_true", help="count only")
-        bulk.add_argument("--all", action="store_true", help="allow an empty filter")
-
-
-def _add_filter(parser: argparse.ArgumentParser) -> None:
-    for name in ("tenant-id", "queue", "error-class", "provider", "q"):
-        parser.add_argument(f"--{name}", default=None)
-    parser.add_argument("--since", type=moment, default=None)
-    parser.add_argument("--until", type=moment, default=None)
 
 
 def _filter(args: argparse.Namespace) -> DeadLetterFilter:

@@ -19,43 +19,6 @@ from homing.models import AuditAction, Plan, Tenant
 from homing.services import Services
 from homing.store.audit import AuditEvent
 
-_PLANS = [p.value for p in Plan]
-
-
-def add_commands(tenant: argparse.ArgumentParser) -> None:
-    """The ``tenant`` subcommands."""
-    sub = tenant.add_subparsers(dest="tenant_command", required=True)
-    create = sub.add_parser("create", help="create a tenant and its first API key")
-    create.add_argument("name")
-    create.add_argument("--plan", choices=_PLANS, default=Plan.FREE.value)
-    _add_limit_options(create)
-    listing = sub.add_parser("list", help="list tenants, oldest first")
-    listing.add_argument("--limit", type=int, default=50)
-    listing.add_argument("--cursor", default=None)
-    sub.add_parser("show", help="a tenant, its limits and this month's usage").add_argument("id")
-    plan = sub.add_parser("set-plan", help="change a tenant's plan")
-    plan.add_argument("id")
-    plan.add_argument("plan", choices=_PLANS)
-    limits = sub.add_parser("set-limits", help="set or clear a tenant's custom limits")
-    limits.add_argument("id")
-    _add_limit_options(limits)
-    limits.add_argument("--plan-rate", action="store_true", help="back to the plan's rate")
-    limits.add_argument("--plan-quotas", action="store_true", help="back to the plan's quotas")
-    sub.add_parser("suspend", help="refuse its requests, hold its jobs").add_argument("id")
-    sub.add_parser("unsuspend", help="admit it again, release its jobs").add_argument("id")
-
-
-def _add_limit_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rate", type=int, default=None, help="requests a minute")
-    parser.add_argument(
-        "--quota",
-        action="append",
-        default=None,
-        metavar="NAME=LIMIT",
-        help="a monthly quota, e.g. webhook=5000 or email+webhook=unlimited (repeatable; "
-        "replaces the tenant's custom quotas)",
-    )
-
 
 def parse_quotas(items: list[str] | None) -> dict[str, int | None] | None:
     """``["webhook=5000", "email=unlimited"]`` → ``{"webhook": 5000, "email": None}``."""

@@ -20,26 +20,8 @@ import sys
 from homing.cli.output import emit
 from homing.errors import InvalidRequest, NotFound
 from homing.managers.audit import CLI_ACTOR
+from homing.models import Role
 from homing.services import Services
-from homing.store.people import Role
-
-
-def add_commands(user: argparse.ArgumentParser) -> None:
-    """The ``user`` subcommands."""
-    sub = user.add_subparsers(dest="user_command", required=True)
-    add = sub.add_parser("add", help="add a console user: a tenant's member or an operator")
-    add.add_argument("email")
-    whom = add.add_mutually_exclusive_group(required=True)
-    whom.add_argument("--tenant", help="the tenant id they are a member of")
-    whom.add_argument("--operator", action="store_true", help="an operator of the platform")
-    add.add_argument("--role", choices=[r.value for r in Role], default=Role.VIEWER.value)
-    add.add_argument(
-        "--password-stdin", action="store_true", help="read the password from standard input"
-    )
-    invite = sub.add_parser("invite", help="invite an email to a tenant; prints the link")
-    invite.add_argument("--tenant", required=True, help="the tenant id to invite to")
-    invite.add_argument("--email", required=True)
-    invite.add_argument("--role", choices=[r.value for r in Role], default=Role.VIEWER.value)
 
 
 def _password(from_stdin: bool) -> str:

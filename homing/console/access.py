@@ -24,9 +24,9 @@ from homing.crypto import constant_time_equals, csrf_token
 from homing.errors import Forbidden, NotFound
 from homing.managers.flashes import Flash
 from homing.managers.suspension import refuse_suspended
-from homing.models import Actor, ActorKind
+from homing.models import Actor, ActorKind, Role
 from homing.services import Services
-from homing.store.people import Membership, Role, Session, User
+from homing.store.people import Membership, Session, User
 
 SESSION_COOKIE = "homing_session"
 VIEW_STATE = "console_view"

@@ -36,11 +36,11 @@ from homing.errors import Conflict, Forbidden, HomingError, InvalidRequest, NotF
 from homing.managers.audit import AuditLog
 from homing.managers.people import MAX_EMAIL, People, check_new_password
 from homing.managers.platform_email import PlatformEmail
-from homing.models import Actor, ActorKind, AuditAction, new_id
+from homing.models import Actor, ActorKind, AuditAction, Role, new_id
 from homing.ratelimit import RateLimiter
 from homing.store.audit import AuditEvent
 from homing.store.invitations import Invitation, InvitationStore, NewInvitation
-from homing.store.people import Role, User
+from homing.store.people import User
 
 __all__ = ["INVALID", "MAX_PENDING", "PER_HOUR", "Invitations", "Invited", "invited_email"]
 

@@ -20,10 +20,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
-from homing.models import Tenant, new_id
+from homing.models import Role, Tenant, new_id
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.people import Role
 from homing.store.tables.console import invitations, memberships, users
 from homing.store.tables.core import tenants
 from homing.store.tenants import tenant_of

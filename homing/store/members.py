@@ -15,9 +15,9 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
+from homing.models import Role
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.people import Role
 from homing.store.tables.console import memberships, users
 
 _m = memberships.c

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,19 +20,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.errors import Conflict, NotFound
-from homing.models import Tenant, new_id
+from homing.models import Role, Tenant, new_id
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
 from homing.store.tables.console import console_sessions, memberships, users
 from homing.store.tables.core import tenants
 from homing.store.tenants import tenant_of
-
-
-class Role(StrEnum):
-    """What a member may do in a tenant: everything (owner) or read (viewer)."""
-
-    OWNER = "owner"
-    VIEWER = "viewer"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,11 +25,11 @@ from homing.models import (
     JobStatus,
     Plan,
     ProviderAccount,
+    Role,
     new_id,
 )
 from homing.services import Services, build
 from homing.store.domain_rows import DomainStore, SendingDomain
-from homing.store.people import Role
 from homing.store.providers import seal_credentials
 from homing.store.tables.columns import metadata
 from tests.conftest import stored_provider

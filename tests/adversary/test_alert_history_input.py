@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from sqlalchemy import func, select
 
 from homing.clock import ManualClock, as_datetime
+from homing.models import Role
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.people import Role
 from homing.store.tables.core import alert_history
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in

@@ -11,10 +11,9 @@ import pytest
 
 from homing.api.app import create_app
 from homing.managers.audit import CLI_ACTOR
-from homing.models import new_id
+from homing.models import Role, new_id
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import PASSWORD, add_user, browser, sign_in

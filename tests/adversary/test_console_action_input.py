@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import httpx
 
+from homing.models import Role
 from homing.services import Services
-from homing.store.people import Role
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.console_helpers import add_user, browser, sign_in

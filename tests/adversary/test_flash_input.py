@@ -10,9 +10,9 @@ import httpx
 from sqlalchemy import func, select
 
 from homing.managers.flashes import KEEP
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from homing.store.tables.console import console_flashes
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in

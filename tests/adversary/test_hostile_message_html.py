@@ -26,10 +26,10 @@ from playwright.async_api import (
 )
 
 from homing.api.app import create_app
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.people import Role
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.browser.test_console_browser import sign_in
 from tests.conftest import TenantClient, deliver

@@ -12,8 +12,8 @@ import html
 import httpx
 import pytest
 
+from homing.models import Role
 from homing.services import Services
-from homing.store.people import Role
 from tests.adversary.test_hostile_templates import HOSTILE
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in

@@ -23,10 +23,9 @@ import httpx
 from sqlalchemy import select
 
 from homing.crypto import csrf_token, generate_master_key
-from homing.models import AuditAction, Plan
+from homing.models import AuditAction, Plan, Role
 from homing.services import Services, build
 from homing.store.audit import AuditFilter
-from homing.store.people import Role
 from homing.store.tables.core import jobs
 from tests.console_helpers import PASSWORD, add_user, csrf_of
 from tests.fixtures import settings_for, sqlite_url

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import httpx
 
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.conftest import TenantClient, deliver, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.test_notifications import notify, ready

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import httpx
 
-from homing.models import JobStatus, Plan
+from homing.models import JobStatus, Plan, Role
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
-from homing.store.people import Role
 from tests.adversary._suspension_helpers import (
     ADMIN,
     console_sign_in,

@@ -12,9 +12,9 @@ import time
 import httpx
 import pytest
 
+from homing.models import Role
 from homing.services import Services
 from homing.store.job_search import JobFilter
-from homing.store.people import Role
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 

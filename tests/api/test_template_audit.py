@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from homing.models import Role
 from homing.services import Services
-from homing.store.people import Role
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from playwright.async_api import Page, expect
 
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.browser.test_console_browser import sign_in
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user

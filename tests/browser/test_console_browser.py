@@ -11,9 +11,9 @@ import httpx
 from playwright.async_api import Page, expect
 
 from homing.clock import ManualClock
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.browser.conftest import shoot
 from tests.conftest import TenantClient, deliver, make_tenant

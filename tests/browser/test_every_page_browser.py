@@ -16,10 +16,9 @@ from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, ex
 
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.optout_links import LinkClaim, LinkPurpose
-from homing.models import Channel
+from homing.models import Channel, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.browser.axe import violations
 from tests.browser.conftest import shoot

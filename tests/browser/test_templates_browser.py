@@ -9,9 +9,9 @@ from pathlib import Path
 
 from playwright.async_api import Page, expect
 
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.browser.conftest import shoot
 from tests.browser.test_console_browser import sign_in
 from tests.conftest import TenantClient

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from homing.models import Role
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.people import Role
 from tests.conftest import TenantClient, stored_provider
 from tests.console.test_dead_ends import GENERIC, field_error, value_of
 from tests.console_helpers import add_user, browser, sign_in

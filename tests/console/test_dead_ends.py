@@ -10,9 +10,9 @@ import re
 
 import httpx
 
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in

@@ -4,9 +4,9 @@ stops the tenant's sends until it is verified."""
 
 from __future__ import annotations
 
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.people import Role
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import register

@@ -13,9 +13,9 @@ from homing.clock import ManualClock
 from homing.crypto import MasterKey, Sealer, generate_master_key
 from homing.managers.flashes import KEEP, MAX_MESSAGE, Flashes, FlashKind
 from homing.managers.keyrotation import KeyRotation
+from homing.models import Role
 from homing.services import Services
 from homing.store.flashes import FlashStore
-from homing.store.people import Role
 from homing.store.tables.console import console_flashes
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from homing.clock import ManualClock
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.people import Role
 from tests.chat_helpers import register_telegram, send_chat
 from tests.conftest import TenantClient, deliver, job
 from tests.console_helpers import add_user, browser, sign_in

@@ -8,8 +8,8 @@ import re
 import httpx
 
 from homing.clock import ManualClock
+from homing.models import Role
 from homing.services import Services
-from homing.store.people import Role
 from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.console_helpers import PASSWORD, add_user, browser, sign_in
 from tests.e2e.conftest import send

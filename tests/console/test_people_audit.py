@@ -4,10 +4,9 @@ item 7): a membership given to an existing user records ``member.role_changed``.
 from __future__ import annotations
 
 from homing.managers.audit import CLI_ACTOR
-from homing.models import AuditAction
+from homing.models import AuditAction, Role
 from homing.services import Services
 from homing.store.audit import AuditFilter
-from homing.store.people import Role
 from tests.conftest import stored_tenant
 from tests.console_helpers import add_user
 

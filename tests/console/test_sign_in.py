@@ -6,8 +6,8 @@ import httpx
 
 from homing.clock import ManualClock
 from homing.managers.audit import CLI_ACTOR
+from homing.models import Role
 from homing.services import Services
-from homing.store.people import Role
 from tests.conftest import stored_tenant
 from tests.console_helpers import PASSWORD, add_user, browser, csrf_of, sign_in
 

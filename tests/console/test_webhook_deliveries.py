@@ -11,9 +11,9 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from homing.models import Role
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.people import Role
 from tests.conftest import TenantClient, deliver, job, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 from tests.fixtures import settings_for

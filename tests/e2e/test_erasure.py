@@ -17,12 +17,11 @@ from homing.clock import ManualClock
 from homing.crypto import AddressRefs
 from homing.errors import StoreError
 from homing.managers.erasure import Erasure, ErasureLimits
-from homing.models import Actor, ActorKind, Channel
+from homing.models import Actor, ActorKind, Channel, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.erasure import Erase, ErasureStore, ErasureTarget
-from homing.store.people import Role
 from homing.store.recipients import RecipientStore
 from homing.store.tables.audit import audit_events
 from homing.store.tables.core import attempts, dead_letters, jobs

@@ -12,9 +12,9 @@ from sqlalchemy import select, text
 from homing.clock import ManualClock
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.retention import PURGED
+from homing.models import Role
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.people import Role
 from homing.store.retention import RETENTION_LOCK_KEY
 from homing.store.tables.console import invitations
 from tests.conftest import stored_tenant

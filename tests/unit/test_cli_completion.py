@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from homing.cli import _parser
 from homing.cli.completion import words
+from homing.cli.parser import build_parser as _parser
 
 
 def _script() -> str:

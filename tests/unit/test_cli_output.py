@@ -11,8 +11,9 @@ import pty
 
 import pytest
 
-from homing.cli import _parser, completion
+from homing.cli import completion
 from homing.cli.output import NO_OUTPUT, emit, human
+from homing.cli.parser import build_parser as _parser
 
 
 def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[str, bool]:

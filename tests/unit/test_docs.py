@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from homing.cli import _parser
+from homing.cli.parser import build_parser as _parser
 from homing.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
