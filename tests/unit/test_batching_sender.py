@@ -17,12 +17,10 @@ from homing.models import (
     DeliveryMode,
     FailureClass,
     Job,
-    JobStatus,
-    Priority,
     ProviderAccount,
-    Queue,
 )
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
+from tests.job_values import a_job
 
 
 class FakeBatchAdapter:
@@ -68,27 +66,13 @@ def job(
 ) -> Job:
     payload = {"to": f"u{n}@example.com", "from": "a@acme.test", "subject": "s", "text": "t"}
     now = datetime.now(UTC)
-    return Job(
+    return a_job(
         id=f"job-{n}",
         tenant_id="t1",
-        channel=Channel.EMAIL,
-        queue=Queue.EMAIL,
-        status=JobStatus.PROCESSING,
-        priority=Priority.NORMAL,
         payload={**payload, **(extra or {})},
         delivery=delivery,
-        provider_pin=None,
-        fallback_pin=None,
-        idempotency_key=None,
-        attempts_made=1,
-        skipped_providers=(),
-        provider=None,
-        provider_message_id=None,
-        error=None,
-        error_class=None,
         created_at=now,
         updated_at=now,
-        completed_at=None,
         ordering_key=ordering_key,
     )
 

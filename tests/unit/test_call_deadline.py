@@ -15,40 +15,17 @@ from homing.models import (
     Channel,
     DeliveryMode,
     Job,
-    JobStatus,
-    Priority,
     ProviderAccount,
-    Queue,
 )
 from homing.providers.base import SendResult
 from homing.providers.deadline import DeadlineExceeded, within
+from tests.job_values import a_job
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _job(delivery: DeliveryMode) -> Job:
-    return Job(
-        id="j",
-        tenant_id="t",
-        channel=Channel.EMAIL,
-        queue=Queue.EMAIL,
-        status=JobStatus.PROCESSING,
-        priority=Priority.NORMAL,
-        payload={},
-        delivery=delivery,
-        provider_pin=None,
-        fallback_pin=None,
-        idempotency_key=None,
-        attempts_made=1,
-        skipped_providers=(),
-        provider=None,
-        provider_message_id=None,
-        error=None,
-        error_class=None,
-        created_at=NOW,
-        updated_at=NOW,
-        completed_at=None,
-    )
+    return a_job(delivery=delivery, created_at=NOW, updated_at=NOW)
 
 
 def _account(account_id: str) -> ProviderAccount:

@@ -3,7 +3,6 @@ dispatcher refusing a stored payload that breaks them before any provider is cal
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,16 +12,12 @@ from homing.dispatch.senders import EmailSender
 from homing.email_headers import MAX_HEADERS, MAX_TOTAL, InvalidHeaders, email_headers
 from homing.managers.retention import SCRUBBED, scrub_payload
 from homing.models import (
-    Channel,
-    DeliveryMode,
     EmailContent,
     FailureClass,
     Job,
-    JobStatus,
-    Priority,
-    Queue,
 )
 from homing.providers.base import ProviderFailure
+from tests.job_values import a_job
 
 RFC_8058 = [
     ["List-Unsubscribe", "<https://example.test/u/abc>, <mailto:u@example.test>"],
@@ -104,29 +99,7 @@ def test_no_email_content_holds_refused_fields() -> None:
 
 
 def _job(payload: dict[str, Any]) -> Job:
-    now = datetime.now(UTC)
-    return Job(
-        id="job-1",
-        tenant_id="t1",
-        channel=Channel.EMAIL,
-        queue=Queue.EMAIL,
-        status=JobStatus.PROCESSING,
-        priority=Priority.NORMAL,
-        payload=payload,
-        delivery=DeliveryMode.AT_LEAST_ONCE,
-        provider_pin=None,
-        fallback_pin=None,
-        idempotency_key=None,
-        attempts_made=1,
-        skipped_providers=(),
-        provider=None,
-        provider_message_id=None,
-        error=None,
-        error_class=None,
-        created_at=now,
-        updated_at=now,
-        completed_at=None,
-    )
+    return a_job(id="job-1", tenant_id="t1", payload=payload)
 
 
 PAYLOAD = {"to": "ada@example.com", "from": "a@acme.test", "subject": "s", "text": "t"}

@@ -29,15 +29,12 @@ from homing.errors import (
 from homing.metrics import bounded, refusal_reason
 from homing.models import (
     Channel,
-    DeliveryMode,
     FailureClass,
     Job,
-    JobStatus,
-    Priority,
     ProviderAccount,
-    Queue,
 )
 from homing.providers.base import ProviderFailure
+from tests.job_values import a_job
 from tests.metrics_helpers import Moves
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -79,27 +76,8 @@ def test_the_channel_label_comes_from_the_sending_path_bounded() -> None:
 
 
 def _job(channel: Channel = Channel.EMAIL) -> Job:
-    return Job(
-        id="j_1",
-        tenant_id="t_secret_tenant",
-        channel=channel,
-        queue=Queue.EMAIL,
-        status=JobStatus.PROCESSING,
-        priority=Priority.NORMAL,
-        payload={},
-        delivery=DeliveryMode.AT_LEAST_ONCE,
-        provider_pin=None,
-        fallback_pin=None,
-        idempotency_key=None,
-        attempts_made=1,
-        skipped_providers=(),
-        provider=None,
-        provider_message_id=None,
-        error=None,
-        error_class=None,
-        created_at=NOW,
-        updated_at=NOW,
-        completed_at=None,
+    return a_job(
+        id="j_1", tenant_id="t_secret_tenant", channel=channel, created_at=NOW, updated_at=NOW
     )
 
 

@@ -5,7 +5,6 @@ checks the keys a writer or a sender spells; this checks what a writer really st
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -17,18 +16,15 @@ from homing.api.schemas.sms import SmsCreate
 from homing.crypto import MasterKey, Sealer, generate_master_key
 from homing.models import (
     Channel,
-    DeliveryMode,
     EmailPayload,
     Job,
-    JobStatus,
-    Priority,
-    Queue,
     SmsPayload,
     WebhookPayload,
     email_payload,
     sms_payload,
 )
 from homing.webhooks.message import write_message
+from tests.job_values import a_job
 
 
 def _sealer() -> Sealer:
@@ -67,26 +63,4 @@ def test_a_payload_is_read_only_as_its_own_channel() -> None:
 
 
 def _job(channel: Channel, payload: dict[str, Any]) -> Job:
-    now = datetime(2026, 1, 1, tzinfo=UTC)
-    return Job(
-        id="j",
-        tenant_id="t",
-        channel=channel,
-        queue=Queue.EMAIL,
-        status=JobStatus.PENDING,
-        priority=Priority.NORMAL,
-        payload=payload,
-        delivery=DeliveryMode.AT_LEAST_ONCE,
-        provider_pin=None,
-        fallback_pin=None,
-        idempotency_key=None,
-        attempts_made=0,
-        provider=None,
-        provider_message_id=None,
-        error=None,
-        error_class=None,
-        created_at=now,
-        updated_at=now,
-        completed_at=None,
-        skipped_providers=(),
-    )
+    return a_job(channel=channel, payload=payload)

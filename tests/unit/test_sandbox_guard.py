@@ -7,36 +7,15 @@ from datetime import UTC, datetime
 import pytest
 
 from homing.dispatch.sandbox_guard import SandboxGuard
-from homing.models import Channel, DeliveryMode, FailureClass, Job, JobStatus, Priority, Queue
+from homing.models import FailureClass, Job
 from homing.providers.base import ProviderFailure
+from tests.job_values import a_job
 
 NOW = datetime(2026, 5, 17, tzinfo=UTC)
 
 
 def _job(test: bool) -> Job:
-    return Job(
-        id="j",
-        tenant_id="t",
-        channel=Channel.EMAIL,
-        queue=Queue.EMAIL,
-        status=JobStatus.PROCESSING,
-        priority=Priority.NORMAL,
-        payload={},
-        delivery=DeliveryMode.AT_LEAST_ONCE,
-        provider_pin=None,
-        fallback_pin=None,
-        idempotency_key=None,
-        attempts_made=1,
-        skipped_providers=(),
-        provider=None,
-        provider_message_id=None,
-        error=None,
-        error_class=None,
-        created_at=NOW,
-        updated_at=NOW,
-        completed_at=None,
-        test=test,
-    )
+    return a_job(created_at=NOW, updated_at=NOW, test=test)
 
 
 GUARD = SandboxGuard(

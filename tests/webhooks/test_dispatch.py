@@ -11,40 +11,27 @@ from homing.dispatch.passes import DIRECT_TARGET_ID, candidates
 from homing.dispatch.worker import claim_order, queues_for
 from homing.models import (
     Channel,
-    DeliveryMode,
     FailureClass,
     Job,
-    JobStatus,
-    Priority,
     Queue,
 )
 from homing.providers.webhook.sender import classify_status
+from tests.job_values import a_job
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def _job(channel: Channel, skipped: tuple[str, ...] = ()) -> Job:
-    return Job(
+    return a_job(
         id="job-1",
         tenant_id="t-1",
         channel=channel,
         queue=Queue.WEBHOOK,
-        status=JobStatus.PROCESSING,
-        priority=Priority.NORMAL,
         payload={"url": "https://hooks.example.com/"},
-        delivery=DeliveryMode.AT_LEAST_ONCE,
-        provider_pin=None,
-        fallback_pin=None,
-        idempotency_key=None,
         attempts_made=0,
         skipped_providers=skipped,
-        provider=None,
-        provider_message_id=None,
-        error=None,
-        error_class=None,
         created_at=NOW,
         updated_at=NOW,
-        completed_at=None,
     )
 
 
