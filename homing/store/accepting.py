@@ -53,7 +53,7 @@ from homing.store.ordering import lock_ordering_keys, place
 from homing.store.preferences import PreferenceCheck, unwanted_rows
 from homing.store.rows import job_from_row
 from homing.store.sql import one_of
-from homing.store.suppressions import recipient_of, suppress_rows
+from homing.store.suppressions import address_key_of, suppress_rows
 from homing.store.tables.core import jobs, queue_entries
 from homing.store.usage import charge
 
@@ -108,7 +108,7 @@ class NewJob:
     request_aliases: frozenset[str] = field(default=frozenset(), repr=False)
     # Counted in the tenant's monthly usage; Homing's own notices to a tenant are not.
     metered: bool = True
-    # The comparison key of the address it goes to, ``recipient_of(channel, payload)``,
+    # The comparison key of the address it goes to, ``address_key_of(channel, payload)``,
     # when the caller read it already (the API, as it validated ``to``); worked out
     # here otherwise. Stored in the ``jobs.recipient`` column.
     address_key: str | None = None
@@ -504,7 +504,7 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "completed_at": None,
         "test": new.test,
         "ordering_key": new.ordering_key,
-        "recipient": new.address_key or recipient_of(new.channel, new.payload),
+        "recipient": new.address_key or address_key_of(new.channel, new.payload),
         "expires_at": None if new.ttl_seconds is None else as_datetime(start + new.ttl_seconds),
         "recipient_id": None if new.preference is None else new.preference.recipient_id,
         "category": None if new.preference is None else new.preference.category,

@@ -20,7 +20,7 @@ from homing.store.inbound import event_values, settle
 from homing.store.rerouting import reroute, wants_reroute
 from homing.store.suppressions import (
     add_suppression,
-    recipient_of,
+    address_key_of,
     remove_suppression,
     suppression_key,
 )
@@ -70,7 +70,7 @@ def _sent_to(rows: Sequence[Any], event: DeliveryEvent) -> Any:
     if not rows or not event.recipient:
         return None
     address = suppression_key(event.channel, event.recipient)
-    matches = [r for r in rows if recipient_of(event.channel, dict(r.payload)) == address]
+    matches = [r for r in rows if address_key_of(event.channel, dict(r.payload)) == address]
     return matches[0] if len(matches) == 1 else None
 
 
@@ -103,7 +103,7 @@ class DeliveryStore:
             await settle(conn, entry_id, EntryStatus.APPLIED, now, {**values, "error": None})
             if wants_reroute(job, event):
                 await reroute(conn, job, event, self._clock.now())
-            address = event.recipient or recipient_of(event.channel, dict(job.payload))
+            address = event.recipient or address_key_of(event.channel, dict(job.payload))
             if event.suppresses and address:
                 suppression = {
                     "tenant_id": tenant_id,

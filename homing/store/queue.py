@@ -24,7 +24,7 @@ from homing.store.database import Database
 from homing.store.ordering import lock_ordering_keys, release_next
 from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
-from homing.store.suppressions import add_suppression, recipient_of
+from homing.store.suppressions import add_suppression, address_key_of
 from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries, tenants
 
 
@@ -367,7 +367,7 @@ async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> bool
             .returning(jobs.c.tenant_id, jobs.c.queue, jobs.c.channel, jobs.c.payload)
         )
     ).one()
-    address = recipient_of(row.channel, row.payload) if outcome.suppress else None
+    address = address_key_of(row.channel, row.payload) if outcome.suppress else None
     if address is not None:
         await add_suppression(
             conn,

@@ -95,10 +95,10 @@ def chat_recipient(kind: str, to: str) -> str:
     return suppression_key(Channel.CHAT, f"{kind}:{to}")
 
 
-def recipient_of(channel: Channel | str, payload: Mapping[str, Any]) -> str | None:
-    """The address a job is sent to, when its channel has suppressible recipients: an
-    email's address key, an SMS's E.164 number (made so when it was accepted), a chat's
-    ``<vendor>:<chat id>``."""
+def address_key_of(channel: Channel | str, payload: Mapping[str, Any]) -> str | None:
+    """The comparison key of the address a job is sent to, on a channel with
+    suppressions (the jobs table keeps it as ``recipient``): an email's address key, an
+    SMS's E.164 number (made so when it was accepted), a chat's ``<vendor>:<chat id>``."""
     kind = Channel(channel)
     to = payload.get("to")
     if not isinstance(to, str):
@@ -129,7 +129,7 @@ async def suppress_rows(
     """Turn the new ``jobs`` rows whose recipient is suppressed (in clear, or by its
     hash under any key ``refs`` holds once erased) into SUPPRESSED ones (one query for
     all of them), re-keying a hash found under a previous key (``rekey``). Each row
-    carries its ``recipient`` already (``recipient_of`` its payload): not parsed again
+    carries its ``recipient`` already (``address_key_of`` its payload): not parsed again
     here."""
     wanted: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     earlier: dict[tuple[str, str, str], str] = {}
@@ -330,7 +330,7 @@ async def end_suppressed(
     keys = {
         c.job.id: (c.job.tenant_id, c.job.channel.value, address)
         for c in claimed
-        if (address := recipient_of(c.job.channel, c.job.payload)) is not None
+        if (address := address_key_of(c.job.channel, c.job.payload)) is not None
     }
     if not keys:
         return set()

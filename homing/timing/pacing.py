@@ -92,8 +92,8 @@ class Paced:
         return f"paced: {r.scope} rule {r.limit} per {r.per_seconds}s is full"
 
 
-def recipient_of(job: Job) -> str | None:
-    """Who a job is addressed to, for ``recipient`` rules: an email's mailbox by its key
+def address_of(job: Job) -> str | None:
+    """The address a job goes to, for the ``recipient`` pacing rules: an email's mailbox by its key
     (``homing.addresses``: a display name or the case of the domain changes nothing),
     a webhook's URL, a chat's id."""
     to = job.payload.get("to")
@@ -178,7 +178,7 @@ class Pacer:
         for index, rule in enumerate(rules):
             key = f"pace:{account.id}:{index}"
             if rule.scope != "account":
-                recipient = recipient_of(job)
+                recipient = address_of(job)
                 if recipient is None or not _covers(rule.scope, job, recipient):
                     continue
                 # Hashed: a recipient's address never becomes a Redis key.
