@@ -11,6 +11,7 @@ from homing.managers.tenancy import MAX_RATE_PER_MINUTE
 from homing.models import Channel, FailureClass, Plan, Priority, Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
+from homing.store.flow_rules import OUTCOMES as STEP_OUTCOMES
 from tests.conftest import make_tenant
 from tests.e2e.conftest import register
 from tests.metrics_helpers import Moves, homing_series, scrape
@@ -26,7 +27,8 @@ ALLOWED: dict[str, set[str]] = {
     "priority": {p.name.lower() for p in Priority},
     "outcome": {c.value for c in FailureClass}
     | {"success", "delivered", "gone"}
-    | {"stored", "suppressed"},  # homing_feed_items_total
+    | {"stored", "suppressed"}  # homing_feed_items_total
+    | set(STEP_OUTCOMES),  # homing_notification_steps_total
     "status": {"completed", "failed", "suppressed", "cancelled"},
     "provider": {
         *("sendgrid", "resend", "postmark", "mailgun", "smtp", "webhook"),
