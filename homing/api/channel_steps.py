@@ -3,13 +3,17 @@ it names, the job its single send would make, built by that send's own code (the
 channel's body, its addressing by recipient, its links, its template rendering and its
 job builder), or why the step is skipped.
 
-A step is skipped, and says so, when the recipient has no address on the channel
-(``unreachable``), the template has no part for it (``no_template_part``), the tenant
-has no chat provider (``no_provider``) or the stored chat id does not suit the vendor
-(``invalid_address``). Preferences, caps and suppressions are the accepting
-transaction's, as for single sends: a step they turn down ends ``skipped`` with the
-job's error class. What is wrong with the request itself (an unknown recipient or
-category, a template that does not render) refuses the whole request.
+A step is skipped, and says so, when the tenant has no enabled provider for its channel
+(``no_provider``; an SMS step, which names no sender, also when no SMS provider has one:
+``no_sender``), the recipient has no address on the channel (``unreachable``), the
+template has no part for it (``no_template_part``) or the stored chat id does not suit
+the vendor (``invalid_address``). The provider check is the single sends' one
+(``ProviderPresence``): without it an email or SMS step would be queued and
+dead-lettered, and a chat step would refuse the whole request. Preferences, caps and
+suppressions are the accepting transaction's, as for single sends: a step they turn
+down ends ``skipped`` with the job's error class. What is wrong with the request itself
+(an unknown recipient or category, a template that does not render) refuses the whole
+request.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from homing.api.templated import render_one
 from homing.errors import (
     HomingError,
     InvalidRequest,
+    NoProvider,
+    NoSender,
     NotFound,
     RecipientUnreachable,
     UnknownCategory,
@@ -91,10 +97,20 @@ async def step_plans(
     for name in body.channels:
         channel = Channel(name)
         try:
+            await _provided(services, tenant_id, channel)
             plans.append(await _BUILDERS[name](services, tenant_id, body))
         except _Skip as skip:
             plans.append(StepPlan(tenant_id=tenant_id, channel=channel, reason=skip.reason))
     return tuple(plans)
+
+
+async def _provided(services: Services, tenant_id: str, channel: Channel) -> None:
+    """Skip the step when the tenant cannot deliver on ``channel`` by construction (a
+    step's SMS names no sender, so it needs a provider that has one)."""
+    try:
+        await services.presence.check(tenant_id, channel, needs_sender=channel is Channel.SMS)
+    except (NoProvider, NoSender) as refusal:
+        raise _Skip(refusal.code) from None
 
 
 def _shared(body: NotificationsCreate) -> dict[str, Any]:
@@ -165,7 +181,7 @@ async def _chat(services: Services, tenant_id: str, body: NotificationsCreate) -
     chat: ChatCreate = _body(ChatCreate, _shared(body))
     try:
         account = await chat_account(services, tenant_id, None)
-    except UnknownProvider:
+    except (NoProvider, UnknownProvider):  # disabled since the step's check
         raise _Skip("no_provider") from None
     vendor = VENDORS[account.provider].chat if account.provider in VENDORS else None
     target = await _addressed(services, tenant_id, chat, vendor.recipient_field if vendor else "")

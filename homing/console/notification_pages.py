@@ -41,6 +41,7 @@ WHY = {
     "unreachable": "the recipient has no address on this channel",
     "no_template_part": "the template has no part for this channel",
     "no_provider": "the tenant has no provider for this channel",
+    "no_sender": "no SMS provider of the tenant has a sender of its own",
     "invalid_address": "the recipient's address on this channel is not valid",
     "preference": "the recipient does not want this category on this channel",
     "frequency_cap": "the category's frequency cap for this recipient was reached",

@@ -1,6 +1,7 @@
 """Multi-channel notifications end to end, on SQLite and PostgreSQL, through the
 sandbox over real HTTP, on the injected clock: ``all`` sends on every channel at once
-and skips the one the recipient cannot be reached on; ``first`` moves to the next
+and skips the one the recipient cannot be reached on, and the one the tenant has no
+provider (or, for SMS, no sender) for; ``first`` moves to the next
 channel when the first one's job is dead-lettered; ``escalate`` stops at a success
 signal in time and sends the next channel when none came, recording a late signal
 without undoing anything; a restart between steps loses nothing and doubles nothing."""
@@ -95,6 +96,37 @@ async def test_all_sends_every_reachable_channel_at_once(
     assert moves.moved(steps_total, channel="sms", outcome="skipped") == 1
     assert moves.moved(steps_total, channel="email", outcome="accepted") == 1
     assert moves.moved("homing_notifications_accepted_total", channel="email") == 1
+
+
+async def test_a_step_on_a_channel_the_tenant_cannot_send_on_is_skipped_at_accept(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, sb: Sandbox
+) -> None:
+    # Email only, at first: the chat and SMS steps are skipped (neither refuses the whole
+    # request nor queues a job bound for the dead letters).
+    await make_template(tenant, "report")
+    await publish(tenant, "report", **PARTS)
+    await register(tenant, sandbox, "resend", 1)
+    await put_recipient(tenant, "user-1", email="ada@example.com", phone="+14155552671")
+    body = await notify(tenant, channels=["chat", "sms", "email"], strategy="all")
+    assert steps(body) == [
+        ("chat", "skipped", "no_provider"),
+        ("sms", "skipped", "no_provider"),
+        ("email", "queued", None),
+    ]
+    assert await deliver(services) == 1
+    # An SMS provider with no sender of its own: a step, which names none, cannot go.
+    twilio = {
+        "channel": "sms",
+        "provider": "twilio",
+        "credentials": {"account_sid": "AC" + "0" * 32, "auth_token": "tw-token-secret"},
+        "config": {"base_url": sandbox.provider_base_url("twilio")},
+    }
+    assert (await tenant.post("/v1/providers", json=twilio)).status_code == 201
+    later = await notify(tenant, channels=["sms", "email"], strategy="first")
+    assert steps(later) == [("sms", "skipped", "no_sender"), ("email", "queued", None)]
+    assert await deliver(services) == 1
+    assert await sb.messages("twilio") == []
+    assert len(await sb.messages("resend")) == 2
 
 
 async def test_first_moves_to_the_next_channel_when_the_first_is_dead_lettered(
