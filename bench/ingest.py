@@ -90,10 +90,10 @@ def _env(settings: Settings, secret_key: str) -> dict[str, str]:
         HOMING_DATA_DIR=str(settings.data_dir),
         HOMING_SECRET_KEY=secret_key,
         HOMING_LOG_LEVEL="warning",
-        HOMING_REDIS_KEY_PREFIX=settings.redis_key_prefix,
+        HOMING_REDIS_KEY_PREFIX=settings.redis.key_prefix,
     )
-    if settings.redis_url:
-        env["HOMING_REDIS_URL"] = settings.redis_url
+    if settings.redis.url:
+        env["HOMING_REDIS_URL"] = settings.redis.url
     return env
 
 

@@ -156,14 +156,14 @@ class Services:
         s = self.settings
         journal = InboundStore(self.db, self.clock)
         limits = InboundLimits(
-            max_events_per_body=s.inbound_max_events_per_body,
-            events_per_minute=s.inbound_events_per_minute,
+            max_events_per_body=s.inbound.max_events_per_body,
+            events_per_minute=s.inbound.events_per_minute,
         )
         receiver = Receiver(
             journal,
             DeliveryStore(self.db, self.clock),
             self.alerter,
-            parse_prices(s.billing_prices),
+            parse_prices(s.billing.prices),
             self.limiter,
             limits,
         )
@@ -181,12 +181,12 @@ class Services:
     def domains(self) -> Domains:
         """Sending domains and their DNS records (docs/inbound.md)."""
         return Domains(
-            DomainStore(self.db, most=self.settings.max_domains_per_tenant),
+            DomainStore(self.db, most=self.settings.limits.domains),
             self.providers,
             self.sealer,
             self.http,
             self.clock,
-            deadline_seconds=self.settings.provider_deadline_seconds,
+            deadline_seconds=self.settings.provider_calls.deadline_seconds,
             notices=self.notices,
             tenants=self.tenants,
         )
@@ -208,9 +208,9 @@ class Services:
         """Recipients, categories and preferences (docs/recipients.md)."""
         s = self.settings
         bounds = RecipientBounds(
-            max_recipients=s.max_recipients_per_tenant,
-            max_categories=s.max_categories_per_tenant,
-            data_max_bytes=s.recipient_data_max_bytes,
+            max_recipients=s.limits.recipients,
+            max_categories=s.limits.categories,
+            data_max_bytes=s.limits.recipient_data_bytes,
         )
         return Recipients(
             RecipientStore(self.db, self.clock),
@@ -224,14 +224,14 @@ class Services:
         """Recipients' in-app feeds, their tokens and streams (docs/feed.md)."""
         s = self.settings
         bounds = FeedBounds(
-            title_chars=s.feed_title_max_chars,
-            body_chars=s.feed_body_max_chars,
-            data_bytes=s.feed_data_max_bytes,
-            items_per_recipient=s.feed_max_items_per_recipient,
-            token_seconds=s.feed_token_max_seconds,
-            origins=s.feed_max_origins,
+            title_chars=s.feed.title_max_chars,
+            body_chars=s.feed.body_max_chars,
+            data_bytes=s.feed.data_max_bytes,
+            items_per_recipient=s.feed.max_items_per_recipient,
+            token_seconds=s.feed.token_max_seconds,
+            origins=s.feed.max_origins,
         )
-        streams = FeedStreams(s.feed_streams_per_recipient, s.feed_streams_per_process)
+        streams = FeedStreams(s.feed.streams_per_recipient, s.feed.streams_per_process)
         return Feed(
             FeedStore(self.db, self.clock),
             FeedAccessStore(self.db),
@@ -246,7 +246,7 @@ class Services:
     def notifications(self) -> Notifications:
         """Multi-channel notifications and their sweep (docs/notifications.md)."""
         return Notifications(
-            NotificationStore(self.db, self.clock, self.settings.feed_max_items_per_recipient),
+            NotificationStore(self.db, self.clock, self.settings.feed.max_items_per_recipient),
             NotificationWatch(self.db),
             self.admission,
             self.feed,
@@ -259,21 +259,21 @@ class Services:
         """Digests: notifications gathered and sent once a window closes
         (docs/notifications.md, "Digests")."""
         s = self.settings
-        limits = DigestLimits(s.digest_max_items, max(1, s.template_max_data_bytes - 1024))
+        limits = DigestLimits(s.digests.max_items, max(1, s.templates.max_data_bytes - 1024))
         return Digests(
             DigestStore(self.db, self.clock, limits),
             self.notifications,
             self.tenants,
             self.clock,
-            batch=s.digest_sweep_batch,
-            per_tenant=s.digest_sweep_per_tenant,
+            batch=s.digests.sweep_batch,
+            per_tenant=s.digests.sweep_per_tenant,
         )
 
     @cached_property
     def erasure(self) -> Erasure:
         """Erasing a recipient or an address (docs/recipients.md, "Erasure")."""
         s = self.settings
-        limits = ErasureLimits(s.erasure_batch_size, s.erasure_max_batches, s.erasures_per_minute)
+        limits = ErasureLimits(s.erasure.batch_size, s.erasure.max_batches, s.erasure.per_minute)
         return Erasure(
             ErasureStore(self.db, self.clock, AddressRefs.of(self.sealer)),
             RecipientStore(self.db, self.clock),
@@ -295,7 +295,7 @@ class Services:
             self.audit,
             self.limiter,
             self.clock,
-            limits=LinkLimits(s.recipient_links_per_minute, s.recipient_link_misses_per_minute),
+            limits=LinkLimits(s.recipient_links.per_minute, s.recipient_links.misses_per_minute),
             public_url=s.public_url,
         )
 
@@ -310,10 +310,10 @@ class Services:
         """Templates, their versions, and rendering them for a send."""
         s = self.settings
         bounds = TemplateBounds(
-            templates=s.template_max_templates,
-            versions=s.template_max_versions,
-            data_bytes=s.template_max_data_bytes,
-            cache_seconds=s.template_cache_seconds,
+            templates=s.templates.max_templates,
+            versions=s.templates.max_versions,
+            data_bytes=s.templates.max_data_bytes,
+            cache_seconds=s.templates.cache_seconds,
         )
         templates = Templates(TemplateStore(self.db, self.clock), self.render_pool, bounds)
         templates.layouts = self.layouts
@@ -325,12 +325,12 @@ class Services:
         """Email layouts: the tenant's frames its email templates render inside."""
         s = self.settings
         bounds = TemplateBounds(
-            templates=s.layout_max_layouts,
-            versions=s.template_max_versions,
-            cache_seconds=s.template_cache_seconds,
+            templates=s.templates.max_layouts,
+            versions=s.templates.max_versions,
+            cache_seconds=s.templates.cache_seconds,
         )
         store = LayoutStore(self.db, self.clock)
-        layouts = Layouts(store, self.render_pool, bounds, s.layout_max_source_chars)
+        layouts = Layouts(store, self.render_pool, bounds, s.templates.layout_max_source_chars)
         layouts.audit = self.audit
         return layouts
 
@@ -346,7 +346,7 @@ class Services:
         """Homing's own mail, sent by the platform tenant's providers."""
         s = self.settings
         return PlatformEmail(
-            self.jobs, s.platform_tenant_id, s.platform_email_from, self.wakeup.notify
+            self.jobs, s.platform_email.tenant_id, s.platform_email.sender, self.wakeup.notify
         )
 
     @cached_property
@@ -359,14 +359,14 @@ class Services:
             self.platform_email,
             self.sealer,
             self.clock,
-            max_per_hour=self.settings.notice_max_per_hour,
+            max_per_hour=self.settings.platform_email.notices_per_hour,
             wake=self.wakeup.notify,
         )
 
     @cached_property
     def signals(self) -> AlertSignalStore:
         """The alerts' signals and their firing state."""
-        return AlertSignalStore(self.db, self.settings.alert_history_rows)
+        return AlertSignalStore(self.db, self.settings.alerts.history_rows)
 
     @cached_property
     def provider_health(self) -> ProviderHealthStore:
@@ -386,19 +386,19 @@ class Services:
             self.alert_checks(),
             checks,
             self.clock,
-            self.settings.alert_interval_seconds,
+            self.settings.alerts.interval_seconds,
         )
 
     def email_alerts(self) -> None:
         """Send the operator's alerts to HOMING_ALERT_EMAIL too, by platform email."""
-        to = self.settings.alert_email
+        to = self.settings.alerts.email
         if to is None:
             return
 
         async def send(subject: str, text: str) -> None:
             await self.platform_email.send(to, subject, text, f"alert:{new_id()}")
 
-        self.alerter.email_with(send, quiet_tenant=self.settings.platform_tenant_id)
+        self.alerter.email_with(send, quiet_tenant=self.settings.platform_email.tenant_id)
 
     @cached_property
     def audit(self) -> AuditLog:
@@ -410,11 +410,11 @@ class Services:
         """The console's users, memberships and sessions (``homing.managers.people``)."""
         s = self.settings
         rules = SessionRules(
-            idle_seconds=s.console_session_idle_minutes * 60,
-            max_seconds=s.console_session_hours * 3600,
-            failures=s.console_login_failures,
-            lockout_seconds=s.console_lockout_minutes * 60,
-            per_minute=s.console_logins_per_minute,
+            idle_seconds=s.console.session_idle_minutes * 60,
+            max_seconds=s.console.session_hours * 3600,
+            failures=s.console.login_failures,
+            lockout_seconds=s.console.lockout_minutes * 60,
+            per_minute=s.console.logins_per_minute,
         )
         return People(PeopleStore(self.db), self.audit, self.limiter, self.clock, rules)
 
@@ -434,8 +434,8 @@ class Services:
             self.platform_email,
             self.limiter,
             self.clock,
-            ttl_hours=s.invitation_ttl_hours,
-            per_minute=s.console_logins_per_minute,
+            ttl_hours=s.console.invitation_ttl_hours,
+            per_minute=s.console.logins_per_minute,
             public_url=s.public_url,
         )
 
@@ -454,11 +454,11 @@ class Services:
         HOMING_AUDIT_RETENTION_DAYS and HOMING_INVITATION_RETENTION_DAYS."""
         s = self.settings
         policy = RetentionPolicy(
-            days=s.retention_days,
-            payload_days=s.payload_retention_days,
-            batch_size=s.retention_batch_size,
-            audit_days=s.audit_retention_days,
-            invitation_days=s.invitation_retention_days,
+            days=s.retention.days,
+            payload_days=s.retention.payload_days,
+            batch_size=s.retention.batch_size,
+            audit_days=s.retention.audit_days,
+            invitation_days=s.retention.invitation_days,
         )
         audit = AuditStore(self.db)
         return Retention(RetentionStore(self.db), self.clock, policy, progress, audit)
@@ -467,8 +467,8 @@ class Services:
         """The ledger check under HOMING_RECONCILE_STALE_LEASE_SECONDS (docs/reliability.md)."""
         s = self.settings
         policy = ReconcilePolicy(
-            stale_lease_seconds=s.reconcile_stale_lease_seconds,
-            batch_size=s.reconcile_batch_size,
+            stale_lease_seconds=s.reconcile.stale_lease_seconds,
+            batch_size=s.reconcile.batch_size,
         )
         return Reconciler(
             LedgerStore(self.db, self.clock), self.clock, self.alerter, policy, progress
@@ -477,22 +477,22 @@ class Services:
     def retry_policy(self) -> RetryPolicy:
         s = self.settings
         return RetryPolicy(
-            max_attempts=s.max_attempts,
-            base_seconds=s.retry_base_seconds,
-            max_seconds=s.retry_max_seconds,
-            max_deferral_seconds=s.max_deferral_seconds,
-            max_provider_calls=s.max_provider_calls_per_job,
+            max_attempts=s.retries.max_attempts,
+            base_seconds=s.retries.base_seconds,
+            max_seconds=s.retries.max_seconds,
+            max_deferral_seconds=s.retries.max_deferral_seconds,
+            max_provider_calls=s.retries.max_provider_calls,
         )
 
     def platform_retry_policy(self) -> RetryPolicy:
         """Homing's own email (CRITICAL): same attempts, a much shorter backoff."""
         s = self.settings
         return RetryPolicy(
-            max_attempts=s.max_attempts,
-            base_seconds=s.platform_retry_base_seconds,
-            max_seconds=s.platform_retry_max_seconds,
-            max_deferral_seconds=s.max_deferral_seconds,
-            max_provider_calls=s.max_provider_calls_per_job,
+            max_attempts=s.retries.max_attempts,
+            base_seconds=s.retries.platform_base_seconds,
+            max_seconds=s.retries.platform_max_seconds,
+            max_deferral_seconds=s.retries.max_deferral_seconds,
+            max_provider_calls=s.retries.max_provider_calls,
         )
 
     def worker(
@@ -502,13 +502,13 @@ class Services:
         """A worker for these channels, sharing this process's pools and wake-ups."""
         s = self.settings
         email: EmailSender = EmailSender(self.sealer, self.http, self.endpoints)
-        if s.batch_window_seconds > 0:
+        if s.provider_calls.batch_window_seconds > 0:
             email = BatchingEmailSender(
                 self.sealer,
                 self.http,
                 self.endpoints,
-                window_seconds=s.batch_window_seconds,
-                deadline_seconds=s.provider_deadline_seconds,
+                window_seconds=s.provider_calls.batch_window_seconds,
+                deadline_seconds=s.provider_calls.deadline_seconds,
             )
         runner = PassRunner(
             email,
@@ -519,17 +519,17 @@ class Services:
                 Channel.CHAT: ChatSender(self.sealer, self.http, self.endpoints, self.suppressions),
             },
             guard=self.sandbox,
-            pacer=Pacer(self.limiter, self.clock, s.pacing_margin_seconds),
-            deadline_seconds=s.provider_deadline_seconds,
-            pacing_wait=s.pacing_wait_seconds,
+            pacer=Pacer(self.limiter, self.clock, s.provider_calls.pacing_margin_seconds),
+            deadline_seconds=s.provider_calls.deadline_seconds,
+            pacing_wait=s.provider_calls.pacing_wait_seconds,
         )
         config = WorkerConfig(
             queues=queues_for(channels),
-            concurrency=s.worker_concurrency,
-            batch_size=s.claim_batch_size,
-            lease_seconds=s.lease_seconds,
-            poll_seconds=s.poll_interval_seconds,
-            outcome_window=s.outcome_window_seconds,
+            concurrency=s.worker.concurrency,
+            batch_size=s.worker.claim_batch_size,
+            lease_seconds=s.worker.lease_seconds,
+            poll_seconds=s.worker.poll_interval_seconds,
+            outcome_window=s.worker.outcome_window_seconds,
         )
         dispatcher = Dispatcher(
             runner,
@@ -573,8 +573,8 @@ def build_webhooks(
     """The webhook channel's parts. ``resolver`` and ``socket_factory`` are for tests: a
     stub DNS, and what opens a socket once the guard has passed an address."""
     policy = UrlPolicy(
-        require_https=settings.webhook_require_https,
-        allowed_networks=parse_networks(settings.webhook_allowed_network_list),
+        require_https=settings.webhooks.require_https,
+        allowed_networks=parse_networks(settings.webhooks.allowed_network_list),
     )
     dns = resolver or SystemResolver()
 
@@ -582,19 +582,19 @@ def build_webhooks(
         return guarded_client(
             policy.for_scheme(scheme),
             dns,
-            timeout=settings.webhook_timeout_seconds,
-            max_connections=max(100, settings.worker_concurrency),
+            timeout=settings.webhooks.timeout_seconds,
+            max_connections=max(100, settings.worker.concurrency),
             socket_factory=socket_factory,
         )
 
-    store = WebhookStore(db, clock, most_gone=settings.max_gone_endpoints_per_tenant)
+    store = WebhookStore(db, clock, most_gone=settings.limits.gone_endpoints)
     return WebhookChannel(
         store=store,
-        secrets=WebhookSecrets(store, sealer, clock, settings.webhook_rotation_overlap_seconds),
+        secrets=WebhookSecrets(store, sealer, clock, settings.webhooks.rotation_overlap_seconds),
         clients=WebhookClients(https=client("https"), http=client("http")),
         policy=policy,
-        max_payload_bytes=settings.webhook_max_payload_bytes,
-        excerpt_bytes=settings.webhook_response_excerpt_bytes,
+        max_payload_bytes=settings.webhooks.max_payload_bytes,
+        excerpt_bytes=settings.webhooks.response_excerpt_bytes,
     )
 
 
@@ -646,21 +646,21 @@ async def build(
         settings.data_dir.mkdir(parents=True, exist_ok=True)
     sealer = build_sealer(settings)
     clock = clock or SystemClock()
-    db = Database(settings.resolved_database_url, pool_size=settings.database_pool_size)
+    db = Database(settings.resolved_database_url, pool_size=settings.database.pool_size)
     if run_migrations:
         await migrate(db)
-    sandbox = SandboxGuard(settings.sandbox_url_list)
+    sandbox = SandboxGuard(settings.provider_calls.sandbox_url_list)
     endpoints = EndpointGuard(
-        EndpointPolicy(parse_networks(settings.provider_allowed_network_list), sandbox),
+        EndpointPolicy(parse_networks(settings.provider_calls.allowed_network_list), sandbox),
         provider_resolver,
     )
     http = build_client(
-        settings.provider_timeout_seconds,
-        max_connections=max(100, settings.worker_concurrency),
+        settings.provider_calls.timeout_seconds,
+        max_connections=max(100, settings.worker.concurrency),
         guard=endpoints,
     )
-    alert_http = build_client(settings.provider_timeout_seconds, max_connections=10)
-    providers = ProviderStore(db, most=settings.max_providers_per_tenant)
+    alert_http = build_client(settings.provider_calls.timeout_seconds, max_connections=10)
+    providers = ProviderStore(db, most=settings.limits.providers)
     tenants = TenantStore(db)
     limiter = build_limiter(settings, clock)
     refs = AddressRefs.of(sealer)
@@ -672,7 +672,7 @@ async def build(
         load_plans(),
         jobs,
         batches,
-        auth_cache_seconds=settings.auth_cache_seconds,
+        auth_cache_seconds=settings.admission.auth_cache_seconds,
         tenant_settings=TenantSettingsStore(db, clock),
         clock=clock,
     )
@@ -696,18 +696,20 @@ async def build(
             sealer,
             http,
             endpoints,
-            deadline_seconds=settings.provider_deadline_seconds,
+            deadline_seconds=settings.provider_calls.deadline_seconds,
             tenants=tenants,
         ),
         jobs=jobs,
-        queue=QueueStore(db, clock, tenant_inflight=settings.tenant_inflight, refs=refs),
-        alerter=Alerter(alert_http, settings.alert_slack_webhook_url, settings.alert_batch_seconds),
+        queue=QueueStore(db, clock, tenant_inflight=settings.worker.tenant_inflight, refs=refs),
+        alerter=Alerter(
+            alert_http, settings.alerts.slack_webhook_url, settings.alerts.batch_seconds
+        ),
         webhooks=build_webhooks(settings, db, sealer, clock),
         limiter=limiter,
         admission=admission,
         dead_letters=DeadLetters(DeadLetterStore(db), jobs, tenants, admission),
         dead_letter_store=DeadLetterStore(db),
-        keys=ApiKeyStore(db, most=settings.max_api_keys_per_tenant),
+        keys=ApiKeyStore(db, most=settings.limits.api_keys),
         usage=usage,
         batches=batches,
         tenant_admin=TenantAdmin(tenants, usage, admission, clock),
@@ -723,12 +725,12 @@ async def build(
 def build_limiter(settings: Settings, clock: Clock | None = None) -> RateLimiter:
     """Shared windows in Redis when HOMING_REDIS_URL is set, else in process memory;
     both answer on ``clock``."""
-    if settings.redis_url is None:
+    if settings.redis.url is None:
         return memory_limiter(clock=clock)
     return redis_limiter(
-        settings.redis_url,
-        key_prefix=settings.redis_key_prefix,
-        timeout=settings.redis_timeout_seconds,
-        on_error=settings.rate_limit_on_redis_error,
+        settings.redis.url,
+        key_prefix=settings.redis.key_prefix,
+        timeout=settings.redis.timeout_seconds,
+        on_error=settings.admission.rate_limit_on_redis_error,
         clock=clock,
     )

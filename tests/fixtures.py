@@ -25,7 +25,7 @@ from homing.cli import main
 from homing.crypto import generate_master_key
 from homing.logs import configure_logging
 from homing.sandbox.server import SandboxServer
-from homing.settings import Settings
+from homing.settings import Settings, env_fields
 
 LOOPBACK_NETWORKS = "127.0.0.0/8,::1/128"
 # Short enough that a test waits little, long enough that a loaded CI box still answers.
@@ -49,7 +49,8 @@ SERVER_STARTUP_SECONDS = 10.0
 def homing_defaults(*names: str) -> dict[str, Any]:
     """Homing's own defaults for the fields ``names``: for a test that must not run on
     the short test timings (or the loopback allowance) of ``settings_for``."""
-    return {name: Settings.model_fields[name].default for name in names}
+    fields = env_fields()
+    return {name: fields[f"HOMING_{name.upper()}"].default for name in names}
 
 
 # Homing's own retry, lease, timeout, alert and poll timing.

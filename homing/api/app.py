@@ -97,13 +97,13 @@ def create_app(services: Services) -> FastAPI:
     app.state.services = services
     app.state.readiness = Readiness(services)
     app.state.scrape = Scrape(services.jobs)
-    metrics_token = services.settings.metrics_token
+    metrics_token = services.settings.metrics.token
     app.state.metrics_token = metrics_token.get_secret_value() if metrics_token else None
     errors.install(app)
-    app.add_middleware(BodyLimit, limit=services.settings.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=services.settings.server.max_body_bytes)
     # Inside admission: a valid single email is accepted here, without FastAPI.
     app.add_middleware(
-        DirectEmail, services=services, max_body_bytes=services.settings.max_body_bytes
+        DirectEmail, services=services, max_body_bytes=services.settings.server.max_body_bytes
     )
     # Added last, so they run first: nothing reads the body before these have passed.
     app.add_middleware(SendingAdmission, admission=services.admission)

@@ -44,7 +44,7 @@ async def gathering(
     tenant_id = principal.tenant.id
     recipient = await checked_recipient(services, tenant_id, body)
     size = len(orjson.dumps(body.data))
-    bound = max(1, services.settings.template_max_data_bytes - _WRAPPING_BYTES)
+    bound = max(1, services.settings.templates.max_data_bytes - _WRAPPING_BYTES)
     if size > bound:
         raise InvalidRequest(
             f"data is over {bound} bytes, a digest item's bound",

@@ -50,7 +50,7 @@ class Readiness:
             checks["redis"] = OK if await services.limiter.ping() else "unavailable"
         age = services.heartbeat.age()
         if age is not None:
-            stalled = age > services.settings.ready_worker_stall_seconds
+            stalled = age > services.settings.worker.ready_stall_seconds
             checks["worker"] = "stalled" if stalled else OK
         elif self._worker_required:
             checks["worker"] = "stopped"

@@ -12,6 +12,8 @@ import sys
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from pydantic import ValidationError
+
 from homing.cli import audit_commands as audit_cli
 from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
@@ -23,7 +25,7 @@ from homing.logs import configure_logging
 from homing.managers.audit import CLI_ACTOR
 from homing.models import AuditAction
 from homing.services import Services, build
-from homing.settings import Settings
+from homing.settings import Settings, explained
 from homing.store.migrate import require_current
 
 # Only these start-ups bring the schema up to date. Every other command works on the
@@ -63,6 +65,10 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
     except (ConfigError, HomingError) as exc:
         print(f"homing: {exc.message}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:  # a HOMING_* setting out of its bounds
+        for line in explained(exc):
+            print(f"homing: {line}", file=sys.stderr)
         return 2
 
 
@@ -108,11 +114,11 @@ async def _dispatch(args: argparse.Namespace, settings: Settings, loopback: bool
 
 
 def _host(args: argparse.Namespace, settings: Settings) -> str:
-    return str(args.host or settings.host)
+    return str(args.host or settings.server.host)
 
 
 def _port(args: argparse.Namespace, settings: Settings) -> int:
-    return int(args.port or settings.port)
+    return int(args.port or settings.server.port)
 
 
 async def _rotate_keys(services: Services, args: argparse.Namespace) -> int:

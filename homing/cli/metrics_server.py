@@ -38,7 +38,7 @@ def metrics_app(services: Services) -> web.Application:
     app = web.Application(client_max_size=MAX_REQUEST_BYTES)
     app[_SCRAPE] = Scrape(services.jobs)
     app[_READINESS] = Readiness(services, worker_required=True)
-    token = services.settings.metrics_token
+    token = services.settings.metrics.token
     app[_TOKEN] = token.get_secret_value() if token else ""
     app.router.add_get("/metrics", _metrics, allow_head=False)
     app.router.add_get("/readyz", _readyz, allow_head=False)
@@ -73,16 +73,16 @@ async def metrics_serving(services: Services) -> AsyncIterator[int | None]:
     """Serve ``metrics_app`` on HOMING_METRICS_HOST:HOMING_METRICS_PORT for as long as
     the block runs; yields the port (None, and nothing served, while the port is unset)."""
     settings = services.settings
-    if settings.metrics_port is None:
+    if settings.metrics.port is None:
         yield None
         return
     runner = web.AppRunner(metrics_app(services), access_log=None, handle_signals=False)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, settings.metrics_host, settings.metrics_port)
+        site = web.TCPSite(runner, settings.metrics.host, settings.metrics.port)
         await site.start()
         port = _bound_port(runner)
-        log.info("metrics listening", extra={"url": f"http://{settings.metrics_host}:{port}"})
+        log.info("metrics listening", extra={"url": f"http://{settings.metrics.host}:{port}"})
         yield port
     finally:
         await runner.cleanup()

@@ -107,7 +107,7 @@ def api_processes(services: Services, *, run: bool) -> int:
     windows live in this process's memory (more would each admit the whole rate);
     else ``HOMING_API_PROCESSES``, by default one per core (``homing api``) or one per
     two cores (``homing run``, whose workers need the others)."""
-    configured = services.settings.api_processes
+    configured = services.settings.server.api_processes
     if services.db.is_sqlite or not services.limiter.shared or not hasattr(socket, "SO_REUSEPORT"):
         if configured is not None and configured > 1:
             log.warning(
@@ -181,7 +181,7 @@ def retention_running(
     """The periodic retention purge, beside the worker loop, for as long as the block
     runs (docs/operations.md "Retention"). Every worker process runs one; the store's lock lets
     one purge at a time."""
-    interval = services.settings.retention_interval_seconds
+    interval = services.settings.retention.interval_seconds
     return _beside(lambda: services.retention().run_periodically(stop, interval), stop, enabled)
 
 
@@ -200,7 +200,7 @@ def reconciler_running(
     """The periodic reconciler pass, beside the worker loop, for as long as the block
     runs (docs/operations.md "The ledger invariant"). Every worker process runs one; the store's
     lock lets one pass run at a time."""
-    interval = services.settings.reconcile_interval_seconds
+    interval = services.settings.reconcile.interval_seconds
     return _beside(lambda: services.reconciler().run_periodically(stop, interval), stop, enabled)
 
 
@@ -210,7 +210,7 @@ def notifications_running(
     """The sweep of multi-channel notifications' steps, beside the worker loop, for as
     long as the block runs (docs/notifications.md). Every worker process runs one; each
     move is conditional, so sweeps side by side move a step once."""
-    interval = services.settings.notification_sweep_seconds
+    interval = services.settings.worker.notification_sweep_seconds
     return _beside(lambda: services.notifications.run_periodically(stop, interval), stop, enabled)
 
 
@@ -221,7 +221,7 @@ def digests_running(
     notification sweep's interval (docs/notifications.md, "Digests"). Every worker
     process runs one; a digest is marked sent in the transaction that sends it, so
     sweeps side by side send it once."""
-    interval = services.settings.notification_sweep_seconds
+    interval = services.settings.worker.notification_sweep_seconds
     plan = digest_plans.planner(services)
     return _beside(lambda: services.digests.run_periodically(stop, interval, plan), stop, enabled)
 
@@ -316,7 +316,7 @@ def worker_processes(services: Services) -> int:
     """How many ``homing worker`` children ``homing run`` starts (0: work in-process)."""
     if services.db.is_sqlite:
         return 0
-    configured = services.settings.run_worker_processes
+    configured = services.settings.server.run_worker_processes
     return default_worker_processes() if configured is None else configured
 
 

@@ -64,7 +64,7 @@ async def _invite(services: Services, args: argparse.Namespace) -> int:
     if tenant is None:
         raise NotFound("tenant not found")
     s = services.settings
-    base = s.public_url or f"http://{s.host}:{s.port}"
+    base = s.public_url or f"http://{s.server.host}:{s.server.port}"
     invited = await services.invitations.invite(
         tenant.id, tenant.name, args.email, Role(args.role), CLI_ACTOR, base
     )

@@ -104,7 +104,7 @@ async def alerts(
         recent=recent,
         cursor=cursor,
         next_cursor=next_cursor,
-        history_rows=services.settings.alert_history_rows,
+        history_rows=services.settings.alerts.history_rows,
         now=as_datetime(services.clock.now()),
         firing=firing,
         pending={k: v for k, v in failing_now.items() if k not in {f.key for f in firing}},

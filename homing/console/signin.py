@@ -112,7 +112,7 @@ def signed_in_to(request: Request, services: Services, token: str, target: str) 
     response.set_cookie(
         SESSION_COOKIE,
         token,
-        max_age=services.settings.console_session_hours * 3600,
+        max_age=services.settings.console.session_hours * 3600,
         path="/",
         secure=request.url.scheme == "https",
         httponly=True,

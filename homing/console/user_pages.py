@@ -66,7 +66,7 @@ async def _page(
         next_after=last,
         invitations=await services.invitations.pending(tenant_id),
         error=error,
-        ttl_hours=services.settings.invitation_ttl_hours,
+        ttl_hours=services.settings.console.invitation_ttl_hours,
     )
 
 
@@ -99,7 +99,7 @@ async def invite(
 
 async def _say_invited(services: Services, view: View, invited: Invited) -> None:
     """The flash that says so (the address last: a flash is capped, a long one is cut)."""
-    hours = services.settings.invitation_ttl_hours
+    hours = services.settings.console.invitation_ttl_hours
     if invited.mailed:
         said = f"Invitation sent by email; it can be accepted for {hours} hours. To: "
         await flash(services, view, said + invited.email)

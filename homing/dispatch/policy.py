@@ -13,6 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from homing.models import FailureClass
+from homing.settings import RetrySettings
+
+_DEFAULT = RetrySettings()
 
 MIN_DEFERRAL_SECONDS = 1.0
 CALL_LIMIT = "call_limit"
@@ -28,7 +31,7 @@ class RetryPolicy:
     max_seconds: float
     max_deferral_seconds: float
     default_throttle_seconds: float = 1.0
-    max_provider_calls: int = 50
+    max_provider_calls: int = _DEFAULT.max_provider_calls
 
 
 def backoff(

@@ -31,9 +31,12 @@ from homing.models import (
     ProviderAccount,
     Queue,
 )
+from homing.settings import WorkerSettings
 from homing.store.claiming import Claim
 from homing.store.queue import Applied, Completed, Failed, Outcome, QueueStore, Rescheduled
 from homing.timing.wakeups import Wakeup
+
+_DEFAULT = WorkerSettings()
 
 log = logging.getLogger("homing.worker")
 
@@ -81,7 +84,7 @@ class WorkerConfig:
     batch_size: int
     lease_seconds: float
     poll_seconds: float
-    outcome_window: float = 0.02
+    outcome_window: float = _DEFAULT.outcome_window_seconds
 
 
 class Worker:

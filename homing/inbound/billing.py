@@ -145,13 +145,13 @@ def _revealed(value: Any) -> str | None:
 BILLING_SOURCES: Final[Mapping[str, BillingSource]] = {
     "paystack": BillingSource(
         paystack.verify,
-        lambda settings: _revealed(settings.paystack_secret_key),
+        lambda settings: _revealed(settings.billing.paystack_secret_key),
         paystack_split,
         paystack_interpret,
     ),
     "polar": BillingSource(
         polar.verify,
-        lambda settings: _revealed(settings.polar_webhook_secret),
+        lambda settings: _revealed(settings.billing.polar_webhook_secret),
         polar_split,
         polar_interpret,
     ),

@@ -34,9 +34,12 @@ from homing.inbound.sources import SOURCES, Splitter
 from homing.inbound.verify import Nonce, VerificationFailed
 from homing.metrics import INBOUND_EVENTS, bounded
 from homing.ratelimit import RateLimiter
+from homing.settings import InboundSettings
 from homing.store.delivery import DeliveryStore
 from homing.store.inbound import Entry, InboundStore, Journaled, event_values
 from homing.store.inbound_nonces import OneTime, TokenReused
+
+_DEFAULT = InboundSettings()
 
 log = logging.getLogger("homing.inbound")
 
@@ -82,8 +85,8 @@ NONCE_MARGIN: Final = timedelta(seconds=60)
 class InboundLimits:
     """What one body, and one provider account per minute, may bring in events."""
 
-    max_events_per_body: int = 5_000
-    events_per_minute: int = 20_000
+    max_events_per_body: int = _DEFAULT.max_events_per_body
+    events_per_minute: int = _DEFAULT.events_per_minute
 
 
 @dataclass(frozen=True, slots=True)

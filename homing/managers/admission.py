@@ -31,11 +31,14 @@ from homing.managers.suspension import refuse_suspended
 from homing.metrics import ACCEPTED, REFUSED, SUPPRESSED, refusal_reason
 from homing.models import Job, JobStatus, Plan, Tenant
 from homing.ratelimit import RateDecision, RateLimiter
+from homing.settings import AdmissionSettings
 from homing.store.accepting import AcceptCheck, Accepted, NewJob
 from homing.store.batches import BatchStore, ItemResult
 from homing.store.jobs import JobStore
 from homing.store.tenant_settings import TenantSettingsStore
 from homing.store.tenants import Principal, TenantStore
+
+_DEFAULT = AdmissionSettings()
 
 _MAX_CACHED = 10_000
 
@@ -71,7 +74,7 @@ class Admission:
         jobs: JobStore,
         batches: BatchStore,
         *,
-        auth_cache_seconds: float = 0.5,
+        auth_cache_seconds: float = _DEFAULT.auth_cache_seconds,
         tenant_settings: TenantSettingsStore | None = None,
         clock: Clock | None = None,
     ) -> None:

@@ -18,9 +18,11 @@ from typing import Final
 from homing.alerts import Alerter
 from homing.clock import Clock, as_datetime
 from homing.metrics import ALERTS
-from homing.settings import Settings
+from homing.settings import AlertSettings, Settings
 from homing.store.alert_signals import AlertSignalStore
 from homing.store.jobs import JobStore
+
+_DEFAULT = AlertSettings()
 
 __all__ = ["AlertChecks", "Thresholds", "p95"]
 
@@ -32,26 +34,26 @@ MIN_INBOUND_EVENTS: Final = 20
 class Thresholds:
     """When each condition fails (HOMING_ALERT_* settings)."""
 
-    queue_stuck_seconds: float = 600.0
-    worker_silent_seconds: float = 300.0
-    window_seconds: float = 900.0
-    provider_failure_ratio: float = 0.5
-    provider_min_calls: int = 20
-    inbound_lag_p95_seconds: float = 600.0
-    inbound_quarantine_ratio: float = 0.05
-    dead_letter_spike: int = 50
+    queue_stuck_seconds: float = _DEFAULT.queue_stuck_seconds
+    worker_silent_seconds: float = _DEFAULT.worker_silent_seconds
+    window_seconds: float = _DEFAULT.window_seconds
+    provider_failure_ratio: float = _DEFAULT.provider_failure_ratio
+    provider_min_calls: int = _DEFAULT.provider_min_calls
+    inbound_lag_p95_seconds: float = _DEFAULT.inbound_lag_p95_seconds
+    inbound_quarantine_ratio: float = _DEFAULT.inbound_quarantine_ratio
+    dead_letter_spike: int = _DEFAULT.dead_letter_spike
 
     @classmethod
     def of(cls, s: Settings) -> Thresholds:
         return cls(
-            queue_stuck_seconds=s.alert_queue_stuck_seconds,
-            worker_silent_seconds=s.alert_worker_silent_seconds,
-            window_seconds=s.alert_window_seconds,
-            provider_failure_ratio=s.alert_provider_failure_ratio,
-            provider_min_calls=s.alert_provider_min_calls,
-            inbound_lag_p95_seconds=s.alert_inbound_lag_p95_seconds,
-            inbound_quarantine_ratio=s.alert_inbound_quarantine_ratio,
-            dead_letter_spike=s.alert_dead_letter_spike,
+            queue_stuck_seconds=s.alerts.queue_stuck_seconds,
+            worker_silent_seconds=s.alerts.worker_silent_seconds,
+            window_seconds=s.alerts.window_seconds,
+            provider_failure_ratio=s.alerts.provider_failure_ratio,
+            provider_min_calls=s.alerts.provider_min_calls,
+            inbound_lag_p95_seconds=s.alerts.inbound_lag_p95_seconds,
+            inbound_quarantine_ratio=s.alerts.inbound_quarantine_ratio,
+            dead_letter_spike=s.alerts.dead_letter_spike,
         )
 
 

@@ -31,10 +31,13 @@ from homing.errors import HomingError, StoreError
 from homing.managers.notifications import Notifications
 from homing.managers.periodic import repeat
 from homing.managers.quiet_hours import next_reading, zone
+from homing.settings import DigestSettings
 from homing.store.digests import DigestStore, DueDigest, Gathering
 from homing.store.notification_rows import Notification
 from homing.store.notifications import NewNotification
 from homing.store.tenants import Principal, TenantStore
+
+_DEFAULT = DigestSettings()
 
 __all__ = ["DigestPlanner", "Digests", "closes_at"]
 
@@ -73,8 +76,8 @@ class Digests:
         tenants: TenantStore,
         clock: Clock,
         *,
-        batch: int = 100,
-        per_tenant: int = 10,
+        batch: int = _DEFAULT.sweep_batch,
+        per_tenant: int = _DEFAULT.sweep_per_tenant,
     ) -> None:
         self._store = store
         self._notifications = notifications

@@ -30,10 +30,13 @@ from homing.errors import InvalidRequest
 from homing.managers.audit import AuditLog
 from homing.models import Actor, AuditAction, Channel
 from homing.ratelimit import RateLimiter
+from homing.settings import ErasureSettings
 from homing.store.erasure import ERASED, ErasureStore, ErasureTarget
 from homing.store.recipients import Recipient, RecipientStore
 from homing.store.suppressions import chat_recipient, entered_key
 from homing.vendors import VENDORS
+
+_DEFAULT = ErasureSettings()
 
 __all__ = ["ERASABLE_CHANNELS", "Erasure", "ErasureLimits", "ErasureReport", "erased_payload"]
 
@@ -65,9 +68,9 @@ def erased_payload(payload: dict[str, Any]) -> dict[str, Any]:
 class ErasureLimits:
     """HOMING_ERASURE_BATCH_SIZE, HOMING_ERASURE_MAX_BATCHES, HOMING_ERASURES_PER_MINUTE."""
 
-    batch_size: int = 500
-    max_batches: int = 100
-    per_minute: int = 30
+    batch_size: int = _DEFAULT.batch_size
+    max_batches: int = _DEFAULT.max_batches
+    per_minute: int = _DEFAULT.per_minute
 
 
 @dataclass(slots=True)

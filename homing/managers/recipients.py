@@ -31,10 +31,13 @@ from homing.errors import (
     UnknownRecipient,
 )
 from homing.models import Channel
+from homing.settings import LimitSettings
 from homing.store.audit import AuditEvent
 from homing.store.categories import Category, CategoryPage, CategoryStore
 from homing.store.preferences import PreferenceCheck, PreferenceStore
 from homing.store.recipients import Recipient, RecipientPage, RecipientStore
+
+_DEFAULT = LimitSettings()
 
 __all__ = [
     "CATEGORY_KEY",
@@ -93,9 +96,9 @@ class RecipientBounds:
     """HOMING_MAX_RECIPIENTS_PER_TENANT, HOMING_MAX_CATEGORIES_PER_TENANT and
     HOMING_RECIPIENT_DATA_MAX_BYTES."""
 
-    max_recipients: int = 1_000_000
-    max_categories: int = 100
-    data_max_bytes: int = 16_384
+    max_recipients: int = _DEFAULT.recipients
+    max_categories: int = _DEFAULT.categories
+    data_max_bytes: int = _DEFAULT.recipient_data_bytes
 
 
 @dataclass(frozen=True, slots=True)

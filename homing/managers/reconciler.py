@@ -26,7 +26,10 @@ from homing.clock import Clock
 from homing.managers.periodic import repeat
 from homing.metrics import UNACCOUNTED_JOBS
 from homing.models import JobStatus
+from homing.settings import ReconcileSettings
 from homing.store.ledger import LedgerStore
+
+_DEFAULT = ReconcileSettings()
 
 __all__ = ["ReconcilePolicy", "ReconcileReport", "Reconciler"]
 
@@ -38,7 +41,7 @@ class ReconcilePolicy:
     """How old a lease must have run out to count as stale, and the batch size."""
 
     stale_lease_seconds: float
-    batch_size: int = 1000
+    batch_size: int = _DEFAULT.batch_size
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

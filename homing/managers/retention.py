@@ -26,8 +26,11 @@ from prometheus_client import Counter
 
 from homing.clock import Clock, as_datetime
 from homing.managers.periodic import repeat
+from homing.settings import RetentionSettings
 from homing.store.audit import AuditStore
 from homing.store.retention import RetentionStore
+
+_DEFAULT = RetentionSettings()
 
 log = logging.getLogger("homing.retention")
 
@@ -67,11 +70,11 @@ class RetentionPolicy:
 
     days: int
     payload_days: int
-    batch_size: int = 500
+    batch_size: int = _DEFAULT.batch_size
     # Audit events (docs/architecture.md, "The audit log"): kept far longer than jobs.
-    audit_days: int = 400
+    audit_days: int = _DEFAULT.audit_days
     # Ended invitations (docs/operations.md "Retention"): their email and role, nothing to keep.
-    invitation_days: int = 30
+    invitation_days: int = _DEFAULT.invitation_days
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

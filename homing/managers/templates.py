@@ -23,8 +23,11 @@ import orjson
 from homing.errors import InvalidRequest, NotFound
 from homing.models import Actor, AuditAction
 from homing.rendering import RenderPool, TemplateError, check_parts, check_schema
+from homing.settings import TemplateSettings
 from homing.store.audit import AuditEvent
 from homing.store.templates import TemplateRow, TemplateStore, VersionRow
+
+_DEFAULT = TemplateSettings()
 
 if TYPE_CHECKING:
     from homing.managers.audit import AuditLog
@@ -86,13 +89,13 @@ class TemplateBounds:
     """How many templates a tenant, and versions a template, may hold; the size of a
     send's data (HOMING_TEMPLATE_MAX_*)."""
 
-    templates: int = 500
-    versions: int = 200
-    data_bytes: int = 65_536
+    templates: int = _DEFAULT.max_templates
+    versions: int = _DEFAULT.max_versions
+    data_bytes: int = _DEFAULT.max_data_bytes
     # How long a send may reuse this process's lookup of a template and its live
     # versions (HOMING_TEMPLATE_CACHE_SECONDS; 0: never). A publish or delete through
     # this process drops its entries at once; other processes see it within this time.
-    cache_seconds: float = 2.0
+    cache_seconds: float = _DEFAULT.cache_seconds
     cache_entries: int = 10_000
 
 

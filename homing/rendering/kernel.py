@@ -25,6 +25,9 @@ from markupsafe import Markup
 
 from homing.errors import InvalidRequest
 from homing.models import SmsSegments
+from homing.settings import TemplateSettings
+
+_DEFAULT = TemplateSettings()
 
 CHANNELS: Final = ("email", "sms", "chat", "webhook", "in_app")
 # The string fields of each channel's part that are templates (webhook: every string
@@ -62,9 +65,9 @@ class TemplateError(InvalidRequest):
 class Limits:
     """The bounds of one render (docs/settings.md, HOMING_TEMPLATE_*)."""
 
-    max_source_chars: int = 65_536
-    max_output_chars: int = 262_144
-    timeout_s: float = 1.0
+    max_source_chars: int = _DEFAULT.max_source_chars
+    max_output_chars: int = _DEFAULT.max_rendered_chars
+    timeout_s: float = _DEFAULT.render_timeout_seconds
 
 
 class _Environment(ImmutableSandboxedEnvironment):

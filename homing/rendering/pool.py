@@ -173,12 +173,12 @@ class RenderPool:
 def pool_from(settings: Settings) -> RenderPool:
     """A pool sized and bounded by the HOMING_TEMPLATE_* settings (not started yet)."""
     return RenderPool(
-        size=settings.template_render_workers,
-        memory_bytes=settings.template_worker_memory_mb * 1024 * 1024,
+        size=settings.templates.render_workers,
+        memory_bytes=settings.templates.worker_memory_mb * 1024 * 1024,
         limits=Limits(
-            max_source_chars=settings.template_max_source_chars,
-            max_output_chars=settings.template_max_rendered_chars,
-            timeout_s=settings.template_render_timeout_seconds,
+            max_source_chars=settings.templates.max_source_chars,
+            max_output_chars=settings.templates.max_rendered_chars,
+            timeout_s=settings.templates.render_timeout_seconds,
         ),
     )
 

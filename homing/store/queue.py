@@ -94,7 +94,7 @@ class QueueStore:
         db: Database,
         clock: Clock,
         *,
-        tenant_inflight: int = 100,
+        tenant_inflight: int,
         refs: AddressRefs | None = None,
     ) -> None:
         self._db = db

@@ -210,9 +210,7 @@ async def _domain(services: Services, tenant_id: str, account_id: str) -> str:
         updated_at=now,
         verified_at=None,
     )
-    return (
-        await DomainStore(services.db, most=services.settings.max_domains_per_tenant).add(domain)
-    ).id
+    return (await DomainStore(services.db, most=services.settings.limits.domains).add(domain)).id
 
 
 async def suspend(client: httpx.AsyncClient, tenant_id: str, suspended: bool = True) -> None:

@@ -128,7 +128,7 @@ async def test_item_data_over_its_bound_is_refused(
     services: Services, tenant: TenantClient, settings: Settings
 ) -> None:
     await _ready(tenant)
-    big = {"blob": "x" * settings.template_max_data_bytes}
+    big = {"blob": "x" * settings.templates.max_data_bytes}
     response = await tenant.post(
         "/v1/notifications", json=_body({"key": "k", "window_seconds": 60}, data=big)
     )

@@ -34,4 +34,4 @@ def test_an_outcome_window_within_bounds_is_kept(
     monkeypatch: pytest.MonkeyPatch, value: str, seconds: float
 ) -> None:
     monkeypatch.setenv("HOMING_OUTCOME_WINDOW_SECONDS", value)
-    assert Settings(_env_file=None).outcome_window_seconds == seconds  # type: ignore[call-arg]
+    assert Settings(_env_file=None).worker.outcome_window_seconds == seconds  # type: ignore[call-arg]

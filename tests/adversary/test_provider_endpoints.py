@@ -159,7 +159,7 @@ async def test_the_credential_check_never_echoes_what_the_endpoint_answered(
 async def test_an_smtp_host_on_loopback_is_refused_unless_the_operator_allows_it(
     settings: Settings, net: NetworkRecorder
 ) -> None:
-    strict = settings.model_copy(update={"provider_allowed_networks": ""})
+    strict = settings.changed(provider_allowed_networks="")
     services = await build(strict)
     try:
         transport = httpx.ASGITransport(app=create_app(services))

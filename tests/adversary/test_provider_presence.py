@@ -20,7 +20,7 @@ class CountingStore(ProviderStore):
     """The provider store, counting the reads of each tenant's accounts."""
 
     def __init__(self, services: Services) -> None:
-        super().__init__(services.db, most=services.settings.max_providers_per_tenant)
+        super().__init__(services.db, most=services.settings.limits.providers)
         self.reads: dict[str, int] = {}
 
     async def all(

@@ -73,7 +73,7 @@ async def test_a_tenant_api_key_is_not_an_admin_token(
 async def test_without_an_admin_token_the_admin_api_does_not_exist(
     settings: Settings, clock: ManualClock, method: str, path: str, body: dict[str, Any] | None
 ) -> None:
-    disabled = settings.model_copy(update={"admin_token": None})
+    disabled = settings.changed(admin_token=None)
     services = await build(disabled, clock=clock)
     try:
         transport = httpx.ASGITransport(app=create_app(services))

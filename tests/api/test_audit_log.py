@@ -273,11 +273,11 @@ async def test_audit_events_outlive_job_retention_and_go_after_their_own(
     services: Services, tenant: TenantClient, clock: ManualClock
 ) -> None:
     assert (await tenant.post("/v1/api-keys", json={"name": "old"})).status_code == 201
-    clock.advance(timedelta(days=services.settings.retention_days + 1).total_seconds())
+    clock.advance(timedelta(days=services.settings.retention.days + 1).total_seconds())
     kept = await services.retention().run()
     assert kept.audit_events == 0
     assert len(await _log(tenant)) == 1
-    clock.advance(timedelta(days=services.settings.audit_retention_days).total_seconds())
+    clock.advance(timedelta(days=services.settings.retention.audit_days).total_seconds())
     assert (await services.retention().run(dry_run=True)).audit_events == 1
     purged = await services.retention().run()
     assert purged.audit_events == 1

@@ -133,6 +133,6 @@ async def test_retention_purges_a_cancelled_job_like_any_finished_one(
 ) -> None:
     job_id = await _send(tenant)
     assert (await tenant.post(f"/v1/jobs/{job_id}/cancel")).status_code == 200
-    clock.advance((services.settings.retention_days + 1) * 86_400)
+    clock.advance((services.settings.retention.days + 1) * 86_400)
     assert (await services.retention().run()).jobs == 1
     assert (await tenant.get(f"/v1/jobs/{job_id}")).status_code == 404

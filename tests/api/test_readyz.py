@@ -78,7 +78,7 @@ async def test_stalled_worker_loop_is_not_ready(services: Services, api: httpx.A
     services.heartbeat.beat()
     status, body = await _ready(api)
     assert (status, body["checks"]["worker"]) == (200, "ok")
-    now[0] += services.settings.ready_worker_stall_seconds + 1
+    now[0] += services.settings.worker.ready_stall_seconds + 1
     status, body = await _ready(api)
     assert status == 503
     assert _failing(body) == {"worker": "stalled"}

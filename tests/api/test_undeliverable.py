@@ -137,7 +137,7 @@ async def test_a_change_through_another_process_reaches_this_one_within_the_wind
     clock = _Clock()
     presence = ProviderPresence(services.providers, seconds=5, now=clock)
     # Another process's store: no listener here.
-    elsewhere = ProviderStore(services.db, most=services.settings.max_providers_per_tenant)
+    elsewhere = ProviderStore(services.db, most=services.settings.limits.providers)
     account = await stored_provider(services, tenant.tenant_id)
     await presence.check(tenant.tenant_id, Channel.EMAIL)
     await elsewhere.update(tenant.tenant_id, account.id, enabled=False)

@@ -80,7 +80,7 @@ async def test_non_utf8_body_is_400(tenant: TenantClient) -> None:
 
 
 async def test_oversized_body_is_413(tenant: TenantClient, services: Services) -> None:
-    huge = "x" * (services.settings.max_body_bytes + 10)
+    huge = "x" * (services.settings.server.max_body_bytes + 10)
     response = await tenant.post("/v1/notifications/email", json={**GOOD, "text": huge})
     _error(response, 413, "payload_too_large")
 
@@ -89,7 +89,7 @@ async def test_oversized_body_without_content_length_is_413(
     tenant: TenantClient, services: Services
 ) -> None:
     chunk = b"x" * 65536
-    count = services.settings.max_body_bytes // len(chunk) + 2
+    count = services.settings.server.max_body_bytes // len(chunk) + 2
 
     async def stream() -> Any:
         for _ in range(count):

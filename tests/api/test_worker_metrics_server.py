@@ -63,7 +63,7 @@ async def test_readyz_is_503_stalled_when_the_loop_stops_going_round(
     services.heartbeat = Heartbeat(now=lambda: now[0])
     services.heartbeat.beat()
     assert (await client.get("/readyz")).status_code == 200
-    now[0] += services.settings.ready_worker_stall_seconds + 1
+    now[0] += services.settings.worker.ready_stall_seconds + 1
     stalled = await client.get("/readyz")
     assert stalled.status_code == 503
     assert stalled.json()["error"]["details"]["checks"]["worker"] == "stalled"
@@ -80,7 +80,7 @@ async def test_metrics_answers_the_scrape_with_the_queue_sampled(
 
 
 async def test_without_a_metrics_port_nothing_is_served(services: Services) -> None:
-    services.settings.metrics_port = None
+    services.settings = services.settings.changed(metrics_port=None)
     async with metrics_serving(services) as port:
         assert port is None
 
@@ -89,7 +89,7 @@ async def test_without_a_metrics_port_nothing_is_served(services: Services) -> N
 async def test_with_a_token_the_worker_scrape_needs_it(
     services: Services, tmp_path: Path, secret_key: str
 ) -> None:
-    services.settings.metrics_token = SecretStr(TOKEN)
+    services.settings = services.settings.changed(metrics_token=SecretStr(TOKEN))
     async with metrics_serving(services) as port:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
             refused = await http.get("/metrics")

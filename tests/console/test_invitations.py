@@ -74,8 +74,9 @@ async def _mailing(services: Services, api: httpx.AsyncClient, sandbox: SandboxS
     """Platform email on, over the sandbox's SendGrid, and a public URL: links go by mail."""
     platform = await make_tenant(services, api, "homing-platform")
     await register(platform, sandbox, "sendgrid", 1)
-    services.settings.platform_tenant_id = platform.tenant_id
-    services.settings.public_url = PUBLIC_URL
+    services.settings = services.settings.changed(
+        platform_tenant_id=platform.tenant_id, public_url=PUBLIC_URL
+    )
 
 
 async def _mailed_link(services: Services, sb: Sandbox, to: str) -> str:

@@ -166,7 +166,7 @@ async def test_a_scrubbed_message_says_when_instead_of_blank_fields(
     await register(tenant, sandbox, "resend", 1)
     job_id = await send(tenant, subject="Your code", text="123456", html="<b>123456</b>")
     assert await deliver(services) == 1
-    clock.advance(services.settings.payload_retention_days * DAY + DAY)
+    clock.advance(services.settings.retention.payload_days * DAY + DAY)
     assert (await services.retention().run()).payloads == 1
     scrubbed_at = (await services.jobs.get(tenant.tenant_id, job_id))[0].payload_scrubbed_at
     assert scrubbed_at is not None

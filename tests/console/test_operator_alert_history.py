@@ -37,7 +37,7 @@ def _rows(html: str, css: str) -> list[str]:
 
 
 async def _evaluate(services: Services, clock: ManualClock) -> None:
-    clock.advance(services.settings.alert_interval_seconds)
+    clock.advance(services.settings.alerts.interval_seconds)
     assert await services.check_rounds().run()
 
 
@@ -60,7 +60,7 @@ async def test_a_failing_provider_shows_firing_then_resolved_with_how_long_it_fi
         await _evaluate(services, clock)
         firing = await client.get(ALERTS)
         await sb.http.delete("/_sandbox/faults")
-        clock.advance(services.settings.alert_window_seconds)
+        clock.advance(services.settings.alerts.window_seconds)
         await deliver(services)  # the retries succeed
         await _evaluate(services, clock)
         resolved = await client.get(ALERTS)

@@ -88,7 +88,7 @@ async def test_a_failing_provider_shows_on_the_alerts_page_then_fires(
         quiet = await client.get("/operator/alerts")
         await _failing_resend(services, tenant, sandbox, sb)
         before = await client.get("/operator/alerts")
-        clock.advance(services.settings.alert_interval_seconds)
+        clock.advance(services.settings.alerts.interval_seconds)
         assert await services.check_rounds().run()
         after = await client.get("/operator/alerts")
     assert quiet.status_code == 200 and "Nothing is firing" in quiet.text

@@ -56,7 +56,7 @@ def test_compose_profiles_embedded_and_scaled() -> None:
         assert services[name]["depends_on"]["migrate"] == {
             "condition": "service_completed_successfully"
         }
-    deadline = Settings().provider_deadline_seconds
+    deadline = Settings().provider_calls.deadline_seconds
     for name in ("homing", "migrate", "api", "worker", "sandbox"):
         service = services[name]
         assert service["read_only"] is True and service["user"] == "10001:10001"
@@ -92,7 +92,7 @@ def test_the_kustomize_overlay_renders_and_validates(overlay: str) -> None:
             assert doc["apiVersion"] == "monitoring.coreos.com/v1"
             continue
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
-    deadline = Settings().provider_deadline_seconds
+    deadline = Settings().provider_calls.deadline_seconds
     for name, template in _pods(docs):
         spec = template["spec"]
         assert spec["securityContext"]["runAsNonRoot"] is True, name

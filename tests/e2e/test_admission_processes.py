@@ -35,14 +35,14 @@ def settings(postgres_url: str, tmp_path: Path, secret_key: str) -> Settings:
 
 
 def _env(settings: Settings, secret_key: str) -> dict[str, str]:
-    assert settings.admin_token is not None and settings.redis_url is not None
+    assert settings.admin_token is not None and settings.redis.url is not None
     return {
         "HOMING_DATABASE_URL": settings.resolved_database_url,
         "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
         "HOMING_DATA_DIR": str(settings.data_dir),
         "HOMING_SECRET_KEY": secret_key,
-        "HOMING_REDIS_URL": settings.redis_url,
-        "HOMING_REDIS_KEY_PREFIX": settings.redis_key_prefix,
+        "HOMING_REDIS_URL": settings.redis.url,
+        "HOMING_REDIS_KEY_PREFIX": settings.redis.key_prefix,
         "HOMING_ADMIN_TOKEN": settings.admin_token.get_secret_value(),
         "HOMING_LOG_LEVEL": "warning",
     }

@@ -67,7 +67,7 @@ async def test_all_providers_failing_dead_letters_after_max_attempts_and_alerts(
     await sb.fault("mailgun", status=500)
     await sb.fault("resend", status=503)
     job_id = await send(tenant)
-    for _ in range(services.settings.max_attempts):
+    for _ in range(services.settings.retries.max_attempts):
         assert await deliver(services) == 1
         clock.advance(A_DAY)
     assert await deliver(services) == 0

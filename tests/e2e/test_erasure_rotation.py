@@ -81,7 +81,7 @@ async def rotate(
 ) -> dict[str, Any]:
     """``homing keys rotate --json`` with the operator's settings; its report."""
     monkeypatch.delenv("HOMING_REDIS_URL", raising=False)
-    monkeypatch.setenv("HOMING_DATABASE_URL", str(settings.database_url))
+    monkeypatch.setenv("HOMING_DATABASE_URL", str(settings.database.url))
     monkeypatch.setenv("HOMING_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("HOMING_SECRET_KEY", new)
     monkeypatch.setenv("HOMING_PREVIOUS_SECRET_KEYS", old)

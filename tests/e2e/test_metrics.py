@@ -57,13 +57,13 @@ async def test_a_failure_then_a_dead_letter_move_their_counters(
     await sb.fault("sendgrid", status=503)
     before = await scrape(api)
     job_id = await send(tenant)
-    for _ in range(services.settings.max_attempts):
+    for _ in range(services.settings.retries.max_attempts):
         assert await deliver(services) == 1
         clock.advance(A_DAY)
     assert (await job(tenant, job_id))["status"] == "FAILED"
     moves = Moves(before, await scrape(api))
     call = {**EMAIL, "provider": "sendgrid"}
-    attempts = services.settings.max_attempts
+    attempts = services.settings.retries.max_attempts
     assert moves.moved("homing_provider_calls_total", **call, outcome="transient") == attempts
     assert moves.moved("homing_provider_calls_total", **call, outcome="success") == 0
     assert moves.moved("homing_jobs_finished_total", **EMAIL, status="failed") == 1
@@ -237,7 +237,7 @@ async def test_an_operators_day_spike_list_by_provider_dry_run_redrive_drain(
     before = await scrape(api)
     for _ in range(3):
         await send(tenant)
-    for _ in range(services.settings.max_attempts):
+    for _ in range(services.settings.retries.max_attempts):
         assert await deliver(services) == 3
         clock.advance(A_DAY)
     letter = {"queue": "notifications-email", "error_class": "transient"}

@@ -53,7 +53,7 @@ async def test_a_worker_killed_mid_send_is_replaced_after_its_lease(
     assert (await job(tenant, job_id))["status"] == "PROCESSING"
     assert await deliver(services) == 0, "the dead worker's lease still holds the job"
     # The manual clock started before the worker claimed; move well past its lease.
-    clock.advance(settings.lease_seconds + 30)
+    clock.advance(settings.worker.lease_seconds + 30)
     assert await deliver(services) == 1
     body = await job(tenant, job_id)
     assert body["status"] == "COMPLETED"

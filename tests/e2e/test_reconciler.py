@@ -38,10 +38,10 @@ async def _break_three_ways(
     """(job with no entry, finished job with an entry, PROCESSING job whose lease ran
     out long ago), each made by hand in the database."""
     stale = await send(tenant, subject="Stale")
-    [claimed] = await services.queue.claim(Queue.EMAIL, 10, services.settings.lease_seconds)
+    [claimed] = await services.queue.claim(Queue.EMAIL, 10, services.settings.worker.lease_seconds)
     assert claimed.job.id == stale
     clock.advance(
-        services.settings.lease_seconds + services.settings.reconcile_stale_lease_seconds + 1
+        services.settings.worker.lease_seconds + services.settings.reconcile.stale_lease_seconds + 1
     )
     missing = await send(tenant, subject="Missing")
     finished = await send(tenant, subject="Finished")

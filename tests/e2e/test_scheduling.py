@@ -38,7 +38,7 @@ async def paced_services(
         yield services
         return
     prefix = f"homing-test-{uuid.uuid4().hex}"
-    shared = settings.model_copy(update={"redis_url": REDIS_URL, "redis_key_prefix": prefix})
+    shared = settings.changed(redis_url=REDIS_URL, redis_key_prefix=prefix)
     limiter = build_limiter(shared)
     assert limiter.shared
     original = services.limiter
@@ -172,7 +172,7 @@ async def test_platform_email_is_critical_and_retries_sooner(
     ordinary = await send(tenant)
     await sb.fault("resend", status=503, count=2)
     await deliver(services)
-    clock.advance(services.settings.platform_retry_base_seconds + 0.01)
+    clock.advance(services.settings.retries.platform_base_seconds + 0.01)
     await deliver(services)
     assert (await job(tenant, platform.job.id))["status"] == "COMPLETED"
     assert (await job(tenant, ordinary))["status"] == "PENDING"

@@ -27,7 +27,7 @@ def settings(settings: Settings, request: pytest.FixtureRequest) -> Settings:
     limits: dict[str, Any] = {"inbound_max_events_per_body": 4, "inbound_events_per_minute": 6}
     if request.param == "redis":
         limits.update(redis_url=REDIS_URL, redis_key_prefix=unique_prefix())
-    return settings.model_copy(update=limits)
+    return settings.changed(**limits)
 
 
 def _batch(*event_ids: str, **fields: Any) -> bytes:

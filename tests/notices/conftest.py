@@ -48,6 +48,6 @@ async def platform(
     as HOMING_PLATFORM_TENANT_ID would set it, before platform email is first used."""
     client = await make_tenant(services, api, "homing-platform")
     await register(client, sandbox, "sendgrid", 1)
-    services.settings.platform_tenant_id = client.tenant_id
+    services.settings = services.settings.changed(platform_tenant_id=client.tenant_id)
     services.email_alerts()  # as build() wires it when the setting is there at start
     return client

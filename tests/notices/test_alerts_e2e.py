@@ -24,7 +24,7 @@ A_DAY = 86_400.0
 
 async def _evaluate(services: Services, clock: ManualClock) -> None:
     """One evaluation with the turn free (the lease runs out within an interval)."""
-    clock.advance(services.settings.alert_interval_seconds)
+    clock.advance(services.settings.alerts.interval_seconds)
     assert await services.check_rounds().run()
     await services.alerter.flush()
 
@@ -43,7 +43,7 @@ async def test_a_queue_not_draining_fires_once_emails_the_operator_and_resolves(
 ) -> None:
     await register(tenant, sandbox, "resend", 1)
     await send(tenant)
-    clock.advance(services.settings.alert_queue_stuck_seconds + 1)
+    clock.advance(services.settings.alerts.queue_stuck_seconds + 1)
     await _evaluate(services, clock)
     await _evaluate(services, clock)  # still failing: not sent again
     [fired] = await _slack_texts(sb)
@@ -79,7 +79,7 @@ async def test_a_failing_provider_fires_by_its_failure_ratio_and_resolves(
     assert tenant.tenant_id not in fired
 
     await sb.http.delete("/_sandbox/faults")
-    clock.advance(services.settings.alert_window_seconds)
+    clock.advance(services.settings.alerts.window_seconds)
     await deliver(services)  # the retries succeed
     await _evaluate(services, clock)
     resolved = (await _slack_texts(sb))[1]
@@ -123,7 +123,7 @@ async def test_inbound_lag_and_quarantine_fire_on_their_thresholds(
 ) -> None:
     await _journal(services, lag=5, status="applied", count=18)
     await _journal(services, lag=5, status="quarantined", count=2)
-    clock.advance(services.settings.alert_interval_seconds)
+    clock.advance(services.settings.alerts.interval_seconds)
     await _journal(services, lag=3600, status="applied", count=1)  # 1 of 21: not p95
     assert await services.check_rounds().run()
     await services.alerter.flush()

@@ -22,7 +22,7 @@ DEADLINE = 0.5
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     # Shorter than the per-read timeout (2 s): only the deadline can end these calls.
-    return settings.model_copy(update={"provider_deadline_seconds": DEADLINE})
+    return settings.changed(provider_deadline_seconds=DEADLINE)
 
 
 @pytest.fixture

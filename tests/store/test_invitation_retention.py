@@ -63,7 +63,7 @@ async def test_ended_invitations_go_after_their_retention_and_pending_ones_stay(
 
     before = PURGED.labels(kind="invitations")._value.get()
     # One row a batch: the purge goes on until a batch comes back short.
-    services.settings = services.settings.model_copy(update={"retention_batch_size": 1})
+    services.settings = services.settings.changed(retention_batch_size=1)
     report = await services.retention().run()
     assert (report.invitations, report.locked) == (2, False)
     assert PURGED.labels(kind="invitations")._value.get() == before + 2
@@ -83,7 +83,7 @@ async def test_a_shorter_retention_purges_sooner(services: Services, clock: Manu
     await services.invitations.revoke(tenant_id, revoked, CLI_ACTOR)
     clock.advance(2 * DAY)
     assert (await services.retention().run()).invitations == 0
-    services.settings = services.settings.model_copy(update={"invitation_retention_days": 1})
+    services.settings = services.settings.changed(invitation_retention_days=1)
     assert (await services.retention().run()).invitations == 1
     assert await _stored(services) == set()
 
@@ -100,7 +100,7 @@ async def test_invitations_are_not_purged_while_another_worker_purges(
     clock.advance(31 * DAY)
     # Jobs and payloads kept for ever: the invitations' batch is the first to ask.
     keep = {"retention_days": 0, "payload_retention_days": 0}
-    services.settings = services.settings.model_copy(update=keep)
+    services.settings = services.settings.changed(**keep)
     async with services.db.transaction() as conn:
         await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": RETENTION_LOCK_KEY})
         report = await services.retention().run()

@@ -228,10 +228,10 @@ async def test_small_batches_purge_everything_and_zero_days_keep_for_ever(
     for _ in range(5):
         await _finished(services, clock, tenant_id)
     clock.advance(400 * DAY)
-    keep = services.settings.model_copy(update={"retention_days": 0, "payload_retention_days": 0})
+    keep = services.settings.changed(retention_days=0, payload_retention_days=0)
     services.settings = keep
     assert (await services.retention().run()).jobs == 0
-    services.settings = keep.model_copy(update={"retention_days": 30, "retention_batch_size": 2})
+    services.settings = keep.changed(retention_days=30, retention_batch_size=2)
     assert (await services.retention().run()).jobs == 5
     async with services.db.transaction() as conn:
         assert await conn.scalar(select(func.count()).select_from(jobs)) == 0
@@ -283,7 +283,7 @@ async def test_unmatched_inbound_events_and_conflicts_go_at_the_jobs_age(
     await _inbound(services, clock, "old-matched", "a-job-still-kept")
     clock.advance(31 * DAY)
     await _inbound(services, clock, "recent", None)
-    services.settings = services.settings.model_copy(update={"retention_batch_size": 1})
+    services.settings = services.settings.changed(retention_batch_size=1)
     before = PURGED.labels(kind="inbound_events")._value.get()
 
     assert (await services.retention().run(dry_run=True)).inbound_events == 3
@@ -388,7 +388,7 @@ async def test_sent_and_failed_digests_go_with_their_items_and_gathered_notifica
     still_open = await _digest(services, clock, tenant_id, "open")
     clock.advance(31 * DAY)
     recent = await _digest(services, clock, tenant_id, "sent")
-    services.settings = services.settings.model_copy(update={"retention_batch_size": 1})
+    services.settings = services.settings.changed(retention_batch_size=1)
 
     assert (await services.retention().run(dry_run=True)).digests == 2
     assert (await services.retention().run()).digests == 2

@@ -105,9 +105,7 @@ def test_thresholds_come_from_the_settings() -> None:
     settings = Settings(_env_file=None, alert_dead_letter_spike=7, alert_window_seconds=60)  # type: ignore[call-arg]
     thresholds = Thresholds.of(settings)
     assert thresholds.dead_letter_spike == 7 and thresholds.window_seconds == 60
-    assert (
-        thresholds.queue_stuck_seconds == Settings.model_fields["alert_queue_stuck_seconds"].default
-    )
+    assert thresholds.queue_stuck_seconds == Settings().alerts.queue_stuck_seconds
 
 
 def test_a_notice_body_is_standard_webhooks_type_timestamp_and_data() -> None:

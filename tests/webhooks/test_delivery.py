@@ -93,7 +93,7 @@ async def test_retries_keep_the_webhook_id_and_each_attempt_is_freshly_signed(
     job_id = await send_webhook(tenant, f"{receiver.url}/hook")
     for _ in range(3):
         await deliver(services)
-        clock.advance(services.settings.retry_base_seconds * 2)
+        clock.advance(services.settings.retries.base_seconds * 2)
     first, second, third = receiver.requests
     assert first.headers["webhook-id"] == second.headers["webhook-id"] == f"msg_{job_id}"
     assert third.headers["webhook-id"] == f"msg_{job_id}"

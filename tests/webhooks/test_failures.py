@@ -56,7 +56,7 @@ async def test_408_and_5xx_are_retried_until_dead_lettered(
 ) -> None:
     receiver.default = Reply(status)
     job_id = await send_webhook(tenant, f"{receiver.url}/hook")
-    for _ in range(services.settings.max_attempts):
+    for _ in range(services.settings.retries.max_attempts):
         assert await deliver(services) == 1
         clock.advance(A_DAY)
     assert await deliver(services) == 0
@@ -105,7 +105,7 @@ async def test_a_timeout_is_transient(
     services: Services, tenant: TenantClient, receiver: Receiver
 ) -> None:
     await services.webhooks.aclose()
-    quick = services.settings.model_copy(update={"webhook_timeout_seconds": 0.2})
+    quick = services.settings.changed(webhook_timeout_seconds=0.2)
     services.webhooks = build_webhooks(quick, services.db, services.sealer, services.clock)
     receiver.reply(Reply(hang=True))
     job_id = await send_webhook(tenant, f"{receiver.url}/hook")
@@ -123,7 +123,7 @@ async def test_the_response_excerpt_is_capped(
     job_id = await send_webhook(tenant, f"{receiver.url}/hook")
     await deliver(services)
     [attempt] = (await job(tenant, job_id))["attempts"]
-    cap = services.settings.webhook_response_excerpt_bytes
+    cap = services.settings.webhooks.response_excerpt_bytes
     assert attempt["response_excerpt"] == "\ufffd" + "e" * (cap - 1)
 
 

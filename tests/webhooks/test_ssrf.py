@@ -207,6 +207,6 @@ def test_https_may_be_made_optional() -> None:
 
 def test_the_allowed_networks_setting_is_checked_at_startup() -> None:
     ok = Settings(_env_file=None, webhook_allowed_networks="127.0.0.0/8, 10.20.0.0/16")  # type: ignore[call-arg]
-    assert ok.webhook_allowed_network_list == ["127.0.0.0/8", "10.20.0.0/16"]
+    assert ok.webhooks.allowed_network_list == ["127.0.0.0/8", "10.20.0.0/16"]
     with pytest.raises(ValidationError):
         Settings(_env_file=None, webhook_allowed_networks="10.0.0.0/33")  # type: ignore[call-arg]

@@ -119,9 +119,9 @@ async def stream(
         after,
         wake,
         headers,
-        poll=s.feed_poll_seconds,
-        heartbeat=s.feed_heartbeat_seconds,
-        buffer=s.feed_stream_buffer,
+        poll=s.feed.poll_seconds,
+        heartbeat=s.feed.heartbeat_seconds,
+        buffer=s.feed.stream_buffer,
     )
 
 

@@ -45,7 +45,7 @@ def _unverified() -> JSONResponse:
 async def _body(request: Request, settings: Settings, provider: str = "") -> bytes:
     """The body, read up to HOMING_INBOUND_MAX_BODY_BYTES, or less for a provider whose
     events are small (Telegram: 64 KiB); PayloadTooLarge past it."""
-    limit = min(settings.inbound_max_body_bytes, MAX_BODY_BYTES.get(provider, 1 << 62))
+    limit = min(settings.inbound.max_body_bytes, MAX_BODY_BYTES.get(provider, 1 << 62))
     return await read_body(request.headers.raw, request.receive, limit)
 
 
