@@ -12571,7 +12571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `unknown_recipient`, `unknown_category`, `template_error`. */
+            /** @description Error; `code` is one of `validation_error`, `invalid_request`, `idempotency_conflict`, `unknown_recipient`, `unknown_category`, `domain_not_verified`, `template_error`. */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -20,6 +20,7 @@ from homing.api.error_responses import refusals
 from homing.api.routes.notifications import IdempotencyKey, request_hash
 from homing.api.schemas.notifications import NotificationPublic, NotificationsCreate
 from homing.errors import IdempotencyConflict, QuotaExceeded, UnknownCategory, UnknownRecipient
+from homing.managers.sending_domains import DomainNotVerified
 from homing.rendering.kernel import TemplateError
 from homing.services import Services
 from homing.store.notification_rows import Notification
@@ -47,7 +48,12 @@ SenderDep = Annotated[Principal, Depends(_sender)]
     response_model=NotificationPublic,
     openapi_extra=SENDING_OPENAPI,
     responses=refusals(
-        IdempotencyConflict, QuotaExceeded, UnknownRecipient, UnknownCategory, TemplateError
+        IdempotencyConflict,
+        QuotaExceeded,
+        UnknownRecipient,
+        UnknownCategory,
+        TemplateError,
+        DomainNotVerified,
     ),
 )
 async def send_notification(
