@@ -7,8 +7,9 @@ keys, the public URL) and one frozen group per concern, each a ``…Settings`` c
 ``HOMING_`` and the field's alias, by default the group's prefix and the field's name
 (``HOMING_TEMPLATE_MAX_SOURCE_CHARS`` is ``settings.templates.max_source_chars``).
 Every default is written once, here; a component that takes a setting defaults to its
-group's default rather than repeat it. ``Settings(max_attempts=5)`` and
-``settings.changed(max_attempts=5)`` take the flat names too.
+group's default rather than repeat it. ``settings.changed(max_attempts=5)`` takes the
+flat names and validates them (so does ``Settings(max_attempts=5)``, though a type
+checker knows only the groups' names there).
 
 Built once by the entry point (``Settings()``) and passed down; importing this module
 reads no environment. docs/settings.md documents each setting (tests/unit/test_docs.py

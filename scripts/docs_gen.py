@@ -60,7 +60,7 @@ async def openapi_document() -> dict[str, Any]:
     from homing.settings import Settings
 
     with tempfile.TemporaryDirectory(prefix="homing-docs-") as folder:
-        settings = Settings(
+        settings = Settings().changed(
             data_dir=Path(folder),
             database_url=f"sqlite+aiosqlite:///{Path(folder) / 'homing.db'}",
             secret_key=SecretStr(generate_master_key()),
