@@ -579,9 +579,10 @@ class _FlatEnvironment(PydanticBaseSettingsSource):
     def __call__(self) -> dict[str, Any]:
         environ = {key.upper(): value for key, value in os.environ.items()}
         found: dict[str, Any] = {}
-        for variable, (group, name) in _PLACES.items():
+        for flat in _BY_FLAT:
+            variable = ENV_PREFIX + flat.upper()
             if variable in environ:
-                found[_flat(group, name)] = environ[variable]
+                found[flat] = environ[variable]
         return found
 
 
@@ -679,9 +680,9 @@ class Settings(BaseSettings):
     def flat(self) -> dict[str, Any]:
         """Every setting by its flat name (a secret stays a ``SecretStr``)."""
         values: dict[str, Any] = {}
-        for variable, (group, name) in _PLACES.items():
+        for flat, (group, name) in _BY_FLAT.items():
             owner = getattr(self, group) if group else self
-            values[variable.removeprefix(ENV_PREFIX).lower()] = getattr(owner, name)
+            values[flat] = getattr(owner, name)
         return values
 
     @field_validator("allowed_hosts")
@@ -715,14 +716,6 @@ class Settings(BaseSettings):
     @property
     def is_sqlite(self) -> bool:
         return self.resolved_database_url.startswith("sqlite")
-
-
-def _flat(group: str, name: str) -> str:
-    """A field's flat name: its alias in a group, its name at the top."""
-    if not group:
-        return name
-    field = Settings.GROUPS[group].model_fields[name]
-    return field.alias or name
 
 
 def _places() -> Iterator[tuple[str, tuple[str, str]]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Final
 
 from homing.alerts import Alerter
@@ -45,16 +45,8 @@ class Thresholds:
 
     @classmethod
     def of(cls, s: Settings) -> Thresholds:
-        return cls(
-            queue_stuck_seconds=s.alerts.queue_stuck_seconds,
-            worker_silent_seconds=s.alerts.worker_silent_seconds,
-            window_seconds=s.alerts.window_seconds,
-            provider_failure_ratio=s.alerts.provider_failure_ratio,
-            provider_min_calls=s.alerts.provider_min_calls,
-            inbound_lag_p95_seconds=s.alerts.inbound_lag_p95_seconds,
-            inbound_quarantine_ratio=s.alerts.inbound_quarantine_ratio,
-            dead_letter_spike=s.alerts.dead_letter_spike,
-        )
+        """The thresholds of ``s.alerts``, each read by its own name."""
+        return cls(**{f.name: getattr(s.alerts, f.name) for f in fields(cls)})
 
 
 def p95(values: Sequence[float]) -> float:
