@@ -1,7 +1,7 @@
 """Every figure in one go: Homing beside a BullMQ peer, on loopback, pair by pair.
 
     python -m bench all [--quick] [--only CASE[,CASE…]] [--no-peer] [--record]
-                        [--check [--retries N]] [--baseline BAND]
+                        [--check [--retries N]] [--baseline BAND] [--tracing]
 
 Cases: ingest (single and batch), deliver (no latency), bulk (deliveries through
 Resend's batch endpoint, against the bare BullMQ worker), mixed (delivering while
@@ -12,7 +12,8 @@ the same run; the table gives Homing's figure over the peer's. Progress goes to
 stderr, the table to stdout; ``--record`` appends it to docs/benchmarks.md.
 ``--check`` compares every ratio with ``bench/baseline.json`` and exits 1 on a drop
 beyond its band (``bench/regression.py``); ``--baseline BAND`` writes that file from
-this run.
+this run. ``--tracing`` runs every Homing process with tracing on, exporting to an
+OTLP/HTTP collector on loopback (``bench/otlp_sink.py``), to measure what it costs.
 Needs PostgreSQL and Redis on 127.0.0.1 (HOMING_BENCH_POSTGRES_URL,
 HOMING_BENCH_REDIS_URL, HOMING_BENCH_PEER_REDIS_URL).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import subprocess
 import sys
 
@@ -31,6 +33,7 @@ from redis.exceptions import RedisError
 from bench import peers, regression
 from bench.cases import CASES, FULL, QUICK, Runner
 from bench.common import POSTGRES_URL, append_section, machine, say, today
+from bench.otlp_sink import OtlpSink
 from bench.peers import REDIS_URL as PEER_REDIS_URL
 from bench.regression import BASELINE
 from bench.report import UNRECORDED_ROWS, Row, notes, rows, table
@@ -54,6 +57,11 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         metavar="BAND",
         help=f"write {BASELINE.name} from this run, allowing drops of BAND (0.3 = 30 %%)",
+    )
+    parser.add_argument(
+        "--tracing",
+        action="store_true",
+        help="Homing with OpenTelemetry tracing on, exporting to a loopback collector",
     )
     return parser
 
@@ -120,6 +128,23 @@ async def check(args: argparse.Namespace, runner: Runner, built: list[Row]) -> i
 
 
 async def main(args: argparse.Namespace) -> int:
+    if not args.tracing:
+        return await _main(args)
+    with OtlpSink(keep=False) as sink:
+        # Every Homing process the cases start inherits this (bench.common.homing_process).
+        os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = sink.endpoint
+        try:
+            status = await _main(args)
+        finally:
+            del os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]
+        print(f"tracing on: {sink.requests:,} OTLP exports received", flush=True)
+        if sink.requests == 0:
+            say("tracing on, but no process exported a span")
+            return 1
+        return status
+
+
+async def _main(args: argparse.Namespace) -> int:
     cases = _cases(args.only)
     runner = Runner(QUICK if args.quick else FULL, peer=not args.no_peer)
     if runner.peer:

@@ -488,6 +488,9 @@ class Job:
     # ``send_at``) or ``quiet_hours`` (docs/scheduling.md).
     send_at: datetime | None = None
     schedule_reason: str | None = None
+    # The W3C traceparent of the span that accepted it, when tracing was on then: its
+    # delivery passes' spans are that span's children (docs/tracing.md).
+    traceparent: str | None = None
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

@@ -9,6 +9,7 @@ from functools import cached_property
 
 import httpx
 
+from homing import tracing
 from homing.alerts import Alerter
 from homing.clock import Clock, Heartbeat, SystemClock
 from homing.crypto import AddressRefs, MasterKey, Sealer, load_or_create_key_file
@@ -246,7 +247,12 @@ class Services:
     def notifications(self) -> Notifications:
         """Multi-channel notifications and their sweep (docs/notifications.md)."""
         return Notifications(
-            NotificationStore(self.db, self.clock, self.settings.feed.max_items_per_recipient),
+            NotificationStore(
+                self.db,
+                self.clock,
+                self.settings.feed.max_items_per_recipient,
+                trace=tracing.current_traceparent,
+            ),
             NotificationWatch(self.db),
             self.admission,
             self.feed,
@@ -664,8 +670,9 @@ async def build(
     tenants = TenantStore(db)
     limiter = build_limiter(settings, clock)
     refs = AddressRefs.of(sealer)
-    jobs = JobStore(db, clock, refs)
-    batches = BatchStore(db, clock, refs)
+    # A new job keeps the traceparent of the span accepting it (docs/tracing.md).
+    jobs = JobStore(db, clock, refs, trace=tracing.current_traceparent)
+    batches = BatchStore(db, clock, refs, trace=tracing.current_traceparent)
     admission = Admission(
         tenants,
         limiter,

@@ -14,6 +14,7 @@ from homing.api.middleware.body_limit import BodyLimit
 from homing.api.middleware.direct_email import DirectEmail
 from homing.api.middleware.host_guard import HostGuard
 from homing.api.middleware.request_id import RequestId
+from homing.api.middleware.request_trace import RequestTrace
 from homing.api.middleware.sending_gate import SendingAdmission
 from homing.api.readiness import Readiness
 from homing.api.route_errors import document_errors, with_unrouted_errors
@@ -109,6 +110,8 @@ def create_app(services: Services) -> FastAPI:
     app.add_middleware(SendingAdmission, admission=services.admission)
     token = services.settings.admin_token
     app.add_middleware(AdminGuard, token=token.get_secret_value() if token else None)
+    # Outside admission: a refused request is traced too (tracing on, docs/tracing.md).
+    app.add_middleware(RequestTrace)
     # Before every other gate: a forged Host reads nothing, not even the database.
     hosts = services.settings.allowed_host_set
     app.add_middleware(HostGuard, hosts=hosts, page=refusal_page)

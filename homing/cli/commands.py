@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from homing import tracing
 from homing.cli import audit_commands as audit_cli
 from homing.cli import dlq_commands as dlq_cli
 from homing.cli import journal as inbound_cli
@@ -31,6 +32,8 @@ from homing.store.migrate import require_current
 # Only these start-ups bring the schema up to date. Every other command works on the
 # schema as it is, and refuses ("run `homing migrate`") when it is not current.
 _MIGRATING = frozenset({"run", "api", "worker", "migrate"})
+# The commands that accept and deliver, and so may be traced.
+_TRACED = frozenset({"run", "api", "worker"})
 # What `homing keys rotate` cannot do, said once it is done (docs/operations.md).
 KEYED_HASHES_WARNING = (
     "warning: {} erased addresses and address opt-outs are kept as keyed hashes, which"
@@ -60,6 +63,10 @@ def run_command(args: argparse.Namespace) -> int:
             loopback = allow_loopback_webhooks(os.environ)
         settings = Settings()
         configure_logging(settings.log_level)
+        # The serving commands trace when the OTEL_* variables ask (docs/tracing.md);
+        # each child process they start reads the same variables.
+        if args.command in _TRACED:
+            tracing.start_from_environment()
         return run_loop(_dispatch(args, settings, loopback))
     except KeyboardInterrupt:
         return 130
@@ -70,6 +77,8 @@ def run_command(args: argparse.Namespace) -> int:
         for line in explained(exc):
             print(f"homing: {line}", file=sys.stderr)
         return 2
+    finally:
+        tracing.stop()  # exports what is recorded; nothing when tracing is off
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings, loopback: bool = False) -> int:

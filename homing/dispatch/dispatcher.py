@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
+from homing import tracing
 from homing.clock import Clock
 from homing.dispatch.passes import PassResult, PassRunner, candidates
 from homing.dispatch.policy import (
@@ -48,12 +49,29 @@ class Dispatcher:
         outcome is written by the caller afterwards.
         """
         job = claimed.job
+        number = claimed.attempt_number
         # Every line logged during this pass (here, in the pass, in an adapter) says
         # which job, tenant and attempt it is about; the binding ends with the pass.
-        with job_context(job.id, job.tenant_id, claimed.attempt_number):
+        # Its span is a child of the one that accepted the job (docs/tracing.md).
+        with (
+            job_context(job.id, job.tenant_id, number),
+            tracing.delivery(
+                job.traceparent,
+                job_id=job.id,
+                tenant_id=job.tenant_id,
+                channel=job.channel.value,
+                attempt=number,
+            ) as span,
+        ):
             outcome = await self._process(claimed, accounts)
+            name = type(outcome).__name__.lower()
             # Debug: one line per pass would be a line per job at full rate.
-            log.debug("pass finished", extra={"outcome": type(outcome).__name__.lower()})
+            log.debug("pass finished", extra={"outcome": name})
+            span.set(tracing.OUTCOME, name)
+            if not isinstance(outcome, Completed):
+                span.set(tracing.ERROR_CLASS, outcome.error_class)
+            if isinstance(outcome, Failed):
+                span.failed()
         return outcome
 
     async def _process(self, claimed: ClaimedJob, accounts: Sequence[ProviderAccount]) -> Outcome:

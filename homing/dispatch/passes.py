@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from homing import tracing
 from homing.clock import Clock, as_datetime
 from homing.dispatch.policy import PassFailure
 from homing.dispatch.sandbox_guard import SandboxGuard, destination
@@ -173,10 +174,17 @@ class PassRunner:
             failure: ProviderFailure | None = None
             result: SendResult | None = None
             calls = outcome.calls
-            try:
-                result = await self._call(job, account, outcome)
-            except ProviderFailure as exc:
-                failure = exc
+            with tracing.provider_call(account.provider, account.id) as span:
+                try:
+                    result = await self._call(job, account, outcome)
+                except ProviderFailure as exc:
+                    failure = exc
+                    span.set(tracing.OUTCOME, exc.failure_class.value)
+                    span.set(tracing.HTTP_STATUS, exc.status_code)
+                    span.failed()
+                else:
+                    span.set(tracing.OUTCOME, SUCCESS)
+                    span.set(tracing.HTTP_STATUS, result.status_code)
             seconds = time.perf_counter() - t0
             if outcome.calls > calls:  # a paced or refused provider was not called
                 count_call(job, account, failure, seconds)

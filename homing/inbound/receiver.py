@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Final
 
+from homing import tracing
 from homing.alerts import Alerter
 from homing.clock import as_datetime
 from homing.errors import RateLimited, StoreError
@@ -220,13 +222,22 @@ class Receiver:
             await self._journal.settle(entry_id, EntryStatus.IGNORED, **event_values(event))
             return EntryStatus.IGNORED
         assert scope.tenant_id is not None
-        job_id = await self._delivery.apply(
+        started = time.time_ns()
+        applied = await self._delivery.apply(
             entry_id, scope.source, scope.tenant_id, event, unmatched=NO_JOB
         )
-        if job_id is None:
+        if applied is None:
             return EntryStatus.QUARANTINED  # settled so by apply, in its transaction
+        if applied.job_id:
+            tracing.event_applied(
+                applied.traceparent,
+                started_ns=started,
+                job_id=applied.job_id,
+                source=scope.source,
+                event_type=event.type.value,
+            )
         if event.type is EventType.FAILED:
-            self._alerts.provider_failed(scope.source, job_id, event.vendor_type)
+            self._alerts.provider_failed(scope.source, applied.job_id, event.vendor_type)
         return EntryStatus.APPLIED
 
     async def _bill(self, source: str, entry_id: str, payload: Any) -> EntryStatus:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -65,15 +65,36 @@ __all__ = [
     "Hold",
     "NewJob",
     "StoredRow",
+    "TraceReader",
     "accept_together",
     "entry_row",
     "job_row",
     "replay",
     "replayed",
+    "traced",
+    "untraced",
 ]
 
 # Groups of accepts in one transaction: bounded, so one group's statements stay small.
 MAX_GROUP = 256
+
+# Reads the traceparent of the span in progress: ``homing.tracing.current_traceparent``,
+# handed to the accepting doors by services.py (the store imports no tracing).
+TraceReader = Callable[[], str | None]
+
+
+def untraced() -> str | None:
+    """The ``TraceReader`` of a store built without one: no trace."""
+    return None
+
+
+def traced(new: NewJob, trace: TraceReader) -> NewJob:
+    """``new`` with the traceparent ``trace`` reads now, in the accepting caller's task
+    (a group's transaction runs in a task of its own, under another request's span)."""
+    if new.traceparent is not None:
+        return new
+    traceparent = trace()
+    return new if traceparent is None else replace(new, traceparent=traceparent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +141,10 @@ class NewJob:
     send_at: float | None = None
     schedule_reason: str | None = None
     hold: Hold | None = None
+    # The W3C traceparent of the span that accepts it (the API request's), set by the
+    # accepting door from its ``trace`` reader; None while tracing is off
+    # (homing.tracing, docs/tracing.md).
+    traceparent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,10 +206,12 @@ class AcceptGroups:
         *,
         concurrency: int = 1,
         refs: AddressRefs | None = None,
+        trace: TraceReader = untraced,
     ) -> None:
         self._db = db
         self._clock = clock
         self._refs = refs
+        self._trace = trace
         self._concurrency = concurrency
         self._waiting: deque[_Waiting] = deque()
         self._running = 0
@@ -196,6 +223,7 @@ class AcceptGroups:
     ) -> Accepted:
         """Store the job and its queue entry, or replay a prior one (see JobStore.accept)."""
         answer: asyncio.Future[Accepted] = asyncio.get_running_loop().create_future()
+        new = traced(new, self._trace)
         self._waiting.append(_Waiting(Accept(new, tuple(quotas), check), answer))
         self._start()
         # A caller that goes away cancels its answer; its group skips or ignores it.
@@ -510,6 +538,7 @@ def job_row(new: NewJob, epoch: float) -> dict[str, Any]:
         "category": None if new.preference is None else new.preference.category,
         "send_at": None if new.send_at is None else as_datetime(start),
         "schedule_reason": new.schedule_reason,
+        "traceparent": new.traceparent,
     }
 
 

@@ -21,7 +21,16 @@ from homing.clock import Clock
 from homing.crypto import AddressRefs
 from homing.errors import HomingError
 from homing.models import Quota
-from homing.store.accepting import Accept, AcceptCheck, Accepted, NewJob, accept_together
+from homing.store.accepting import (
+    Accept,
+    AcceptCheck,
+    Accepted,
+    NewJob,
+    TraceReader,
+    accept_together,
+    traced,
+    untraced,
+)
 from homing.store.database import Database
 
 ItemResult = Accepted | HomingError
@@ -30,10 +39,19 @@ ItemResult = Accepted | HomingError
 class BatchStore:
     """Accepts batches: many jobs of one tenant and channel, all in one transaction."""
 
-    def __init__(self, db: Database, clock: Clock, refs: AddressRefs | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        refs: AddressRefs | None = None,
+        *,
+        trace: TraceReader = untraced,
+    ) -> None:
+        """``trace``: what a new job's traceparent is read from (homing.tracing)."""
         self._db = db
         self._clock = clock
         self._refs = refs
+        self._trace = trace
 
     async def accept_many(
         self,
@@ -50,6 +68,7 @@ class BatchStore:
         if not news:
             return []
         rules = [None] * len(news) if checks is None else checks
+        news = [traced(n, self._trace) for n in news]
         accepts = [Accept(n, tuple(quotas), c) for n, c in zip(news, rules, strict=True)]
         for attempt in (1, 2):
             try:

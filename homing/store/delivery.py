@@ -7,6 +7,7 @@ event is either fully applied and marked so, or not at all.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +35,15 @@ MAX_SHARED_ID = 1000
 _REASONS = {EventType.BOUNCED: "hard_bounce", EventType.COMPLAINED: "complaint"}
 
 
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What an applied event was applied to: its job's id ("" for an opt-out, which
+    names none) and the traceparent the job was accepted under, if any."""
+
+    job_id: str
+    traceparent: str | None = None
+
+
 async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent) -> Any:
     """The tenant's job on the event's channel that the event names: by hjid, else by
     provider message id; an id shared by a batch call's jobs, by the event's recipient
@@ -51,6 +61,7 @@ async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent)
         c.attempts_made,
         c.skipped_providers,
         c.ordering_key,
+        c.traceparent,
     ).where(jobs.c.tenant_id == tenant_id, jobs.c.channel == event.channel.value)
     hint = event.job_hint
     if hint and len(hint) <= MAX_JOB_ID:
@@ -84,11 +95,12 @@ class DeliveryStore:
 
     async def apply(
         self, entry_id: str, source: str, tenant_id: str, event: DeliveryEvent, unmatched: str
-    ) -> str | None:
+    ) -> Applied | None:
         """Attach the event to its job (and suppress on a hard bounce or complaint).
 
-        Returns the job id, or None when no job of this tenant matches: then the entry
-        is quarantined with ``unmatched`` as its error, in the same transaction.
+        Returns the job it was applied to, or None when no job of this tenant matches:
+        then the entry is quarantined with ``unmatched`` as its error, in the same
+        transaction.
         """
         now = as_datetime(self._clock.now())
         if event.opt_out is not None:
@@ -115,11 +127,11 @@ class DeliveryStore:
                     "created_at": now,
                 }
                 await add_suppression(conn, suppression)
-        return str(job.id)
+        return Applied(str(job.id), job.traceparent)
 
     async def _opt(
         self, entry_id: str, source: str, tenant_id: str, event: DeliveryEvent
-    ) -> str | None:
+    ) -> Applied | None:
         """Suppress (STOP) or lift (START) the event's recipient on its channel; the
         entry is applied with no job (""), or quarantined when it names no recipient."""
         now = as_datetime(self._clock.now())
@@ -146,7 +158,7 @@ class DeliveryStore:
                 await remove_suppression(conn, tenant_id, event.channel, address)
             values = {**values, "tenant_id": tenant_id, "error": None}
             await settle(conn, entry_id, EntryStatus.APPLIED, now, values)
-        return ""
+        return Applied("")
 
     async def pay(
         self, entry_id: str, payment: Payment, vendor_type: str, occurred_at: datetime | None

@@ -14,7 +14,15 @@ from homing.clock import Clock, as_datetime, month_of
 from homing.crypto import AddressRefs
 from homing.errors import Conflict, Forbidden, NotFound
 from homing.models import Attempt, Channel, Job, JobStatus, Quota
-from homing.store.accepting import AcceptCheck, Accepted, AcceptGroups, NewJob, entry_row
+from homing.store.accepting import (
+    AcceptCheck,
+    Accepted,
+    AcceptGroups,
+    NewJob,
+    TraceReader,
+    entry_row,
+    untraced,
+)
 from homing.store.database import Database
 from homing.store.job_search import JobFilter, JobPage, search
 from homing.store.ordering import lock_ordering_keys, place, release_next
@@ -42,10 +50,18 @@ class JobStore:
     """The SQL of jobs: accept one, read, page, and retry a dead-lettered job with a
     conditional update."""
 
-    def __init__(self, db: Database, clock: Clock, refs: AddressRefs | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        refs: AddressRefs | None = None,
+        *,
+        trace: TraceReader = untraced,
+    ) -> None:
+        """``trace``: what a new job's traceparent is read from (homing.tracing)."""
         self._db = db
         self._clock = clock
-        self._groups = AcceptGroups(db, clock, refs=refs)
+        self._groups = AcceptGroups(db, clock, refs=refs, trace=trace)
 
     async def accept(
         self, new: NewJob, quotas: Sequence[Quota] = (), check: AcceptCheck | None = None

@@ -26,7 +26,15 @@ from homing.clock import Clock, as_datetime
 from homing.errors import HomingError
 from homing.models import JobStatus, new_id
 from homing.store import flow_rules as rules
-from homing.store.accepting import Accept, AcceptCheck, Accepted, accept_together
+from homing.store.accepting import (
+    Accept,
+    AcceptCheck,
+    Accepted,
+    TraceReader,
+    accept_together,
+    traced,
+    untraced,
+)
 from homing.store.database import Database
 from homing.store.digests import mark_sent
 from homing.store.feed import write_item
@@ -78,10 +86,16 @@ class Moves:
 class NotificationStore:
     """Notifications and their steps, by tenant (every read names it)."""
 
-    def __init__(self, db: Database, clock: Clock, feed_cap: int) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, feed_cap: int, *, trace: TraceReader = untraced
+    ) -> None:
+        """``trace``: what a step's new job's traceparent is read from (homing.tracing):
+        the request's span for the first steps; a later step's, made by a worker,
+        starts a trace of its own."""
         self._db = db
         self._clock = clock
         self._feed_cap = feed_cap
+        self._trace = trace
 
     async def create(self, new: NewNotification) -> tuple[Notification, bool, Moves]:
         """Store the notification and make its first jobs; or the one an earlier request
@@ -287,7 +301,7 @@ class NotificationStore:
                 )
             except HomingError as refused:
                 return refused
-        accept = Accept(plan.new, plan.quotas, plan.check)
+        accept = Accept(traced(plan.new, self._trace), plan.quotas, plan.check)
         [outcome] = await accept_together(conn, [accept], epoch, postgres)
         if isinstance(outcome, Accepted | HomingError):
             return outcome

@@ -43,6 +43,7 @@ def job_from_row(row: Any) -> Job:
         expires_at=row.expires_at,
         send_at=row.send_at,
         schedule_reason=row.schedule_reason,
+        traceparent=row.traceparent,
     )
 
 

@@ -40,6 +40,7 @@ KERNEL = frozenset(
         "ratelimit",
         "alerts",
         "metrics",
+        "tracing",
         # The vendor descriptors: data every layer reads (docs/architecture.md, "Vendors").
         "vendors",
     }

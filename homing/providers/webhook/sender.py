@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from homing import tracing
 from homing.clock import Clock
 from homing.errors import UrlRefused
 from homing.models import FailureClass, Job, SignatureFormat
@@ -128,6 +129,13 @@ class WebhookSender:
         headers["Accept-Encoding"] = "identity"
         if message.event_type:
             headers[EVENT_TYPE_HEADER] = message.event_type
+        traceparent = tracing.current_traceparent()
+        if traceparent is not None:
+            # Tracing on: the call's own context replaces the message's (a tracestate
+            # without its traceparent would describe another trace).
+            traced = (tracing.TRACEPARENT, tracing.TRACESTATE)
+            headers = {k: v for k, v in headers.items() if k.lower() not in traced}
+            headers[tracing.TRACEPARENT] = traceparent
         headers.update(
             signature_headers(
                 signing.secrets,

@@ -130,6 +130,9 @@ jobs = Table(
     # ``quiet_hours`` (migration 0029; docs/scheduling.md). None: due on acceptance.
     Column("send_at", UTCDateTime),
     Column("schedule_reason", String(20)),
+    # The W3C ``traceparent`` of the span that accepted it, written only while tracing
+    # is on (migration 0040; docs/tracing.md): its deliveries' spans join that trace.
+    Column("traceparent", String(55)),
     UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency_key"),
     Index("ix_jobs_tenant_created", "tenant_id", "id"),
     Index("ix_jobs_tenant_status", "tenant_id", "status", "id"),
