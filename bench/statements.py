@@ -1,6 +1,7 @@
 """SQL statements and round trips per accept, per batch and per delivery, counted in-process.
 
     python -m bench.statements [--backend postgres|sqlite] [--only CASE,…] [--profile N]
+                               [--tracing]
 
 Figures that do not move with the machine's load: this process builds the services and
 the ASGI app, drives the real code paths and counts what reaches the database driver:
@@ -20,7 +21,9 @@ asyncpg had to prepare first (a prepare is a round trip of its own; SQLAlchemy k
 prepared statements per connection, so after a warm-up a hot path prepares nothing).
 ``--profile N`` also prints, per case, the number of Python function calls per unit
 (deterministic) and the N modules (``--by function``: functions) with the largest share
-of a cProfile run's own time, the loop's waiting left out.
+of a cProfile run's own time, the loop's waiting left out. ``--tracing`` runs it all
+with tracing on (the ``OTEL_*`` variables of the environment, exporting to a collector on
+loopback unless they name one), to count what tracing costs.
 Talks only to PostgreSQL (a database of its own, dropped afterwards) and the sandbox
 on 127.0.0.1.
 """
@@ -29,7 +32,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
+import os
 import pstats
 import tempfile
 import time
@@ -57,6 +62,8 @@ from bench.common import (
     store_resend,
 )
 from bench.load import MESSAGE
+from bench.otlp_sink import OtlpSink
+from homing import tracing
 from homing.api.app import create_app
 from homing.models import Plan
 from homing.services import Services
@@ -419,9 +426,17 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--by", choices=["module", "function"], default="module")
+    parser.add_argument("--tracing", action="store_true", help="with tracing on")
     args = parser.parse_args()
-    for line in asyncio.run(measure(args)):
-        print(line, flush=True)
+    with contextlib.ExitStack() as stack:
+        if args.tracing:
+            if not tracing.exporters_wanted(os.environ):
+                sink = stack.enter_context(OtlpSink(keep=False))
+                os.environ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = sink.endpoint
+            assert tracing.start_from_environment()
+            stack.callback(tracing.stop)
+        for line in asyncio.run(measure(args)):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,12 @@ in-memory exporter; tests/e2e/test_tracing.py exports over OTLP/HTTP)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
@@ -267,3 +271,21 @@ def test_the_service_is_named_homing_unless_otel_names_it(
         finally:
             tracing.stop()
         assert span.resource.attributes["service.name"] == expected
+
+
+def test_a_serving_command_with_an_unshipped_exporter_stops_with_one_line(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOMING_", "OTEL_"))}
+    env |= {"HOMING_DATA_DIR": str(tmp_path), "OTEL_TRACES_EXPORTER": "zipkin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "homing", "worker", "--once"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("homing: OTEL_TRACES_EXPORTER: zipkin is not"), done.stderr
+    assert "Traceback" not in done.stderr
