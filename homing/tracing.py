@@ -30,6 +30,7 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from contextvars import Token
 from typing import TYPE_CHECKING, Any, Final
 
 from homing.errors import ConfigError
@@ -237,6 +238,14 @@ def _valid_tracestate(value: str | bytes | None) -> str | None:
     return _ascii(value, MAX_TRACESTATE)
 
 
+def _sampled(traceparent: str | None) -> bool:
+    """Whether a stored traceparent (Homing's own form) says its span was sampled; one
+    with none, or unreadable, leaves the decision to the sampler (True)."""
+    if traceparent is None or len(traceparent) != 55:
+        return True
+    return traceparent[54] in "13579bdf"
+
+
 def current_traceparent() -> str | None:
     """The ``traceparent`` of the span in progress (None: off, or no span): what an
     accepted job keeps and an outbound webhook carries."""
@@ -316,6 +325,29 @@ class _Off(AbstractContextManager[SpanHandle]):
 _NOTHING: Final = _Off()
 
 
+class _Carried(AbstractContextManager[SpanHandle]):
+    """A pass of a job whose accept was not sampled: no span is made (a standard
+    sampler decides the same for its children: a parent-based one follows the flag,
+    ``traceidratio`` the same trace id), but the accept's context is current, so an
+    outbound webhook still carries the trace (with its flag off)."""
+
+    def __init__(self, parent: Context) -> None:
+        self._parent = parent
+        self._token: Token[Context] | None = None
+
+    def __enter__(self) -> SpanHandle:
+        from opentelemetry import context
+
+        self._token = context.attach(self._parent)
+        return _OFF
+
+    def __exit__(self, *exc: object) -> None:
+        from opentelemetry import context
+
+        if self._token is not None:
+            context.detach(self._token)
+
+
 @contextmanager
 def _span(
     name: str,
@@ -364,13 +396,22 @@ def delivery(
     (its stored ``traceparent``), or a trace of its own when it has none."""
     if _state.tracer is None:
         return _NOTHING
+    parent = _parent(traceparent)
+    if parent is not None and not _sampled(traceparent):
+        return _Carried(parent)
     attributes = {JOB_ID: job_id, TENANT_ID: tenant_id, CHANNEL: channel, ATTEMPT: attempt}
-    return _span("deliver", "INTERNAL", attributes, _parent(traceparent))
+    return _span("deliver", "INTERNAL", attributes, parent)
 
 
 def provider_call(provider: str, account_id: str) -> AbstractContextManager[SpanHandle]:
-    """The span of one provider call inside a delivery pass (``provider``: the kind)."""
+    """The span of one provider call inside a delivery pass (``provider``: the kind);
+    none when the pass's span is not recorded (a standard sampler would not record its
+    child either)."""
     if _state.tracer is None:
+        return _NOTHING
+    from opentelemetry import trace
+
+    if not trace.get_current_span().is_recording():
         return _NOTHING
     attributes = {PROVIDER: provider, PROVIDER_ACCOUNT: account_id}
     return _span(f"send {provider}", "CLIENT", attributes)
@@ -388,7 +429,7 @@ def event_applied(
     ``started_ns``, ``time.time_ns()`` when its handling began, to now), linked to the
     span of the request that brought it."""
     tracer = _state.tracer
-    if tracer is None:
+    if tracer is None or not _sampled(traceparent):
         return
     from opentelemetry import trace
     from opentelemetry.trace import Link, SpanKind

@@ -265,7 +265,7 @@ def test_the_service_is_named_homing_unless_otel_names_it(
         exporter = InMemorySpanExporter()
         tracing.start(exporter)
         try:
-            with tracing.provider_call("resend", "acc"):
+            with tracing.delivery(None, job_id="j", tenant_id="t", channel="sms", attempt=1):
                 pass
             [span] = _finished(exporter)
         finally:
@@ -289,3 +289,36 @@ def test_a_serving_command_with_an_unshipped_exporter_stops_with_one_line(
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("homing: OTEL_TRACES_EXPORTER: zipkin is not"), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_job_accepted_unsampled_makes_no_span_but_carries_its_trace(
+    spans: InMemorySpanExporter,
+) -> None:
+    unsampled = CALLER[:-2] + "00"
+    with tracing.delivery(unsampled, job_id="j", tenant_id="t", channel="webhook", attempt=1):
+        # An outbound webhook still carries the trace, its flag off.
+        assert tracing.current_traceparent() == unsampled
+        call = tracing.provider_call("webhook", "direct")
+        assert call is tracing.provider_call("resend", "acc")  # the shared no-op
+    assert tracing.current_traceparent() is None
+    tracing.event_applied(
+        unsampled, started_ns=time.time_ns(), job_id="j", source="resend", event_type="opened"
+    )
+    assert _finished(spans) == []
+
+
+def test_a_pass_sampled_out_at_its_root_makes_no_provider_call_span(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "traceidratio")
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER_ARG", "0")
+    exporter = InMemorySpanExporter()
+    tracing.start(exporter)
+    try:
+        with tracing.delivery(None, job_id="j", tenant_id="t", channel="email", attempt=1):
+            kept = tracing.current_traceparent()
+            assert tracing.provider_call("resend", "acc") is tracing.provider_call("x", "y")
+        assert kept is not None and not int(kept[53:55], 16) & 1  # not sampled
+        assert _finished(exporter) == []
+    finally:
+        tracing.stop()
