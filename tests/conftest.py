@@ -22,9 +22,11 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing import tracing
 from homing.api.app import create_app
 from homing.clock import ManualClock
 from homing.crypto import generate_master_key
@@ -354,6 +356,17 @@ async def receiver() -> AsyncIterator[Receiver]:
         yield server
     finally:
         await server.stop()
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """Tracing on for the test (homing.tracing), every span kept in memory."""
+    exporter = InMemorySpanExporter()
+    tracing.start(exporter)
+    try:
+        yield exporter
+    finally:
+        tracing.stop()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ most 512 bytes, is read (one pass); the job keeps Homing's own 55 characters; a
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -43,16 +42,6 @@ HOSTILE = {
 @pytest.fixture
 async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
     return await make_tenant(services, api, "acme", provider=True)
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    tracing.start(exporter)
-    try:
-        yield exporter
-    finally:
-        tracing.stop()
 
 
 async def _accept(

@@ -6,8 +6,6 @@ pass and provider call, to the provider's event; an outbound webhook carries it.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from homing.settings import Settings
 from tests.conftest import TenantClient
 from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, register, send
 from tests.fixtures import serving, settings_for
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, cli_tenant, eventually, free_port, healthy
 from tests.webhooks.receiver import Receiver
 
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -246,16 +244,7 @@ async def test_homing_run_traces_as_the_otel_variables_say(
         "HOMING_POLL_INTERVAL_SECONDS": "0.05",
         "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
     }
-    base = HomingProcess([], env, tmp_path / "x").env
-    subprocess.run([sys.executable, "-m", "homing", "migrate"], env=base, check=True)
-    created = subprocess.run(
-        [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
-        env=base,
-        capture_output=True,
-        check=True,
-        text=True,
-    )
-    key = json.loads(created.stdout)["api_key"]
+    key = cli_tenant(env, tmp_path)["api_key"]
     port = free_port()
     with OtlpSink() as sink:
         traced_env = {
@@ -271,7 +260,7 @@ async def test_homing_run_traces_as_the_otel_variables_say(
                 headers={"Authorization": f"Bearer {key}"},
                 timeout=10,
             ) as client:
-                await eventually(lambda: _healthy(client), what="homing run to listen")
+                await eventually(lambda: healthy(client), what="homing run to listen")
                 provider = await client.post(
                     "/v1/providers",
                     json={
@@ -298,13 +287,6 @@ async def test_homing_run_traces_as_the_otel_variables_say(
     assert _hex(by_name["deliver"].trace_id) == CALLER_TRACE
     assert by_name["send resend"].parent_span_id == by_name["deliver"].span_id
     _clean(spans)
-
-
-async def _healthy(client: httpx.AsyncClient) -> bool:
-    try:
-        return (await client.get("/healthz")).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 async def _has(sink: OtlpSink, name: str) -> bool:

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,6 @@ from homing.models import Channel, Priority, Queue
 from homing.store.accepting import NewJob, traced
 
 CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-
-@pytest.fixture
-def spans() -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    tracing.start(exporter)
-    try:
-        yield exporter
-    finally:
-        tracing.stop()
 
 
 def _finished(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
