@@ -8,8 +8,9 @@ tracing is on): that is how a worker in another process, seconds or days later,
 parents its spans. An outbound webhook carries the ``traceparent`` of its call.
 
 Off (the default), every function here tests one module global and returns ``None``
-or a shared no-op, and the SDK is never imported: a process without tracing pays a
-function call per accept, pass and provider call, nothing else.
+or a shared no-op, and Homing imports nothing of the SDK: a process without tracing
+pays a function call per accept, pass and provider call. (redis-py imports the SDK's
+metrics part when it is installed, for its own optional metrics: docs/tracing.md.)
 
 What a span holds: ids (job, tenant, provider account), kinds (channel, provider,
 event type), outcome classes, attempt numbers and HTTP status codes. Never an address,
