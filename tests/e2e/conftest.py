@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from homing.api.app import create_app
 from homing.sandbox.server import SandboxServer
+from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient, deliver, job
-from tests.fixtures import Sandbox, settings_for
+from tests.fixtures import Sandbox, serving, settings_for
 
 # Sandbox, deliver and job live in tests/fixtures.py and tests/conftest.py; tests import
 # them from here too.
@@ -31,6 +34,13 @@ def settings(
         provider_timeout_seconds=1,
         alert_slack_webhook_url=sandbox.base_url + SLACK_PATH,
     )
+
+
+@pytest.fixture
+async def homing_url(services: Services) -> AsyncIterator[str]:
+    """Homing's API on a loopback port, so the sandbox can post events to it."""
+    async with serving(create_app(services), log_level="warning") as url:
+        yield url
 
 
 async def register(

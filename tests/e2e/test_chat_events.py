@@ -5,29 +5,18 @@ updates, another tenant's account URL."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 
-from homing.api.app import create_app
 from homing.crypto import PASSWORD_MASK
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.chat_helpers import bot_token, register_telegram, send_chat
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job
-from tests.fixtures import serving
 
 HEADER = "X-Telegram-Bot-Api-Secret-Token"
-
-
-@pytest.fixture
-async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post to it."""
-    async with serving(create_app(services), log_level="warning") as url:
-        yield url
 
 
 async def _connect(

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from homing.api.app import create_app
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
-from tests.fixtures import serving
 
 PROVIDERS = ["sendgrid", "resend", "postmark", "mailgun"]
-
-
-@pytest.fixture
-async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post to it."""
-    async with serving(create_app(services), log_level="warning") as url:
-        yield url
 
 
 async def _connect(

@@ -4,12 +4,8 @@ and PostgreSQL (docs/operations.md, "Metrics")."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
-import pytest
 
-from homing.api.app import create_app
 from homing.api.scrape import SAMPLE_SECONDS, Scrape
 from homing.clock import ManualClock
 from homing.models import Channel, Plan
@@ -17,7 +13,6 @@ from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
-from tests.fixtures import serving
 from tests.metrics_helpers import Moves, scrape, value
 
 A_DAY = 86_400
@@ -170,13 +165,6 @@ async def test_the_queue_depth_is_sampled_and_drains_to_zero(
 async def _email(tenant: TenantClient) -> httpx.Response:
     body = {"to": "ada@example.com", "from": "a@acme.example", "subject": "s", "text": "t"}
     return await tenant.post("/v1/notifications/email", json=body)
-
-
-@pytest.fixture
-async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post events to it."""
-    async with serving(create_app(services), log_level="warning") as url:
-        yield url
 
 
 async def test_inbound_events_are_counted_by_provider_and_result(

@@ -5,12 +5,8 @@ once, long before the window ends."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
-from homing.api.app import create_app
 from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
@@ -20,14 +16,6 @@ from tests.e2e.test_notifications import PARTS, notify, shown, steps
 from tests.e2e.test_recipients import put_recipient
 from tests.e2e.test_sms_events import _connect, _event
 from tests.e2e.test_templates import make_template, publish
-from tests.fixtures import serving
-
-
-@pytest.fixture
-async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post to it."""
-    async with serving(create_app(services), log_level="warning") as url:
-        yield url
 
 
 async def _sms_then_email(

@@ -4,28 +4,17 @@ into the job, forged and replayed callbacks, another tenant's message, STOP and 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
 
 import httpx
-import pytest
 
-from homing.api.app import create_app
 from homing.sandbox.server import SandboxServer
 from homing.sandbox.twilio_events import sign
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job
 from tests.e2e.test_sms import TO, register_sms, send_sms
-from tests.fixtures import serving
-
-
-@pytest.fixture
-async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post to it."""
-    async with serving(create_app(services), log_level="warning") as url:
-        yield url
 
 
 async def _connect(

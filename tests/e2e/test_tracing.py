@@ -6,7 +6,7 @@ pass and provider call, to the provider's event; an outbound webhook carries it.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +15,12 @@ import pytest
 
 from bench.otlp_sink import OtlpSink
 from homing import tracing
-from homing.api.app import create_app
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient
 from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, register, send
-from tests.fixtures import serving, settings_for
+from tests.fixtures import settings_for
 from tests.processes import HomingProcess, cli_tenant, eventually, free_port, healthy
 from tests.webhooks.receiver import Receiver
 
@@ -56,13 +55,6 @@ def collector(monkeypatch: pytest.MonkeyPatch) -> Iterator[OtlpSink]:
             yield sink
         finally:
             tracing.stop()
-
-
-@pytest.fixture
-async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post events to it."""
-    async with serving(create_app(services), log_level="warning") as url:
-        yield url
 
 
 def _hex(raw: bytes) -> str:

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from homing.api.app import create_app
 from homing.sandbox.events import EventPoster
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient
 from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, job, register
-from tests.fixtures import serving, settings_for
+from tests.fixtures import settings_for
 
 SENDER = "Acme <hello@acme.example>"
 
@@ -44,13 +42,6 @@ def settings(
         batch_window_seconds=0.3,
         claim_batch_size=300,
     )
-
-
-@pytest.fixture
-async def homing_url(services: Services) -> AsyncIterator[str]:
-    """Homing's API on a loopback port, so the sandbox can post events to it."""
-    async with serving(create_app(services), log_level="warning") as url:
-        yield url
 
 
 async def accept(tenant: TenantClient, messages: list[dict[str, Any]]) -> list[str]:
