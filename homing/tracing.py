@@ -260,7 +260,7 @@ def current_traceparent() -> str | None:
     return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
 
 
-def _parent(traceparent: str | None, tracestate: str | None = None) -> Context | None:
+def _parent(traceparent: str | bytes | None, tracestate: str | None = None) -> Context | None:
     """The context of a remote parent, or None (a new trace) for no valid header."""
     valid = valid_traceparent(traceparent)
     if valid is None:
@@ -384,9 +384,7 @@ def request(
     gives it the route's template."""
     if _state.tracer is None:
         return _NOTHING
-    parent = _parent(
-        valid_traceparent(traceparent), _valid_tracestate(tracestate) if traceparent else None
-    )
+    parent = _parent(traceparent, _valid_tracestate(tracestate) if traceparent else None)
     return _span(method, "SERVER", {HTTP_METHOD: method}, parent)
 
 
