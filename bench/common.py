@@ -159,6 +159,17 @@ def homing_process(
 ) -> Iterator[int]:
     """``homing COMMAND`` (``worker``, ``api``, ``run``) in its own process against
     ``url``, logging to ``workdir/COMMAND.log``; stopped with SIGTERM."""
+    argv = [sys.executable, "-m", "homing", command]
+    with bench_process(argv, command, url, secret_key, workdir, **env) as pid:
+        yield pid
+
+
+@contextmanager
+def bench_process(
+    argv: list[str], name: str, url: str, secret_key: str, workdir: Path, **env: str
+) -> Iterator[int]:
+    """``argv`` in its own process with Homing's settings for ``url`` (as
+    ``homing_process`` gives them), logging to ``workdir/NAME.log``; stopped with SIGTERM."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("HOMING_")}
     environ |= {
         "HOMING_DATABASE_URL": url,
@@ -168,10 +179,8 @@ def homing_process(
         "HOMING_LOG_LEVEL": "warning",
         **env,
     }
-    log = (workdir / f"{command}.log").open("ab")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "homing", command], env=environ, stdout=log, stderr=log
-    )
+    log = (workdir / f"{name}.log").open("ab")
+    proc = subprocess.Popen(argv, env=environ, stdout=log, stderr=log)
     try:
         yield proc.pid
     finally:
