@@ -34,6 +34,7 @@ POSTGRES_URL = os.environ.get(
     "HOMING_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
 ROOT = Path(__file__).resolve().parent.parent
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def machine() -> str:
@@ -337,3 +338,28 @@ async def seed(services: Services, tenant_id: str, count: int, concurrency: int 
     ]
     await asyncio.gather(*(one_lane(n) for n in lanes))
     return count / (time.perf_counter() - started)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds (user and system) that the processes ``pids`` have used so far."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone (a short-lived backend)
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / _TICKS
+
+
+def postgres_pids() -> list[int]:
+    """This machine's PostgreSQL processes (none when it runs elsewhere)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() in ("postgres", "postmaster"):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids

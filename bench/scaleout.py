@@ -31,9 +31,11 @@ from sqlalchemy import text
 from bench.backlog import SEED_WAITING
 from bench.common import (
     append_section,
+    cpu_seconds,
     drop_postgres,
     fresh_postgres,
     homing_process,
+    postgres_pids,
     received,
     sandbox_process,
     say,
@@ -44,7 +46,6 @@ from homing.crypto import generate_master_key
 from homing.services import Services
 
 _DATABASE = "homing_bench_scaleout"
-_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,30 +55,6 @@ class Run:
     waits: Counter[str]  # samples of the database's sessions, by what they waited on
     cpu: dict[str, float]  # CPU seconds per second of the window: postgres, workers, sandbox
     wal_per_delivery: float  # bytes
-
-
-def _cpu_seconds(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue  # gone (a short-lived backend)
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / _TICKS
-
-
-def _postgres_pids() -> list[int]:
-    """This machine's PostgreSQL processes (none when it runs elsewhere)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() in ("postgres", "postmaster"):
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
 
 
 async def measure(workers: int, jobs: int, tenants: int, seconds: float, port: int) -> Run:
@@ -121,7 +98,7 @@ async def _window(
     seconds: float,
 ) -> Run:
     """Deliveries, waits, CPU and WAL over ``seconds`` of a running backlog."""
-    postgres = _postgres_pids()
+    postgres = postgres_pids()
     lsn = "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"
     waiting = (
         "SELECT coalesce(wait_event_type, 'running') FROM pg_stat_activity "
@@ -129,7 +106,7 @@ async def _window(
     )
     async with services.db.transaction() as conn:
         wal_start = int(await conn.scalar(text(lsn)) or 0)
-    cpu_start = [_cpu_seconds(postgres), _cpu_seconds(pids), _cpu_seconds([sandbox_pid])]
+    cpu_start = [cpu_seconds(postgres), cpu_seconds(pids), cpu_seconds([sandbox_pid])]
     count_start, started = await received(sandbox_url), time.monotonic()
     waits: Counter[str] = Counter()
     while time.monotonic() - started < seconds:
@@ -138,7 +115,7 @@ async def _window(
         await asyncio.sleep(0.2)
     delivered = await received(sandbox_url) - count_start
     elapsed = time.monotonic() - started
-    cpu_end = [_cpu_seconds(postgres), _cpu_seconds(pids), _cpu_seconds([sandbox_pid])]
+    cpu_end = [cpu_seconds(postgres), cpu_seconds(pids), cpu_seconds([sandbox_pid])]
     async with services.db.transaction() as conn:
         wal_end = int(await conn.scalar(text(lsn)) or 0)
     cpu = {

@@ -192,13 +192,13 @@ def test_comparisons_without_their_peer_collapse_into_one_row() -> None:
     assert len(rows(_by_key(HOMING, BARE), specs)) == 2
 
 
-def test_scaleout_reads_cpu_from_proc_and_says_each_part() -> None:
-    spent = scaleout._cpu_seconds([os.getpid()])
+def test_cpu_is_read_from_proc_and_scaleout_says_each_part() -> None:
+    spent = common.cpu_seconds([os.getpid()])
     deadline = time.process_time() + 0.05
     while time.process_time() < deadline:
         pass
-    assert scaleout._cpu_seconds([os.getpid()]) > spent
-    assert scaleout._cpu_seconds([2**22 + 1]) == 0  # a process gone counts nothing
+    assert common.cpu_seconds([os.getpid()]) > spent
+    assert common.cpu_seconds([2**22 + 1]) == 0  # a process gone counts nothing
     run = scaleout.Run(2, 300.0, Counter({"IO": 3, "running": 1}), {"postgres": 0.5}, 4096)
     line = scaleout._line(run, 200.0)
     assert "300 deliveries/s (1.50x one)" in line
