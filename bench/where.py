@@ -1,14 +1,15 @@
 """Where a Homing process's CPU goes while it runs a bench case, sampled by py-spy.
 
     python -m bench.where [--only deliver,slow,bulk,ingest,batch] [--seconds S]
-                          [--rate HZ] [--record]
+                          [--rate HZ] [--env HOMING_NAME=VALUE …] [--record]
 
 ``bench.statements --profile`` counts calls deterministically, but cProfile's cost per
 call inflates code made of many small calls (SQLAlchemy, asyncio) and hides the rest.
 Here the real processes run as ``python -m bench all`` runs them (one ``homing worker``
 draining a backlog through the sandbox: ``deliver`` without latency, ``slow`` with
-200 ms, ``bulk`` through Resend's batch endpoint; ``homing api`` with 64 clients on
-single sends, ``ingest``, and on batches of 1,000, ``batch``), and py-spy samples them
+200 ms, ``bulk`` through Resend's batch endpoint, ``--env`` changing its settings;
+``homing api`` with 64 clients on single sends, ``ingest``, and on batches of 1,000,
+``batch``), and py-spy samples them
 from outside (``--nonblocking``: the process is never paused) at HZ for S seconds after a
 warm-up. For each case it prints the rate reached, the cores each process kept busy
 meanwhile (the sampled one, PostgreSQL's, the sandbox or the load's, from /proc), the parts
@@ -149,9 +150,11 @@ async def sample(pid: int, seconds: float, hz: int, *, children: bool = False) -
         return out.read_text()
 
 
-async def worker_case(case: str, seconds: float, hz: int) -> Profile:
+async def worker_case(
+    case: str, seconds: float, hz: int, extra: dict[str, str] | None = None
+) -> Profile:
     jobs = int(_EXPECTED[case] * (WARMUP + seconds + 10))
-    env = BULK_ENV if case == "bulk" else {}
+    env = {**(BULK_ENV if case == "bulk" else {}), **(extra or {})}
     async with setup("postgres") as s:
         await s.seed(jobs)
         if case == "slow":
@@ -248,7 +251,7 @@ async def main(args: argparse.Namespace) -> list[str]:
     lines: list[str] = []
     for case in (c for c in chosen if c in _EXPECTED):
         say(f"{case}: one homing worker")
-        lines += (await worker_case(case, args.seconds, args.rate)).lines()
+        lines += (await worker_case(case, args.seconds, args.rate, _settings(args.env))).lines()
     api = [c for c in chosen if c not in _EXPECTED]
     if api:
         say(f"{', '.join(api)}: homing api")
@@ -257,11 +260,29 @@ async def main(args: argparse.Namespace) -> list[str]:
     return lines
 
 
+def _settings(pairs: list[str]) -> dict[str, str]:
+    """``--env HOMING_X=Y`` pairs as the worker's settings (over the case's own)."""
+    settings = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name.startswith("HOMING_"):
+            raise SystemExit(f"--env {pair!r}: expected HOMING_NAME=VALUE")
+        settings[name] = value
+    return settings
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.where", description=__doc__)
     parser.add_argument("--only", default="", help=f"comma-separated cases: {', '.join(CASES)}")
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--rate", type=int, default=200, help="samples a second")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="HOMING_NAME=VALUE",
+        help="a setting of the worker cases' worker (repeatable)",
+    )
     parser.add_argument("--record", action="store_true", help="append to docs/benchmarks.md")
     return parser
 

@@ -46,8 +46,10 @@ def test_target_with_a_bound_and_a_ratio_needs_both() -> None:
 
 
 def test_memory_target_is_an_upper_bound() -> None:
-    assert Target(at_most=250).met(180, None) is True
-    assert Target(at_most=250).met(250, None) is False
+    assert Target(at_most=150).met(141, None) is True
+    assert Target(at_most=150).met(150, None) is True
+    assert Target(at_most=150).met(151, None) is False
+    assert Target(at_most=150).describe("MB") == "≤ 150 MB"
 
 
 def test_row_whose_peer_was_not_measured_is_kept_without_a_ratio() -> None:

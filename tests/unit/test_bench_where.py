@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 
-from bench.where import Profile, part_of, read_raw
+import pytest
+
+from bench.where import Profile, _settings, part_of, read_raw
 
 SITE = "/v/lib/python3.11/site-packages"
 STDLIB = "/p/lib/python3.11"
@@ -60,3 +62,13 @@ def test_no_samples_says_so_without_dividing_by_zero() -> None:
         "slow: 0 deliveries/s; 0 samples",
         f"  cores busy: ?; 0.00 of {os.cpu_count()} in all",
     ]
+
+
+def test_worker_settings_must_be_homing_names_with_values() -> None:
+    assert _settings(["HOMING_CLAIM_BATCH_SIZE=200", "HOMING_TENANT_INFLIGHT=2000"]) == {
+        "HOMING_CLAIM_BATCH_SIZE": "200",
+        "HOMING_TENANT_INFLIGHT": "2000",
+    }
+    for bad in ("PATH=/tmp", "HOMING_CLAIM_BATCH_SIZE"):
+        with pytest.raises(SystemExit, match="expected HOMING_NAME=VALUE"):
+            _settings([bad])
