@@ -24,9 +24,9 @@ from pathlib import Path
 from sqlalchemy import text
 
 from bench.common import (
-    append_section,
     drop_postgres,
     fresh_postgres,
+    print_and_record,
     received,
     rss_mb,
     sandbox_process,
@@ -137,9 +137,7 @@ def main() -> None:
         f"{rate:7.0f} deliveries/s ({rate / first:.0%} of the first), worker RSS {rss:.0f} MB"
         for (size, later), (rate, rss) in results.items()
     ]
-    print("\n".join(lines), flush=True)
-    if args.record:
-        append_section("backlog", "python -m bench.backlog --record", lines)
+    print_and_record(lines, record=args.record, module="bench.backlog", title="backlog")
 
 
 if __name__ == "__main__":

@@ -249,6 +249,14 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[index]
 
 
+def print_and_record(lines: list[str], *, record: bool, module: str, title: str) -> None:
+    """Print ``lines``; with ``record``, append them to docs/benchmarks.md under
+    ``title``, with the command as it was typed (``python -m MODULE`` and its arguments)."""
+    print("\n".join(lines), flush=True)
+    if record:
+        append_section(title, " ".join([f"python -m {module}", *sys.argv[1:]]), lines)
+
+
 def append_section(title: str, command: str, lines: list[str], versions: str = "") -> None:
     """Append a dated section with the machine (and ``versions``) to docs/benchmarks.md."""
     more = f", {versions}" if versions else ""

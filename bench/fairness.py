@@ -16,10 +16,10 @@ import tempfile
 from pathlib import Path
 
 from bench.common import (
-    append_section,
     drop_postgres,
     fresh_postgres,
     percentile,
+    print_and_record,
     received,
     sandbox_process,
     seed_bulk,
@@ -74,9 +74,7 @@ def main() -> None:
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     line = asyncio.run(run(args.flood, args.probes, args.port))
-    print(line, flush=True)
-    if args.record:
-        append_section("fairness", "python -m bench.fairness --record", [line])
+    print_and_record([line], record=args.record, module="bench.fairness", title="fairness")
 
 
 if __name__ == "__main__":

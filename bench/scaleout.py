@@ -30,12 +30,12 @@ from sqlalchemy import text
 
 from bench.backlog import SEED_WAITING
 from bench.common import (
-    append_section,
     cpu_seconds,
     drop_postgres,
     fresh_postgres,
     homing_process,
     postgres_pids,
+    print_and_record,
     received,
     sandbox_process,
     say,
@@ -153,9 +153,8 @@ def main() -> None:
         runs.append(asyncio.run(measure(count, args.jobs, args.tenants, args.seconds, args.port)))
     lines = [_line(run, runs[0].rate) for run in runs]
     lines.append(f"({os.cpu_count()} cores on this machine, shared by all of the above)")
-    print("\n".join(lines), flush=True)
-    if args.record:
-        append_section("scale-out on one PostgreSQL", "python -m bench.scaleout --record", lines)
+    title = "scale-out on one PostgreSQL"
+    print_and_record(lines, record=args.record, module="bench.scaleout", title=title)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import load
-from bench.common import append_section, bench_process, delete_redis_keys, free_port, say
+from bench.common import bench_process, delete_redis_keys, free_port, print_and_record, say
 from bench.homing_runs import REDIS_URL, Setup, setup
 from bench.load import Load, until_healthy
 
@@ -147,7 +147,5 @@ def _parser() -> argparse.ArgumentParser:
 if __name__ == "__main__":
     arguments = _parser().parse_args()
     table = asyncio.run(main(arguments))
-    print("\n".join(table))
-    if arguments.record:
-        command = " ".join(["python -m bench.servers", *sys.argv[1:]])
-        append_section("servers: uvicorn and granian on the ingest case", command, table)
+    title = "servers: uvicorn and granian on the ingest case"
+    print_and_record(table, record=arguments.record, module="bench.servers", title=title)

@@ -42,12 +42,12 @@ import httpx
 from bench import load
 from bench.cases import BULK_ENV, SLOW_MS
 from bench.common import (
-    append_section,
     cpu_seconds,
     delete_redis_keys,
     free_port,
     homing_process,
     postgres_pids,
+    print_and_record,
     say,
     worker_process,
 )
@@ -290,7 +290,5 @@ def _parser() -> argparse.ArgumentParser:
 if __name__ == "__main__":
     arguments = _parser().parse_args()
     report = asyncio.run(main(arguments))
-    print("\n".join(report))
-    if arguments.record:
-        command = " ".join(["python -m bench.where", *sys.argv[1:]])
-        append_section("where the CPU goes (py-spy)", command, report)
+    title = "where the CPU goes (py-spy)"
+    print_and_record(report, record=arguments.record, module="bench.where", title=title)
