@@ -135,13 +135,18 @@ def top_up(rate: float, seconds: float, waiting: int) -> int:
 
 @contextmanager
 def _homing(s: Setup, command: str, port: int, prefix: str) -> Iterator[str]:
-    """``homing COMMAND`` serving on ``port``; yields its base URL. On PostgreSQL the
-    rate windows live in Redis under ``prefix``, as deployed; on SQLite in memory."""
+    """``homing COMMAND`` serving on ``port`` with ``api_env``; yields its base URL."""
+    with homing_process(command, s.url, s.secret, s.workdir, **api_env(s, port, prefix)):
+        yield f"http://127.0.0.1:{port}"
+
+
+def api_env(s: Setup, port: int, prefix: str) -> dict[str, str]:
+    """The settings of an API serving on ``port``: on PostgreSQL its rate windows in
+    Redis under ``prefix``, as deployed; on SQLite in memory."""
     env = {"HOMING_HOST": "127.0.0.1", "HOMING_PORT": str(port)}
     if s.backend == "postgres":
         env |= {"HOMING_REDIS_URL": REDIS_URL, "HOMING_REDIS_KEY_PREFIX": prefix}
-    with homing_process(command, s.url, s.secret, s.workdir, **env):
-        yield f"http://127.0.0.1:{port}"
+    return env
 
 
 async def ingest(backend: str, clients: int, seconds: float, batch_size: int) -> tuple[Load, Load]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from bench import load
 from bench.common import bench_process, delete_redis_keys, free_port, print_and_record, say
-from bench.homing_runs import REDIS_URL, Setup, setup
+from bench.homing_runs import REDIS_URL, Setup, api_env, setup
 from bench.load import Load, until_healthy
 
 SERVERS = ("uvicorn", "granian")
@@ -82,11 +82,7 @@ class Served:
 
 @contextmanager
 def _serving(s: Setup, server: str, port: int, processes: int, prefix: str) -> Iterator[str]:
-    env = {
-        "HOMING_REDIS_URL": REDIS_URL,
-        "HOMING_REDIS_KEY_PREFIX": prefix,
-        "HOMING_API_PROCESSES": str(processes),
-    }
+    env = {**api_env(s, port, prefix), "HOMING_API_PROCESSES": str(processes)}
     if server == "uvicorn":
         argv = [sys.executable, "-m", "homing", "api", "--host", "127.0.0.1", "--port", str(port)]
     else:

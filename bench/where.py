@@ -9,11 +9,11 @@ Here the real processes run as ``python -m bench all`` runs them (one ``homing w
 draining a backlog through the sandbox: ``deliver`` without latency, ``slow`` with
 200 ms, ``bulk`` through Resend's batch endpoint, ``--env`` changing its settings;
 ``homing api`` with 64 clients on single sends, ``ingest``, and on batches of 1,000,
-``batch``), and py-spy samples them
-from outside (``--nonblocking``: the process is never paused) at HZ for S seconds after a
-warm-up. For each case it prints the rate reached, the cores each process kept busy
-meanwhile (the sampled one, PostgreSQL's, the sandbox or the load's, from /proc), the parts
-its own time went to (the innermost Python frame's package: ``homing/dispatch``,
+``batch``), and py-spy samples them from outside (``--nonblocking``: the process is
+never paused) at HZ for S seconds after a warm-up. For each case it prints the rate
+reached, the cores each process kept busy meanwhile (the sampled one, PostgreSQL's, the
+sandbox or the load's, from /proc), the parts its own time went to (the innermost
+Python frame's package: ``homing/dispatch``,
 ``sqlalchemy``, ``aiohttp``…; a C extension's time falls to the Python frame that
 called it), and inclusive shares: time with SQLAlchemy on the stack, and how much of it
 was asyncpg's below it (the difference is what raw asyncpg could save at most).
@@ -32,8 +32,6 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +49,7 @@ from bench.common import (
     say,
     worker_process,
 )
-from bench.homing_runs import REDIS_URL, Setup, setup, slow_down
+from bench.homing_runs import REDIS_URL, api_env, setup, slow_down
 from bench.load import MESSAGE, SandboxCounter, closed_loop, post, session, until_healthy
 
 CASES = ("deliver", "slow", "bulk", "ingest", "batch")
@@ -193,14 +191,6 @@ class Busy:
         return {name: seconds / elapsed for name, seconds in used.items()}
 
 
-@contextmanager
-def _api(s: Setup, port: int, prefix: str) -> Iterator[int]:
-    env = {"HOMING_HOST": "127.0.0.1", "HOMING_PORT": str(port)}
-    env |= {"HOMING_REDIS_URL": REDIS_URL, "HOMING_REDIS_KEY_PREFIX": prefix}
-    with homing_process("api", s.url, s.secret, s.workdir, **env) as pid:
-        yield pid
-
-
 async def api_cases(cases: list[str], seconds: float, hz: int, clients: int = 64) -> list[Profile]:
     port, prefix = free_port(), f"homing-bench-{uuid.uuid4().hex[:12]}"
     base = f"http://127.0.0.1:{port}"
@@ -210,15 +200,16 @@ async def api_cases(cases: list[str], seconds: float, hz: int, clients: int = 64
         body = {"messages": [MESSAGE] * BATCH}
         batch = post(f"{base}/v1/notifications/email/batch", body, s.api_key)
         try:
-            with _api(s, port, prefix) as pid:
+            env = api_env(s, port, prefix)
+            with homing_process("api", s.url, s.secret, s.workdir, **env) as pid:
                 await until_healthy(base)
-                processes = len(_family(pid))
+                family = _family(pid)
                 async with session(clients) as client:
                     await closed_loop(client, clients, WARMUP, single)
                     for case in cases:
                         request = single if case == "ingest" else batch
-                        say(f"  sampling {processes} API processes for {seconds:.0f} s: {case}")
-                        busy = Busy({"api": _family(pid), "load": [os.getpid()]})
+                        say(f"  sampling {len(family)} API processes for {seconds:.0f} s: {case}")
+                        busy = Busy({"api": family, "load": [os.getpid()]})
                         raw, done = await asyncio.gather(
                             sample(pid, seconds, hz, children=True),
                             closed_loop(client, clients, seconds, request),
@@ -248,10 +239,11 @@ async def main(args: argparse.Namespace) -> list[str]:
     unknown = sorted(set(chosen) - set(CASES))
     if unknown:
         raise SystemExit(f"unknown case(s): {', '.join(unknown)}; choose from {', '.join(CASES)}")
+    settings = _settings(args.env)
     lines: list[str] = []
     for case in (c for c in chosen if c in _EXPECTED):
         say(f"{case}: one homing worker")
-        lines += (await worker_case(case, args.seconds, args.rate, _settings(args.env))).lines()
+        lines += (await worker_case(case, args.seconds, args.rate, settings)).lines()
     api = [c for c in chosen if c not in _EXPECTED]
     if api:
         say(f"{', '.join(api)}: homing api")
