@@ -155,13 +155,46 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(
-    params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)],
-)
+# Where SQL or a process is the subject, a test that takes a database runs on both
+# SQLite and PostgreSQL; elsewhere (a schema, a middleware, a page, a hostile input) on
+# SQLite alone, unless it is marked ``sql`` with its reason (a race, a lock, a search).
+# The store's own suite holds each statement to both databases.
+BOTH_DATABASES_DIRS = frozenset({"store", "e2e", "chaos", "outage", "feed", "deploy"})
+DATABASES = ("sqlite", pytest.param("postgres", marks=pytest.mark.postgres))
+
+
+def _directly_parametrized(metafunc: pytest.Metafunc, name: str) -> bool:
+    for marker in metafunc.definition.iter_markers("parametrize"):
+        names = marker.args[0]
+        listed = names.split(",") if isinstance(names, str) else names
+        if name in (n.strip() for n in listed):
+            return True
+    return False
+
+
+def databases_for(path: Path, marked_sql: bool) -> tuple[Any, ...]:
+    """The databases a test at ``path`` runs on (see ``BOTH_DATABASES_DIRS``)."""
+    parts = path.relative_to(Path(__file__).parent).parts
+    both = marked_sql or (len(parts) > 1 and parts[0] in BOTH_DATABASES_DIRS)
+    return DATABASES if both else DATABASES[:1]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "database_url" not in metafunc.fixturenames:
+        return
+    if _directly_parametrized(metafunc, "database_url"):
+        return  # the test names its database itself
+    marked_sql = metafunc.definition.get_closest_marker("sql") is not None
+    databases = databases_for(metafunc.definition.path, marked_sql)
+    metafunc.parametrize("database_url", databases, indirect=True)
+
+
+@pytest.fixture
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A migrated database: on SQLite a copy of the process's template file in the
     test's own directory, on PostgreSQL the process's database (emptied per test by
-    ``services``). ``tests/store/test_migration_schema.py`` migrates from empty."""
+    ``services``). ``tests/store/test_migration_schema.py`` migrates from empty.
+    Which of the two a test gets: ``pytest_generate_tests`` above."""
     if request.param == "sqlite":
         template: Path = request.getfixturevalue("sqlite_template")
         shutil.copyfile(template, tmp_path / template.name)

@@ -20,6 +20,8 @@ from tests.conftest import TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register
 from tests.fixtures import settings_for
 
+pytestmark = pytest.mark.sql("the claim statement's fair pick")
+
 WINDOW = 0.3
 BIG = 700
 SMALL = 5

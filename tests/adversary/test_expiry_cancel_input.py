@@ -124,6 +124,7 @@ async def _sent(tenant: TenantClient, n: int) -> list[str]:
     return ids
 
 
+@pytest.mark.sql("two cancels at once: one conditional UPDATE wins")
 async def test_two_concurrent_cancels_have_one_winner(
     services: Services, tenant: TenantClient
 ) -> None:
@@ -134,6 +135,7 @@ async def test_two_concurrent_cancels_have_one_winner(
         assert sorted([first.status_code, second.status_code]) == [200, 409]
 
 
+@pytest.mark.sql("a cancel racing the claim statement")
 async def test_a_cancel_racing_a_claim_leaves_one_consistent_winner(
     services: Services, tenant: TenantClient
 ) -> None:

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -23,6 +24,8 @@ from homing.services import Services
 from homing.store.database import Database
 from homing.store.providers import open_credentials, seal_credentials
 from homing.store.tables.core import provider_accounts
+
+pytestmark = pytest.mark.sql("a rotation racing a credential change: row locks")
 
 REPLACEMENT = {"api_key": "re_live_replaced_while_rotating"}
 

@@ -171,6 +171,7 @@ async def test_a_hostile_patch_body_is_422(
     assert response.status_code == 422, response.text
 
 
+@pytest.mark.sql("a reschedule racing the claim statement")
 async def test_a_patch_racing_the_claim_has_exactly_one_winner(
     services: Services, tenant: TenantClient
 ) -> None:

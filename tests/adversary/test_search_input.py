@@ -13,6 +13,8 @@ from homing.settings import Settings
 from tests.admission_helpers import ADMIN, admission_settings, send_email
 from tests.conftest import TenantClient, make_tenant
 
+pytestmark = pytest.mark.sql("hostile search terms in LIKE and JSON queries")
+
 
 @pytest.fixture
 async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:

@@ -60,6 +60,7 @@ async def _sign_in(url: str, email: str, password: str) -> httpx.Response:
     ("windows", "processes"),
     [("memory", 1), pytest.param("redis", 2, marks=pytest.mark.redis)],
 )
+@pytest.mark.sql("concurrent guesses against one lockout counter")
 async def test_a_burst_of_guesses_gets_no_more_checks_than_the_lockout_allows(
     tmp_path: Path, windows: str, processes: int
 ) -> None:

@@ -104,6 +104,7 @@ async def test_a_repeated_batch_is_replayed_and_uses_no_quota(
     assert (await usage(tenant))["used"]["email"] == 50
 
 
+@pytest.mark.sql("concurrent batches against the idempotency keys' unique index")
 async def test_concurrent_batches_with_the_same_keys_store_each_message_once(
     services: Services, tenant: TenantClient
 ) -> None:

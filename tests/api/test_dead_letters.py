@@ -78,6 +78,7 @@ async def test_show_has_the_payload_attempts_and_error(
     assert body["attempts"] == []
 
 
+@pytest.mark.sql("two redrives at once: the database's row lock picks one")
 async def test_two_concurrent_redrives_requeue_once(
     services: Services, tenant: TenantClient
 ) -> None:

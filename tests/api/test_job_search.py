@@ -15,6 +15,8 @@ from homing.settings import Settings
 from tests.admission_helpers import ADMIN, admission_settings, send_email
 from tests.conftest import TenantClient, make_tenant
 
+pytestmark = pytest.mark.sql("the job search's filters and ordering")
+
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:

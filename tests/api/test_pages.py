@@ -11,6 +11,8 @@ from homing.settings import Settings
 from tests.admission_helpers import ADMIN, admission_settings
 from tests.conftest import TenantClient
 
+pytestmark = pytest.mark.sql("keyset cursors over each list")
+
 TENANT_LISTS = [
     "/v1/providers",
     "/v1/api-keys",

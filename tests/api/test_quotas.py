@@ -49,6 +49,7 @@ def _webhook(tenant_id: str) -> NewJob:
     )
 
 
+@pytest.mark.sql("concurrent accepts against one usage row")
 async def test_200_concurrent_sends_against_a_quota_of_100_accept_exactly_100(
     services: Services, api: httpx.AsyncClient
 ) -> None:

@@ -161,12 +161,14 @@ async def test_header_injection_is_refused_and_never_reaches_a_provider(
         ("/v1/api-keys", {"name": "n" * 60_000}),
     ],
 )
+@pytest.mark.sql("column lengths PostgreSQL enforces and SQLite does not")
 async def test_very_long_strings_are_refused(
     tenant: TenantClient, path: str, body: dict[str, Any]
 ) -> None:
     refused(await tenant.post(path, json=body), 413, 422)
 
 
+@pytest.mark.sql("column lengths PostgreSQL enforces and SQLite does not")
 async def test_very_long_ids_and_headers_are_refused(tenant: TenantClient) -> None:
     refused(await tenant.get("/v1/jobs/" + "x" * 10_000), 404)
     refused(await tenant.delete("/v1/providers/" + "x" * 10_000), 404)
@@ -230,6 +232,7 @@ NUL_REQUESTS = [
 
 
 @pytest.mark.parametrize(("method", "path", "body"), NUL_REQUESTS)
+@pytest.mark.sql("PostgreSQL refuses NUL in text where SQLite stores it")
 async def test_nul_characters_are_refused_not_a_database_error(
     api: httpx.AsyncClient, tenant: TenantClient, method: str, path: str, body: Any
 ) -> None:

@@ -463,6 +463,7 @@ async def test_sendgrid_timestamps_are_taken_for_its_day_of_retries_and_not_ahea
     assert again.json()["duplicates"] == 1
 
 
+@pytest.mark.sql("erasure's statements over the event tables")
 async def test_an_erased_address_leaves_no_trace_in_its_events_or_their_conflicts(
     api: httpx.AsyncClient, services: Services, tenant: TenantClient
 ) -> None:

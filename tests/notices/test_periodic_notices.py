@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
 from homing.clock import ManualClock
 from homing.managers.notice_checks import NoticeChecks
@@ -45,6 +46,7 @@ async def _quota_tenant(
     return tenant
 
 
+@pytest.mark.sql("concurrent rounds claim each notice once")
 async def test_quota_notices_at_80_and_100_percent_once_each_under_concurrency(
     services: Services, api: httpx.AsyncClient, receiver: Receiver
 ) -> None:
