@@ -24,7 +24,18 @@ from playwright.async_api import Browser, Page, async_playwright
 from homing.api.app import create_app
 from homing.clock import ManualClock
 from homing.services import Services
-from tests.fixtures import serving
+from homing.settings import Settings
+from tests.fixtures import serving, settings_for
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
+    """The suite's settings with a provider call deadline a loaded machine meets: the
+    sandbox answers from the test's own loop, which Chromium's driver shares, and a
+    test send that outlived 2 s under CI's load was left for a retry the test never
+    runs (the drain counted it, the sandbox had nothing)."""
+    return settings_for(database_url, tmp_path, secret_key, provider_timeout_seconds=15)
+
 
 CHROMIUM = Path(os.environ.get("HOMING_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [

@@ -34,7 +34,11 @@ def settings(
 ) -> Settings:
     # Long enough that a loaded machine (a CI run with -n 2) still waits for its slot:
     # with 5 s a job of the burst was once deferred there, and the test asserts none is.
-    return settings_for(database_url, tmp_path, secret_key, pacing_wait_seconds=30)
+    # The call deadline likewise: a call over the suite's 2 s under CI's load was
+    # retried later, leaving its job PENDING after the one drain the test runs.
+    return settings_for(
+        database_url, tmp_path, secret_key, pacing_wait_seconds=30, provider_timeout_seconds=15
+    )
 
 
 async def _stats(sb: Sandbox) -> dict[str, Any]:
