@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import func, select
 
 from homing.inbound.verify.mailgun import MAX_AGE_SECONDS
@@ -29,6 +30,8 @@ from homing.services import Services
 from homing.store.tables.inbound import inbound_conflicts, inbound_events, suppressions
 from tests.conftest import TenantClient
 from tests.inbound.conftest import MAILGUN_KEY, connect, mailgun_body
+
+pytestmark = pytest.mark.sql("a replay decided by the nonce table's unique key")
 
 UNVERIFIED = {
     "error": {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import insert
 
 from homing.clock import ManualClock, as_datetime
@@ -136,6 +137,7 @@ async def test_inbound_lag_and_quarantine_fire_on_their_thresholds(
     assert "inbound_lag" in (await _slack_texts(sb))[1]
 
 
+@pytest.mark.sql("concurrent evaluations against the firing row's unique key")
 async def test_two_evaluations_at_once_fire_each_alert_once(
     services: Services, tenant: TenantClient, sb: Sandbox, clock: ManualClock
 ) -> None:
