@@ -23,7 +23,7 @@ The rules, each checked in time linear in the input and before anything is sent:
 printable US-ASCII itself, RFC 2047 encoded words where needed, rather than leaving the
 standard library to parse the text: Python's ``email`` package decodes encoded words in
 a value it is given and, before the CVE-2024-6923 fix (3.11.10, 3.12.5), wrote a decoded
-CR LF out raw, a field and a body of the tenant's own (docs/security.md, "Encoded words").
+CR LF out raw, a field and a body of the tenant's own (docs/security.md, 10h).
 """
 
 from __future__ import annotations

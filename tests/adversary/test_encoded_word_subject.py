@@ -100,3 +100,21 @@ async def test_template_data_in_a_subject_adds_no_field(
     message = await _arrived(services, tenant, sb, body)
     _assert_nothing_injected(message, f"Hello {NAME}")
     assert not any(name.lower() == "x-injected" for name, _ in message["headers"])
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        "=?utf-8?q?Acme=0D=0AReply-To=3A_evil=40attacker.example?= <news@acme.example>",
+        '"=?utf-8?b?QWNtZQ0KWC1JOiB4?=" <news@acme.example>',
+        "Acme =?utf-8?q?=0A?= <news@acme.example>",
+    ],
+)
+async def test_a_from_name_holding_an_encoded_word_is_refused(
+    tenant: TenantClient, sender: str
+) -> None:
+    # From and To are never encoded by Homing: a name that a reader would decode is refused.
+    response = await tenant.post(
+        "/v1/notifications/email", json={**EMAIL, "subject": "s", "from": sender}
+    )
+    assert response.status_code == 422, response.text
