@@ -18,10 +18,17 @@ The rules, each checked in time linear in the input and before anything is sent:
   ``o:``, ``h:`` and ``v:`` fields in all);
 - no field Homing or a vendor owns (``OWNED``, ``OWNED_PREFIXES``): the addresses, the
   subject, the date, the ids, the MIME structure, signatures and trace fields.
+
+``unstructured`` writes a field of tenant text Homing owns (the subject, over SMTP) in
+printable US-ASCII itself, RFC 2047 encoded words where needed, rather than leaving the
+standard library to parse the text: Python's ``email`` package decodes encoded words in
+a value it is given and, before the CVE-2024-6923 fix (3.11.10, 3.12.5), wrote a decoded
+CR LF out raw, a field and a body of the tenant's own (docs/security.md, 10h).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -39,6 +46,12 @@ MAX_TOTAL: Final = 8_000
 # RFC 5322 §3.6.8: field-name = 1*ftext, ftext = %d33-57 / %d59-126.
 _NAME: Final = re.compile(r"[!-9;-~]+")
 _VALUE: Final = re.compile(r"[ -~\t]*")
+# RFC 5322 §2.1.1: a line is at most 998 characters.
+MAX_LINE: Final = 998
+_PLAIN: Final = re.compile(r"[ -~]*")
+# RFC 2047 §2: a line holding an encoded word is at most 76 characters. 39 bytes of
+# UTF-8 are 52 characters of base64, a word of 64: with "Subject: " in front, 73.
+_WORD_BYTES: Final = 39
 
 OWNED: Final = frozenset(
     {
@@ -118,3 +131,29 @@ def _pair(pair: object) -> tuple[str, str]:
 def as_payload(headers: Headers) -> list[list[str]]:
     """``headers`` as a job's payload stores them (JSON: a list of two-item lists)."""
     return [[name, text] for name, text in headers]
+
+
+def unstructured(name: str, text: str) -> str:
+    """The value of the unstructured field ``name`` (RFC 5322 §3.2.5) that shows
+    ``text`` exactly: printable US-ASCII on one line when ``text`` is that, holds no
+    ``=?`` (which a reader would decode) and fits; otherwise UTF-8 base64 encoded words
+    (RFC 2047), whole characters in each, one a line, folded with CRLF and a space
+    (which a reader removes between encoded words, RFC 2047 §6.2). The result holds no
+    CR or LF but those folds, each followed by a space; linear in ``text``."""
+    if _PLAIN.fullmatch(text) and "=?" not in text and len(name) + 2 + len(text) <= MAX_LINE:
+        return text
+    words: list[str] = []
+    chunk = bytearray()
+    for character in text:
+        # "replace": a lone surrogate (JSON may carry one) becomes "?", never an error.
+        data = character.encode("utf-8", "replace")
+        if len(chunk) + len(data) > _WORD_BYTES:
+            words.append(_encoded_word(chunk))
+            chunk.clear()
+        chunk += data
+    words.append(_encoded_word(chunk))
+    return "\r\n ".join(words)
+
+
+def _encoded_word(data: bytes | bytearray) -> str:
+    return f"=?utf-8?b?{base64.b64encode(data).decode('ascii')}?="

@@ -2,9 +2,10 @@
 
 A version's parts are ``{"email": {"subject", "html"?, "text"?}, "sms": {"body"},
 "chat": {"text", "format"?}, "webhook": {"payload"}}``; every string in them is a
-Jinja2 template. HTML is autoescaped, subjects, texts and SMS bodies are not; CR and LF
-are removed from subjects. Each part's output is counted while it streams out of
-``Template.generate()`` so a huge string is stopped at the bound, not after it was built.
+Jinja2 template. HTML is autoescaped (an email's, and a chat text of format ``html``);
+subjects, other texts and SMS bodies are not; CR and LF are removed from subjects. Each
+part's output is counted while it streams out of ``Template.generate()`` so a huge
+string is stopped at the bound, not after it was built.
 """
 
 from __future__ import annotations
@@ -99,6 +100,16 @@ HTML_ENV: Final = _environment(autoescape=True)
 TEXT_ENV: Final = _environment(autoescape=False)
 
 
+def _env(channel: str, path: str, part: dict[str, Any]) -> _Environment:
+    """The environment a part's field renders in: autoescaped where its output is HTML
+    (an email's, a chat text of ``"format": "html"``), so data never becomes markup."""
+    if (channel, path) == ("email", "html"):
+        return HTML_ENV
+    if (channel, path) == ("chat", "text") and part.get("format") == "html":
+        return HTML_ENV
+    return TEXT_ENV
+
+
 def _strings(part: dict[str, Any], channel: str) -> list[tuple[str, str]]:
     """Each template string of one part, as (its path, its source)."""
     if channel == "webhook":
@@ -144,7 +155,7 @@ def check_parts(parts: dict[str, Any], limits: Limits) -> None:  # noqa: C901 (o
                 raise TemplateError(
                     f"the {channel} part is over {limits.max_source_chars} characters"
                 )
-            env = HTML_ENV if (channel, path) == ("email", "html") else TEXT_ENV
+            env = _env(channel, path, part)
             try:
                 env.parse(source)
             except TemplateSyntaxError as exc:
@@ -259,7 +270,7 @@ class Renderer:
         found: dict[tuple[str, str], Any] = {}
         for channel, part in parts.items():
             for path, source in _strings(part, channel):
-                env = HTML_ENV if (channel, path) == ("email", "html") else TEXT_ENV
+                env = _env(channel, path, part)
                 try:
                     ast = env.parse(source)
                     found[(channel, path)] = (

@@ -9,7 +9,9 @@
  * Behaviour is the Python SDK's (homing_client): an `Idempotency-Key` on every sending
  * call, yours or one generated per call and reused on its retries; a 429 or 503 retried
  * up to `maxRetries` times after the `Retry-After` Homing sent (one over 60 s is thrown
- * to you, not waited on); nothing else retried; one error class per `code`.
+ * to you, not waited on); nothing else retried; one error class per `code`; no redirect
+ * followed (a 3xx is an `ApiError` naming its status: following one would re-send the
+ * call's body to wherever it points).
  */
 
 import { CODES } from "./codes.js";
@@ -309,7 +311,7 @@ export class Homing {
     for (let attempt = 0; ; attempt++) {
       const response = await this.#once(call, url, headers, body);
       const wait = retryDelay(response, attempt, this.backoffMs);
-      if (wait === null || attempt >= this.maxRetries) return this.#result<T>(response);
+      if (wait === null || attempt >= this.maxRetries) return this.#result<T>(call, response);
       await response.body?.cancel();
       await this.#sleep(wait);
     }
@@ -324,7 +326,11 @@ export class Homing {
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
     try {
-      return await this.#fetch(url, { method: call.method, headers, body, signal });
+      // "manual": a redirect is answered as it came, never followed. Following it would
+      // send the call's body (addresses, subjects, texts) to wherever it points and take
+      // that host's answer for Homing's; the Python SDK follows none either.
+      const init: RequestInit = { method: call.method, headers, body, signal, redirect: "manual" };
+      return await this.#fetch(url, init);
     } catch (error) {
       if (timeout.aborted) {
         throw new HomingTimeout(`${call.method} ${call.path} timed out`, {}, { cause: error });
@@ -335,7 +341,18 @@ export class Homing {
     }
   }
 
-  async #result<T>(response: Response): Promise<T> {
+  async #result<T>(call: Call, response: Response): Promise<T> {
+    // Node, Deno and Bun show a redirect as it came; a browser as an "opaqueredirect"
+    // whose status it hides (0).
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      await response.body?.cancel();
+      const status = response.status || "3xx";
+      const message = `${call.method} ${call.path}: HTTP ${status}, a redirect the SDK does not follow`;
+      throw new ApiError(message, {
+        status: response.status || null,
+        requestId: response.headers.get("X-Request-Id"),
+      });
+    }
     if (response.status >= 400) throw await errorFor(response);
     if (response.status === 204) {
       await response.body?.cancel();

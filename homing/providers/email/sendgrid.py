@@ -75,8 +75,8 @@ BASE_URLS: Final[Mapping[str, str]] = {
     "eu": "https://api.eu.sendgrid.com",
 }
 BATCH_LIMIT: Final = 1000
-# SendGrid's 30 MB per email is third-party knowledge we could not find in its docs
-# (/work/shared/PROVIDERS.md marks it unverified): a batch stays well under it.
+# SendGrid's 30 MB per email is third-party knowledge we could not find in its own
+# documentation, so it is unverified: a batch stays well under it.
 BATCH_BYTES: Final = 20 * 1000 * 1000
 SUBSTITUTION_BYTES: Final = 10_000
 PARTS: Final = (("text/plain", "text"), ("text/html", "html"))
