@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel
 
-from homing_client.errors import error_for
+from homing_client.errors import ApiError, error_for
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -64,7 +64,16 @@ def retry_delay(response: httpx.Response, attempt: int, backoff: float) -> float
 
 
 def result(call: Call[T], response: httpx.Response) -> T:
-    """The call's answer as its model; the error class of its code otherwise."""
+    """The call's answer as its model; the error class of its code otherwise. A redirect
+    is an error too: the client follows none (a send's body never goes to the place a
+    redirect names), and Homing answers none on the API."""
+    if response.is_redirect or 300 <= response.status_code < 400:
+        raise ApiError(
+            f"HTTP {response.status_code}: a redirect, which the client does not follow",
+            status=response.status_code,
+            code="redirect",
+            request_id=response.headers.get("X-Request-Id"),
+        )
     if response.status_code >= 400:
         try:
             body: Any = response.json()

@@ -109,6 +109,9 @@ class AsyncClient:
                     json=call.json,
                     params=call.query(),
                     headers=headers,
+                    # Even on a client handed in with redirects on: a send's body never
+                    # goes where a redirect points (``result`` raises on a 3xx).
+                    follow_redirects=False,
                 )
             except httpx.TimeoutException as exc:
                 raise HomingTimeout(f"{call.method} {call.path} timed out") from exc
