@@ -82,6 +82,19 @@ class InvalidHeaders(ValueError):
     """The email's header fields break a rule of ``homing.email_headers``."""
 
 
+# The first patch release of each minor version whose ``email`` package no longer writes
+# a line break decoded out of an encoded word raw (CVE-2024-6923; 3.13 shipped fixed).
+# Homing encodes its own fields either way; an older interpreter is warned of at start
+# (docs/deploy.md, "The Python it runs on").
+PATCHED_EMAIL: Final = {(3, 11): 10, (3, 12): 5}
+
+
+def email_package_patched(version: tuple[int, int, int]) -> bool:
+    """Whether the interpreter ``version`` (major, minor, micro) has the header fix."""
+    first = PATCHED_EMAIL.get((version[0], version[1]))
+    return first is None or version[2] >= first
+
+
 def email_headers(value: object) -> Headers:
     """The header fields ``value`` holds (a sequence of ``[name, value]`` pairs, as a
     job's payload stores them), checked; ``InvalidHeaders`` naming the first rule broken.

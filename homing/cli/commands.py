@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -21,6 +22,7 @@ from homing.cli import journal as inbound_cli
 from homing.cli import tenant_commands as tenant_cli
 from homing.cli import user_commands as user_cli
 from homing.cli.output import emit
+from homing.email_headers import email_package_patched
 from homing.errors import ConfigError, HomingError
 from homing.logs import configure_logging
 from homing.managers.audit import CLI_ACTOR
@@ -32,6 +34,7 @@ from homing.store.migrate import require_current
 # Only these start-ups bring the schema up to date. Every other command works on the
 # schema as it is, and refuses ("run `homing migrate`") when it is not current.
 _MIGRATING = frozenset({"run", "api", "worker", "migrate"})
+_SERVING = frozenset({"run", "api", "worker"})
 # The commands that accept and deliver, and so may be traced.
 _TRACED = frozenset({"run", "api", "worker"})
 # What `homing keys rotate` cannot do, said once it is done (docs/operations.md).
@@ -112,6 +115,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings, loopback: bool
         "audit": lambda s: audit_cli.run(s, args),
         "user": lambda s: user_cli.run(s, args),
     }
+    if args.command in _SERVING:
+        _warn_of_an_unpatched_python()
     migrating = args.command in _MIGRATING
     services = await build(settings, run_migrations=migrating)
     try:
@@ -120,6 +125,16 @@ async def _dispatch(args: argparse.Namespace, settings: Settings, loopback: bool
         return await handlers[args.command](services)
     finally:
         await services.aclose()
+
+
+def _warn_of_an_unpatched_python() -> None:
+    version = sys.version_info
+    if not email_package_patched((version.major, version.minor, version.micro)):
+        logging.getLogger("homing").warning(
+            "this Python's email package predates the CVE-2024-6923 fix; Homing encodes"
+            " its own header fields, but run 3.11.10, 3.12.5 or newer (docs/deploy.md)",
+            extra={"python": f"{version.major}.{version.minor}.{version.micro}"},
+        )
 
 
 def _host(args: argparse.Namespace, settings: Settings) -> str:
