@@ -100,6 +100,10 @@ class AttemptOutcome(enum.StrEnum):
     MESSAGE_PERMANENT = "message_permanent"
     UNCERTAIN = "uncertain"
     SKIPPED = "skipped"
+    # A call an earlier claim may have made whose outcome was never recorded (its
+    # worker died or lost its lease): written by the next claim, so the job's history
+    # shows every call that may have reached a vendor (docs/reliability.md).
+    UNKNOWN = "unknown"
 
 
 class Queue(enum.StrEnum):

@@ -68,6 +68,8 @@ async def _bulk(services: Services, args: argparse.Namespace) -> int:
     answer: dict[str, int] = {"matched": result.matched, done: result.done}
     if args.dlq_command == "redrive":
         answer["refused"] = result.refused
+        # Their message may already have reached the provider: a redrive may send twice.
+        answer["uncertain"] = result.uncertain
     return emit(args, answer)
 
 

@@ -2,7 +2,9 @@
 
 The same manager as ``POST /v1/dead-letters/redrive``: each matching dead letter not
 yet redriven is re-queued once, one quota unit per job, and the whole redrive takes
-one request of the tenant's sending rate. A dry run counts and changes nothing. The
+one request of the tenant's sending rate. A dry run counts and changes nothing, and
+says how many are ``uncertain`` (their message may have reached the provider, so a
+redrive may send a second copy): the count is the confirmation before a redrive. The
 filter is the provider (or none), chosen from the list's own values. Either answers
 303 to the list with a flash saying how many went (or would go). The purge is
 ``POST /v1/dead-letters/purge``'s: a page first counts what the filter matches and
@@ -94,9 +96,23 @@ async def redrive_and_say(
 def _said(result: BulkResult, dry_run: bool, refused_why: str) -> str:
     if dry_run:
         plural = "" if result.matched == 1 else "s"
-        return f"{result.matched} dead letter{plural} would be redriven. Nothing was changed."
+        said = f"{result.matched} dead letter{plural} would be redriven."
+        return f"{said}{_uncertain(result)} Nothing was changed."
     over = f", {result.refused} refused ({refused_why})" if result.refused else ""
-    return f"{result.done} redriven{over}."
+    return f"{result.done} redriven{over}.{_uncertain(result)}"
+
+
+def _uncertain(result: BulkResult) -> str:
+    """The warning a redrive of ``uncertain`` dead letters deserves: their message may
+    already have reached the provider, so it may arrive twice."""
+    if not result.uncertain:
+        return ""
+    n = result.uncertain
+    which = "1 of them is" if n == 1 else f"{n} of them are"
+    return (
+        f" {which} uncertain: the message may already have reached the provider,"
+        " so a redrive may deliver a second copy."
+    )
 
 
 @router.post("/t/{tenant_id}/dead-letters/redrive")

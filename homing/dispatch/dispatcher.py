@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 
@@ -17,8 +18,18 @@ from homing.dispatch.policy import (
     RetryPolicy,
     decide,
 )
+from homing.dispatch.unaccounted import not_resent, unknown_calls
 from homing.logs import job_context
-from homing.models import EXPIRED, ClaimedJob, FailureClass, Job, ProviderAccount, Queue
+from homing.models import (
+    EXPIRED,
+    Attempt,
+    ClaimedJob,
+    DeliveryMode,
+    FailureClass,
+    Job,
+    ProviderAccount,
+    Queue,
+)
 from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
 
@@ -76,12 +87,26 @@ class Dispatcher:
 
     async def _process(self, claimed: ClaimedJob, accounts: Sequence[ProviderAccount]) -> Outcome:
         job = claimed.job
+        usable = candidates(job, accounts)
+        # Earlier claims that recorded no outcome may have reached a vendor: they go
+        # into the history as unknown calls, and fence an at_most_once job.
+        unknown = unknown_calls(claimed, usable, self._clock.now())
+        if unknown and job.delivery is DeliveryMode.AT_MOST_ONCE and not self._replays(job, usable):
+            return not_resent(claimed, unknown)
+        return _after(unknown, await self._pass(claimed, usable))
+
+    def _replays(self, job: Job, usable: Sequence[ProviderAccount]) -> bool:
+        """Whether a call again is a replay: the job has one provider, which takes
+        its idempotency key. With several, the lost call may have gone to any."""
+        return len(usable) == 1 and self._runner.replays(job, usable[0])
+
+    async def _pass(self, claimed: ClaimedJob, usable: Sequence[ProviderAccount]) -> Outcome:
+        job = claimed.job
         number = claimed.attempt_number
         policy = self._policies.get(job.queue, self._default)
         spent = _expired(claimed, self._clock.now()) or _spent(claimed, policy)
         if spent is not None:
             return spent
-        usable = candidates(job, accounts)
         result = await self._runner.run(job, number, usable)
         if result.accepted_by is not None:
             return Completed(
@@ -115,7 +140,9 @@ class Dispatcher:
             claim_token=claimed.claim_token,
             attempts=(),
             available_at=_capped(job, self._clock.now() + seconds),
-            attempts_made=claimed.attempt_number - 1,
+            # What was recorded before (claim number - 1, unless an earlier claim
+            # recorded nothing: that stays to be told by the next claim).
+            attempts_made=job.attempts_made,
             error="held: the tenant is suspended",
             error_class=HELD_ERROR_CLASS,
             skipped_providers=job.skipped_providers,
@@ -176,6 +203,13 @@ class Dispatcher:
             skipped_providers=skipped,
             provider_calls=result.calls,
         )
+
+
+def _after(unknown: Sequence[Attempt], outcome: Outcome) -> Outcome:
+    """``outcome`` with the unaccounted calls of earlier claims before its own."""
+    if not unknown:
+        return outcome
+    return dataclasses.replace(outcome, attempts=(*unknown, *outcome.attempts))
 
 
 def _past_expiry(job: Job, epoch: float) -> bool:

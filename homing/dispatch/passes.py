@@ -163,6 +163,11 @@ class PassRunner:
     def _sender_for(self, job: Job) -> Sender:
         return self._senders.get(job.channel, self._sender)
 
+    def replays(self, job: Job, account: ProviderAccount) -> bool:
+        """Whether calling ``account`` again for ``job`` is a replay, not a second
+        send: its vendor takes the job's idempotency key (Resend)."""
+        return self._sender_for(job).supports_idempotency(account)
+
     async def run(
         self, job: Job, attempt_number: int, accounts: Sequence[ProviderAccount]
     ) -> PassResult:
@@ -250,7 +255,7 @@ class PassRunner:
         if cls is FailureClass.UNCERTAIN and job.delivery is DeliveryMode.AT_MOST_ONCE:
             # Sending elsewhere could deliver twice. Only an idempotent provider may be
             # asked again (with the same key); otherwise the job ends here.
-            if self._sender_for(job).supports_idempotency(account):
+            if self.replays(job, account):
                 outcome.only = account.id
             else:
                 outcome.uncertain_give_up = True

@@ -51,6 +51,10 @@ DEAD_LETTER_CLASSES = frozenset(
 )
 
 
+# Seconds between tries to record a group of outcomes while the database is away
+# (the last one repeats until it is back).
+RECORD_BACKOFF = (0.0, 0.2, 0.5, 1.0, 2.0, 5.0)
+
 # The status label of homing_jobs_finished_total: the terminal statuses.
 COMPLETED, FAILED, SUPPRESSED = "completed", "failed", "suppressed"
 
@@ -128,6 +132,10 @@ class Worker:
         self._min_claim = max(1, min(config.batch_size, config.concurrency // 4))
         self._turn = 0
         self.processed = 0
+        # Set once the worker is asked to stop (or runs ``once``): only then may an
+        # outcome go unwritten.
+        self._stop = asyncio.Event()
+        self._once = False
 
     async def run(self, *, once: bool = False, stop: asyncio.Event | None = None) -> int:
         """Deliver until ``stop`` is set, or with ``once`` until nothing is claimable.
@@ -135,7 +143,8 @@ class Worker:
         Returns how many jobs this call processed.
         """
         start = self.processed
-        stop = stop or asyncio.Event()
+        stop = self._stop = stop or asyncio.Event()
+        self._once = once
         heartbeat = asyncio.create_task(self._heartbeat())
         try:
             while not stop.is_set():
@@ -326,15 +335,30 @@ class Worker:
             self._watch(batch)
 
     async def _apply(self, batch: list[Outcome]) -> Applied | None:
-        for delay in (0.0, 0.2, 1.0, 5.0):
-            await asyncio.sleep(delay)
+        """Record ``batch``, trying again with backoff for as long as the database is
+        away: a success held here is a fact, and dropping it would let the leases run
+        out and the jobs be sent again. The batch stays in ``_writing`` meanwhile, so
+        the heartbeat keeps its leases and it counts against the concurrency (no new
+        claims pile up behind it). Only a stopping (or ``once``) worker gives up, a
+        lease after it began to; then the next claim tells the calls as unknown
+        (homing.dispatch.unaccounted) and an at_most_once job is not sent again."""
+        tries = 0
+        given_up_at: float | None = None
+        while True:
+            await asyncio.sleep(RECORD_BACKOFF[min(tries, len(RECORD_BACKOFF) - 1)])
+            tries += 1
             try:
                 return await self._queue.apply(batch)
             except StoreError as exc:
-                log.warning("recording outcomes failed; retrying", extra={"error": str(exc)})
-        # The leases will expire and the jobs be delivered again: at-least-once.
-        log.error("outcomes not recorded", extra={"count": len(batch)})
-        return None
+                log.warning(
+                    "recording outcomes failed; retrying",
+                    extra={"error": str(exc), "count": len(batch), "tries": tries},
+                )
+            if self._once or self._stop.is_set():
+                given_up_at = given_up_at or time.monotonic() + self._config.lease_seconds
+                if time.monotonic() >= given_up_at:
+                    log.error("outcomes not recorded", extra={"count": len(batch)})
+                    return None
 
     def _applied(self, batch: list[Outcome], applied: Applied) -> None:
         self._count(batch, applied)

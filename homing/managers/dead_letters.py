@@ -12,6 +12,11 @@ tenant is suspended; an operator's (the admin API, the operator's console pages,
 ``homing dlq``) once for each tenant it re-queues jobs of, and a tenant whose rate is
 full keeps those jobs FAILED, counted as ``refused``. The operator may redrive a
 suspended tenant's dead letters: they are held with its other jobs until it resumes.
+
+A dead letter of class ``uncertain`` may have reached its provider (a call cut after
+the request left, or a worker lost after the call): redriving it may deliver a second
+copy. The answer counts those (``uncertain``), a dry run included, so the operator
+knows before confirming.
 """
 
 from __future__ import annotations
@@ -22,10 +27,14 @@ from dataclasses import dataclass
 from homing.errors import Conflict, Forbidden, NotFound
 from homing.managers.admission import Admission
 from homing.managers.suspension import refuse_suspended
-from homing.models import Tenant
+from homing.models import FailureClass, Tenant
 from homing.store.dead_letters import DeadLetterFilter, DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.tenants import TenantStore
+
+# The error class of a dead letter whose last call may have reached its provider: a
+# redrive of it may deliver a second copy (docs/reliability.md).
+UNCERTAIN = FailureClass.UNCERTAIN.value
 
 # Rows fetched per round of a bulk operation: bounds memory and each transaction.
 BATCH = 500
@@ -35,11 +44,13 @@ MAX_IDS = 1000
 
 @dataclass(slots=True)
 class BulkResult:
-    """What a bulk operation matched and did (``done``: redriven or purged)."""
+    """What a bulk operation matched and did (``done``: redriven or purged);
+    ``uncertain``: how many matched ended ``uncertain`` (a redrive may send them twice)."""
 
     matched: int = 0
     done: int = 0
     refused: int = 0
+    uncertain: int = 0
 
 
 # Called after each batch with the totals so far (``homing dlq`` prints them on stderr).
@@ -91,9 +102,10 @@ class DeadLetters:
         ):
             after = batch[-1][0]
             result.matched += len(batch)
+            result.uncertain += sum(1 for row in batch if row[3] == UNCERTAIN)
             if dry_run:
                 continue
-            for _, tenant_id, job_id in batch:
+            for _, tenant_id, job_id, _ in batch:
                 await self._redrive_one(tenant_id, job_id, result, paid)
             progress(result)
         return result

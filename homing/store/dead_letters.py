@@ -183,13 +183,13 @@ class DeadLetterStore:
         limit: int,
         pending_only: bool = False,
         upto: str | None = None,
-    ) -> list[tuple[str, str, str]]:
-        """(id, tenant_id, job_id) of up to ``limit`` matches past ``after`` and no
-        later than ``upto``, oldest first, for work in bounded batches;
-        ``pending_only``: not yet redriven."""
+    ) -> list[tuple[str, str, str, str]]:
+        """(id, tenant_id, job_id, error_class) of up to ``limit`` matches past
+        ``after`` and no later than ``upto``, oldest first, for work in bounded
+        batches; ``pending_only``: not yet redriven."""
         c = dead_letters.c
         query = (
-            select(c.id, c.tenant_id, c.job_id)
+            select(c.id, c.tenant_id, c.job_id, c.error_class)
             .join(jobs, jobs.c.id == c.job_id)
             .where(*_conditions(f, ids))
         )
@@ -202,7 +202,7 @@ class DeadLetterStore:
         query = query.order_by(c.id).limit(limit)
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query)).all()
-        return [(row.id, row.tenant_id, row.job_id) for row in rows]
+        return [(row.id, row.tenant_id, row.job_id, row.error_class) for row in rows]
 
     async def newest(self, f: DeadLetterFilter, ids: Sequence[str] | None) -> str | None:
         """The id of the newest dead letter matching now (ids grow with time): a bulk

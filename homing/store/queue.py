@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
-from homing.models import Attempt, ClaimedJob, JobStatus, Queue, new_id
+from homing.models import Attempt, AttemptOutcome, ClaimedJob, JobStatus, Queue, new_id
 from homing.store.claiming import Claim, ready
 from homing.store.database import Database
 from homing.store.ordering import lock_ordering_keys, release_next
@@ -293,7 +293,15 @@ async def _complete(conn: AsyncConnection, done: Sequence[Completed], now: Any) 
         return
     # A success is a fact even if the lease was lost meanwhile: it wins.
     ids = [o.job_id for o in done]
-    await conn.execute(delete(queue_entries).where(queue_entries.c.job_id.in_(ids)))
+    removed = await conn.execute(
+        delete(queue_entries)
+        .where(queue_entries.c.job_id.in_(ids))
+        .returning(queue_entries.c.job_id, queue_entries.c.claim_token)
+    )
+    held = {(row.job_id, row.claim_token) for row in removed}
+    late = [o for o in done if (o.job_id, o.claim_token) not in held]
+    if late:
+        await _undo_fence(conn, late)
     params = [
         {
             "b_id": o.job_id,
@@ -305,6 +313,28 @@ async def _complete(conn: AsyncConnection, done: Sequence[Completed], now: Any) 
         for o in done
     ]
     await conn.execute(_COMPLETE, params)
+
+
+async def _undo_fence(conn: AsyncConnection, late: Sequence[Completed]) -> None:
+    """A success recorded after its lease ran out (a worker that kept it through a
+    database outage longer than the lease): the claim after it may have ended the job
+    FAILED ``uncertain`` with its call as ``unknown`` (homing.dispatch.unaccounted).
+    The call is known now: that unknown attempt and the dead letter (not redriven)
+    go, and the job is COMPLETED by the caller. Rare, so it costs nothing otherwise."""
+    for outcome in late:
+        numbers = {a.number for a in outcome.attempts}
+        await conn.execute(
+            delete(attempts).where(
+                attempts.c.job_id == outcome.job_id,
+                attempts.c.outcome == AttemptOutcome.UNKNOWN.value,
+                attempts.c.number.in_(sorted(numbers)),
+            )
+        )
+        await conn.execute(
+            delete(dead_letters).where(
+                dead_letters.c.job_id == outcome.job_id, dead_letters.c.redriven_at.is_(None)
+            )
+        )
 
 
 def _held(outcome: Rescheduled | Failed) -> Any:

@@ -92,7 +92,7 @@ async def test_two_concurrent_redrives_requeue_once(
     assert first.json()["redriven"] + second.json()["redriven"] == 1
     assert await _entries(services) == 1
     again = await tenant.post("/v1/dead-letters/redrive", json=body)
-    assert again.json() == {"matched": 0, "redriven": 0, "refused": 0}
+    assert again.json() == {"matched": 0, "redriven": 0, "refused": 0, "uncertain": 0}
     listed = (await tenant.get("/v1/dead-letters")).json()["data"][0]
     assert listed["redriven_at"] is not None
 
@@ -103,10 +103,10 @@ async def test_dry_run_counts_and_changes_nothing(services: Services, tenant: Te
     await dead_letter(services, tenant, provider="postmark")
     body = {"filter": {"provider": "ses"}, "dry_run": True}
     dry = await tenant.post("/v1/dead-letters/redrive", json=body)
-    assert dry.json() == {"matched": 3, "redriven": 0, "refused": 0}
+    assert dry.json() == {"matched": 3, "redriven": 0, "refused": 0, "uncertain": 0}
     assert await _entries(services) == 0
     real = await tenant.post("/v1/dead-letters/redrive", json={**body, "dry_run": False})
-    assert real.json() == {"matched": 3, "redriven": 3, "refused": 0}
+    assert real.json() == {"matched": 3, "redriven": 3, "refused": 0, "uncertain": 0}
     assert await _entries(services) == 3
 
 
@@ -117,7 +117,7 @@ async def test_redrive_counts_the_quota(services: Services, api: httpx.AsyncClie
     letters = [await dead_letter(services, capped) for _ in range(2)]
     # Two sends used two units of three: one redrive fits, the other is refused.
     result = await capped.post("/v1/dead-letters/redrive", json={"ids": letters})
-    assert result.json() == {"matched": 2, "redriven": 1, "refused": 1}
+    assert result.json() == {"matched": 2, "redriven": 1, "refused": 1, "uncertain": 0}
 
 
 async def test_purge_deletes_rows_and_keeps_jobs(services: Services, tenant: TenantClient) -> None:
@@ -146,7 +146,7 @@ async def test_the_admin_api_sees_and_filters_every_tenant(
     assert shown.status_code == 200
     body = {"filter": {"tenant_id": other.tenant_id}}
     redriven = await api.post("/admin/v1/dead-letters/redrive", headers=ADMIN, json=body)
-    assert redriven.json() == {"matched": 1, "redriven": 1, "refused": 0}
+    assert redriven.json() == {"matched": 1, "redriven": 1, "refused": 0, "uncertain": 0}
     purged = await api.post("/admin/v1/dead-letters/purge", headers=ADMIN, json={"all": True})
     assert purged.json() == {"matched": 2, "purged": 2}
     async with services.db.transaction() as conn:

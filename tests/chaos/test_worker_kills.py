@@ -7,8 +7,11 @@ worker every 1.5-2.5 s and starts a new one. Afterwards:
 - every accepted job is in the database and COMPLETED, and reached its provider;
 - a job delivered more than once is explained by a kill: a worker died after the
   provider accepted and before it recorded the outcome, so the lease ran out and the job
-  was claimed again. Such a job shows a kill between its deliveries, and its recorded
-  success is not its first claim (the dead worker's claims left no attempt rows);
+  was claimed again. Such a job shows a kill between its deliveries, its recorded
+  success is not its first claim, and its history shows the dead worker's call as
+  ``unknown`` (written by the claim after it). These jobs are all ``at_least_once``;
+  an ``at_most_once`` job is never sent after such a kill
+  (tests/chaos/test_at_most_once_kills.py);
 - the Resend tenant sees no duplicate at all: its resends carry the same
   ``Idempotency-Key`` and the provider (the sandbox, as Resend does) replays its answer;
 - the ledger invariant held throughout: a dry reconciler pass after every kill, and a
@@ -167,22 +170,24 @@ async def _all_terminal(services: Services, expected: int) -> bool:
 
 
 async def _job_facts(services: Services) -> tuple[dict[str, str], dict[str, list[int]]]:
+    """Each job's status, and the numbers of its attempts by outcome ("success",
+    "unknown"), keyed ``(outcome, job id)``."""
     async with services.db.transaction() as conn:
         statuses = dict((await conn.execute(select(jobs.c.id, jobs.c.status))).all())
         rows = (
             await conn.execute(select(attempts.c.job_id, attempts.c.number, attempts.c.outcome))
         ).all()
-    successes: dict[str, list[int]] = defaultdict(list)
+    numbers: dict[str, list[int]] = defaultdict(list)
     for row in rows:
-        if row.outcome == "success":
-            successes[row.job_id].append(row.number)
-    return statuses, successes
+        if row.outcome in ("success", "unknown"):
+            numbers[f"{row.outcome}:{row.job_id}"].append(row.number)
+    return statuses, numbers
 
 
 def _unexplained(
-    deliveries: dict[str, list[float]], kills: list[float], successes: dict[str, list[int]]
+    deliveries: dict[str, list[float]], kills: list[float], numbers: dict[str, list[int]]
 ) -> list[str]:
-    """Duplicated jobs that no kill explains."""
+    """Duplicated jobs that no kill explains, or whose history hides the lost call."""
     problems = []
     for job_id, times in deliveries.items():
         if len(times) < 2:
@@ -190,8 +195,10 @@ def _unexplained(
         first, last = min(times), max(times)
         if not any(first <= kill <= last for kill in kills):
             problems.append(f"{job_id}: delivered {len(times)}x with no kill in between")
-        if min(successes.get(job_id, [1])) <= 1:
+        if min(numbers.get(f"success:{job_id}", [1])) <= 1:
             problems.append(f"{job_id}: delivered {len(times)}x but its first claim succeeded")
+        if not numbers.get(f"unknown:{job_id}"):
+            problems.append(f"{job_id}: delivered {len(times)}x, no unknown call in its history")
     return problems
 
 

@@ -155,3 +155,24 @@ async def test_a_tenants_member_gets_404_on_the_operators_dead_letters(
     assert PAGE not in home.text
     job, _ = await services.jobs.get(acme.tenant_id, jobs["acme-1"])
     assert job.status.value == "FAILED"
+
+
+async def test_a_dry_run_warns_that_an_uncertain_dead_letter_may_be_sent_twice(
+    services: Services, api: httpx.AsyncClient
+) -> None:
+    acme = await make_tenant(services, api, "Acme")
+    for error_class in ("uncertain", "provider_error"):
+        await dead_letter(services, acme, error="e", error_class=error_class, provider="sendgrid")
+    await add_user(services, "root@example.com", operator=True)
+    async with browser(services) as client:
+        csrf = await sign_in(client, "root@example.com")
+        page = await client.get(PAGE)
+        dry = await client.post(
+            f"{PAGE}/redrive",
+            data={"csrf": csrf, "dry_run": "1", "tenant_id": acme.tenant_id},
+            follow_redirects=True,
+        )
+    assert "may already have reached its provider" in page.text
+    said = "2 dead letters would be redriven. 1 of them is uncertain: the message may"
+    assert said in dry.text
+    assert "so a redrive may deliver a second copy. Nothing was changed." in dry.text

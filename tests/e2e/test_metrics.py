@@ -234,10 +234,10 @@ async def test_an_operators_day_spike_list_by_provider_dry_run_redrive_drain(
     assert [d["provider"] for d in listed.json()["data"]] == ["sendgrid"] * 3
     body = {"filter": {"provider": "sendgrid"}}
     dry = await tenant.post("/v1/dead-letters/redrive", json={**body, "dry_run": True})
-    assert dry.json() == {"matched": 3, "redriven": 0, "refused": 0}
+    assert dry.json() == {"matched": 3, "redriven": 0, "refused": 0, "uncertain": 0}
     await sb.http.delete("/_sandbox/faults")
     done = await tenant.post("/v1/dead-letters/redrive", json=body)
-    assert done.json() == {"matched": 3, "redriven": 3, "refused": 0}
+    assert done.json() == {"matched": 3, "redriven": 3, "refused": 0, "uncertain": 0}
     now = [0.0]
     sampler = Scrape(services.jobs, now=lambda: now[0])
     depth = {"queue": "notifications-email", "priority": "normal"}

@@ -53,11 +53,12 @@ def test_list_show_redrive_and_purge(capsys: pytest.CaptureFixture[str]) -> None
     shown = _run(capsys, "show", ids[0])
     assert shown["payload"] == {"subject": "Welcome"} and shown["attempts"] == []
     dry = _run(capsys, "redrive", "--provider", "ses", "--dry-run")
-    assert dry == {"matched": 3, "redriven": 0, "refused": 0}
+    assert dry == {"matched": 3, "redriven": 0, "refused": 0, "uncertain": 0}
     assert _run(capsys, "redrive", "--provider", "ses") == {
         "matched": 3,
         "redriven": 3,
         "refused": 0,
+        "uncertain": 0,
     }
     assert _run(capsys, "redrive", "--provider", "ses")["matched"] == 0
     assert main(["dlq", "purge", "--id", ids[0]]) == 0

@@ -116,7 +116,9 @@ async def show_dead_letter(
 )
 async def redrive(body: BulkBody, principal: PrincipalDep, services: ServicesDep) -> Redriven:
     """Re-queue the matching dead letters' jobs once each, one quota unit per job and
-    one request of the sending rate for the whole (429 ``rate_limited`` past it)."""
+    one request of the sending rate for the whole (429 ``rate_limited`` past it).
+    ``uncertain`` counts those whose last call may have reached the provider: a
+    redrive may deliver them twice (a ``dry_run`` tells before anything is sent)."""
     if body.filter.tenant_id not in (None, principal.tenant.id):
         return Redriven(matched=0, redriven=0, refused=0)
     r = await services.dead_letters.redrive(
@@ -135,7 +137,7 @@ async def redrive(body: BulkBody, principal: PrincipalDep, services: ServicesDep
         body,
         {"redriven": r.done},
     )
-    return Redriven(matched=r.matched, redriven=r.done, refused=r.refused)
+    return Redriven.of(r)
 
 
 @router.post("/v1/dead-letters/purge", response_model=Purged)
@@ -208,7 +210,7 @@ async def admin_redrive(body: BulkBody, services: ServicesDep) -> Redriven:
         body,
         {"redriven": r.done},
     )
-    return Redriven(matched=r.matched, redriven=r.done, refused=r.refused)
+    return Redriven.of(r)
 
 
 @router.post("/admin/v1/dead-letters/purge", response_model=Purged)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from homing.api.schemas.jobs import AttemptPublic
 from homing.api.schemas.shared import Moment, Strict
-from homing.managers.dead_letters import MAX_IDS
+from homing.managers.dead_letters import MAX_IDS, BulkResult
 from homing.models import Attempt
 from homing.store.dead_letters import DeadLetter, DeadLetterFilter
 
@@ -116,6 +116,23 @@ class Redriven(BaseModel):
     matched: int
     redriven: int
     refused: int
+    uncertain: int = Field(
+        default=0,
+        description=(
+            "How many of the matched dead letters ended `uncertain`: their last call may"
+            " have reached the provider, so redriving them may deliver a second copy."
+            " Counted by a dry run too, to ask before redriving."
+        ),
+    )
+
+    @classmethod
+    def of(cls, result: BulkResult) -> Redriven:
+        return cls(
+            matched=result.matched,
+            redriven=result.done,
+            refused=result.refused,
+            uncertain=result.uncertain,
+        )
 
 
 class Purged(BaseModel):
