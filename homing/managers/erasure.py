@@ -234,10 +234,13 @@ class Erasure:
             ("audit_events", lambda: self._store.audit_batch(target, size)),
             ("flashes", lambda: self._store.flashes_batch(target, size)),
             ("feed_items", lambda: self._store.feed_batch(target, size)),
-            ("digest_items", lambda: self._store.digest_batch(target, size)),
+            ("notification_steps", lambda: self._store.steps_batch(target, size)),
             ("notifications", lambda: self._store.notifications_batch(target, size)),
         ):
             done = done and await budget.drain(_counted(kind, batch), report, kind, size)
+        done = done and await budget.drain(
+            lambda: self._store.digest_batch(target, size), report, "digests", size
+        )
         report.waiting_jobs = await self._store.waiting_jobs(target, size)
         running = await self._store.running_notifications(target, size)
         report.complete = done and report.waiting_jobs == 0 and running == 0
