@@ -71,6 +71,16 @@ class ErasureTarget:
     def keys(self) -> set[str]:
         return {key for _, key in self.addresses}
 
+    def named_in(self, value: str | None) -> bool:
+        """Whether ``value`` (a tenant's Idempotency-Key) holds one of the target's
+        addresses (a chat's by its bare id) or its external id, in any case."""
+        if value is None:
+            return False
+        bare = {key.partition(":")[2] if ch == "chat" else key for ch, key in self.addresses}
+        names = {*bare, *([self.external_id] if self.external_id else [])}
+        lowered = value.lower()
+        return any(name.lower() in lowered for name in names if name)
+
 
 def _targeted(target: ErasureTarget, conn: AsyncConnection) -> ColumnElement[bool]:
     c = jobs.c
@@ -110,7 +120,7 @@ class ErasureStore:
         finished = ~exists().where(queue_entries.c.job_id == jobs.c.id)
         async with self._db.transaction() as conn:
             query = (
-                select(jobs.c.id, jobs.c.payload)
+                select(jobs.c.id, jobs.c.payload, jobs.c.idempotency_key)
                 .where(_targeted(target, conn) & finished)
                 .limit(limit)
             )
@@ -118,7 +128,14 @@ class ErasureStore:
             if not rows:
                 return {}
             ids = [row.id for row in rows]
-            params = [{"b_id": r.id, "b_payload": erase(dict(r.payload))} for r in rows]
+            params = [
+                {
+                    "b_id": r.id,
+                    "b_payload": erase(dict(r.payload)),
+                    "b_key": None if target.named_in(r.idempotency_key) else r.idempotency_key,
+                }
+                for r in rows
+            ]
             await _scrub_jobs(conn, params, as_datetime(self._clock.now()))
             counts = {"jobs": len(rows)}
             counts["dead_letters"] = await _scrub_dead_letters(conn, params)
@@ -332,13 +349,23 @@ class ErasureStore:
             & ~exists().where(s.notification_id == n.id, KEPT_SPEC)
         )
         async with self._db.transaction() as conn:
-            ids = list((await conn.scalars(select(n.id).where(mine).limit(limit))).all())
-            if not ids:
+            query = select(n.id, n.idempotency_key).where(mine).limit(limit)
+            rows = (await conn.execute(query)).all()
+            if not rows:
                 return 0
             await conn.execute(
-                update(notifications).where(one_of(conn, n.id, ids)).values(recipient=ERASED)
+                update(notifications)
+                .where(n.id == bindparam("b_id"))
+                .values(recipient=ERASED, idempotency_key=bindparam("b_key")),
+                [
+                    {
+                        "b_id": r.id,
+                        "b_key": None if target.named_in(r.idempotency_key) else r.idempotency_key,
+                    }
+                    for r in rows
+                ],
             )
-        return len(ids)
+        return len(rows)
 
     async def running_notifications(self, target: ErasureTarget, limit: int) -> int:
         """How many of the recipient's notifications still run (at most ``limit``)."""
@@ -390,6 +417,9 @@ async def _scrub_jobs(conn: AsyncConnection, params: Sequence[dict[str, Any]], n
         .where(c.id == bindparam("b_id"))
         .values(
             payload=bindparam("b_payload"),
+            # A key naming the person goes: a repeat of it is a new send (as after
+            # retention), never an answer that names them.
+            idempotency_key=bindparam("b_key"),
             payload_scrubbed_at=func.coalesce(c.payload_scrubbed_at, now),
             recipient=None,
             recipient_id=None,

@@ -18,11 +18,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect, select, text, update
 from sqlalchemy.engine import Connection
 
+from homing.clock import ManualClock
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
+from homing.store.tables.core import jobs
+from homing.store.tables.notifications import notification_steps
 from tests.chat_helpers import bot_token, register_telegram
 from tests.conftest import TenantClient, deliver, make_tenant
 from tests.e2e.conftest import register
@@ -52,23 +55,28 @@ DATA = {"who": NAME, "secret": CONTENT}
 Cell = tuple[str, str, str]  # table, column, the value as text
 
 
-async def posted(tenant: TenantClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    response = await tenant.post(path, json=body)
+async def posted(
+    tenant: TenantClient, path: str, body: dict[str, Any], key: str | None = None
+) -> dict[str, Any]:
+    headers = {} if key is None else {"Idempotency-Key": key}
+    response = await tenant.post(path, json=body, headers=headers)
     assert response.status_code in (200, 201, 202), response.text
     answer: dict[str, Any] = response.json()
     return answer
 
 
-async def notify(tenant: TenantClient, **body: Any) -> dict[str, Any]:
+async def notify(tenant: TenantClient, key: str | None = None, **body: Any) -> dict[str, Any]:
     message = {"recipient": PERSON, "template": "report", "data": DATA, "from": FROM}
-    return await posted(tenant, "/v1/notifications", {**message, **body})
+    return await posted(tenant, "/v1/notifications", {**message, **body}, key)
 
 
 async def sends(tenant: TenantClient) -> None:
     """One single send on each channel: to the address, and by recipient."""
     email = {"from": FROM, "subject": f"Hi {NAME}", "text": CONTENT}
     await posted(tenant, "/v1/notifications/email", {**email, "to": f"Ada {NAME} <{EMAIL}>"})
-    await posted(tenant, "/v1/notifications/email", {**email, "recipient": PERSON})
+    # Idempotency keys are the tenant's own, and often name the person.
+    by_recipient = {**email, "recipient": PERSON}
+    await posted(tenant, "/v1/notifications/email", by_recipient, f"welcome-{PERSON}")
     await posted(tenant, "/v1/notifications/sms", {"to": "+1 415 555 2671", "body": CONTENT})
     await posted(tenant, "/v1/notifications/chat", {"recipient": PERSON, "text": CONTENT})
     in_app = {"recipient": PERSON, "title": NAME, "body": CONTENT}
@@ -106,7 +114,7 @@ async def populate(
     await sends(tenant)
     # first: the email goes, the SMS step is never needed; escalate: the in-app item is
     # read in time, the SMS and email steps are never needed.
-    first = await notify(tenant, channels=["email", "sms"], strategy="first")
+    first = await notify(tenant, f"first-{EMAIL}", channels=["email", "sms"], strategy="first")
     escalate = await notify(
         tenant, channels=["in_app", "sms", "email"], strategy="escalate", escalate_after_seconds=600
     )
@@ -179,6 +187,67 @@ async def test_an_erased_person_is_in_no_row_of_any_table_and_another_tenants_st
     for response in (deleted, *erased):
         assert response.status_code == 200, response.text
         assert response.json()["complete"] is True, response.text
-    assert where(after - theirs) == [], "the erased person is still in these columns"
+    assert where(after - theirs) == [], f"the erased person is still in {where(after - theirs)}"
     assert where(theirs - after) == [], "another tenant's rows changed"
     assert after == theirs
+
+
+async def kept_spec(services: Services, notification_id: str, position: int) -> Any:
+    s = notification_steps.c
+    async with services.db.transaction() as conn:
+        query = select(s.spec).where(s.notification_id == notification_id, s.position == position)
+        return (await conn.execute(query)).scalar_one()
+
+
+async def as_before_the_fix(services: Services, notification_id: str, spec: Any) -> None:
+    """The rows a version before this erasure left: an unused step keeping its spec, and
+    in-app jobs naming their recipient only in their payload."""
+    s, j = notification_steps.c, jobs.c
+    async with services.db.transaction() as conn:
+        await conn.execute(
+            update(notification_steps)
+            .where(s.notification_id == notification_id, s.status == "not_needed")
+            .values(spec=spec)
+        )
+        await conn.execute(update(jobs).where(j.channel == "in_app").values(recipient_id=None))
+
+
+async def test_erasure_ends_the_pending_steps_addressed_to_the_person_and_old_rows_too(
+    services: Services, tenant: TenantClient, sandbox: SandboxServer, clock: ManualClock
+) -> None:
+    await make_template(tenant, "report")
+    await publish(tenant, "report", **PARTS)
+    await register(tenant, sandbox, "resend", 1)
+    await register_sms(tenant, sandbox, "twilio", 1)
+    await put_recipient(tenant, PERSON, email=EMAIL, phone=PHONE)
+    first = await notify(tenant, channels=["email", "sms"], strategy="first")
+    spec = await kept_spec(services, first["id"], 1)
+    assert await deliver(services) == 1 and await services.notifications.sweep() == 1
+    assert await kept_spec(services, first["id"], 1) is None  # not needed: nothing kept
+    await posted(tenant, "/v1/notifications/in-app", {"recipient": PERSON, "body": CONTENT})
+    await as_before_the_fix(services, first["id"], spec)
+    escalate = await notify(
+        tenant, channels=["in_app", "sms", "email"], strategy="escalate", escalate_after_seconds=600
+    )
+
+    # By address: the steps to it, pending or left unused, keep nothing and are never made.
+    by_phone = await posted(tenant, "/v1/erasure", {"address": "+1 415 555 2671", "channel": "sms"})
+    assert by_phone["erased"]["notification_steps"] == 2 and by_phone["complete"] is True
+    by_email = await posted(tenant, "/v1/erasure", {"address": EMAIL, "channel": "email"})
+    assert by_email["erased"]["notification_steps"] == 1 and by_email["complete"] is True
+    clock.advance(601)
+    assert await services.notifications.sweep() == 1
+    assert await deliver(services) == 0
+    shown = (await tenant.get(f"/v1/notifications/{escalate['id']}")).json()
+    assert shown["status"] == "unconfirmed"
+    assert [(s["status"], s["reason"]) for s in shown["steps"]] == [
+        ("unconfirmed", "no_signal"),
+        ("skipped", "erased"),
+        ("skipped", "erased"),
+    ]
+
+    # By recipient: its in-app jobs are found by the id in their payload.
+    deleted = await tenant.delete(f"/v1/recipients/{PERSON}")
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json()["erased"]["jobs"] == 2  # in-app (the email went with its address)
+    assert where(await holders(services)) == []
