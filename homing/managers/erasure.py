@@ -6,8 +6,10 @@ channel. Either removes, from the calling tenant's data only: the payloads, reci
 columns and errors of finished jobs to it (the rows stay, with status and attempts, so
 counts and audits stay true), their attempts' errors and responses, dead letters and
 matched inbound events, the inbound events naming it (with their conflicting repeats,
-``inbound_conflicts``), the console flashes naming it, the recipient's id in its
-finished notifications, and the address in audit events. Its suppressions and refusals
+``inbound_conflicts``), the console flashes naming it, the jobs its notifications'
+steps would make (a pending step ends ``skipped``), the recipient's id in its finished
+notifications and its digests (with their items' data), the Idempotency-Keys naming
+it, and the address in audit events. Its suppressions and refusals
 survive as keyed hashes (``AddressRefs``), so erasure never resubscribes anyone.
 
 The work is done in batches of HOMING_ERASURE_BATCH_SIZE rows, one short transaction
