@@ -6,8 +6,10 @@ channel. Either removes, from the calling tenant's data only: the payloads, reci
 columns and errors of finished jobs to it (the rows stay, with status and attempts, so
 counts and audits stay true), their attempts' errors and responses, dead letters and
 matched inbound events, the inbound events naming it (with their conflicting repeats,
-``inbound_conflicts``), the console flashes naming it, the recipient's id in its
-finished notifications, and the address in audit events. Its suppressions and refusals
+``inbound_conflicts``), the console flashes naming it, the jobs its notifications'
+steps would make (a pending step ends ``skipped``), the recipient's id in its finished
+notifications and its digests (with their items' data), the Idempotency-Keys naming
+it, and the address in audit events. Its suppressions and refusals
 survive as keyed hashes (``AddressRefs``), so erasure never resubscribes anyone.
 
 The work is done in batches of HOMING_ERASURE_BATCH_SIZE rows, one short transaction
@@ -234,10 +236,13 @@ class Erasure:
             ("audit_events", lambda: self._store.audit_batch(target, size)),
             ("flashes", lambda: self._store.flashes_batch(target, size)),
             ("feed_items", lambda: self._store.feed_batch(target, size)),
-            ("digest_items", lambda: self._store.digest_batch(target, size)),
+            ("notification_steps", lambda: self._store.steps_batch(target, size)),
             ("notifications", lambda: self._store.notifications_batch(target, size)),
         ):
             done = done and await budget.drain(_counted(kind, batch), report, kind, size)
+        done = done and await budget.drain(
+            lambda: self._store.digest_batch(target, size), report, "digests", size
+        )
         report.waiting_jobs = await self._store.waiting_jobs(target, size)
         running = await self._store.running_notifications(target, size)
         report.complete = done and report.waiting_jobs == 0 and running == 0

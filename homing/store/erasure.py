@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from itertools import groupby
 from typing import Any
 
-from sqlalchemy import bindparam, case, delete, exists, func, null, or_, select, update
+from sqlalchemy import bindparam, case, delete, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -26,9 +25,10 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
+from homing.models import Channel
 from homing.store.audit import AuditEvent, write_event
 from homing.store.database import Database
-from homing.store.digests import FAILED, OPEN
+from homing.store.erasure_steps import KEPT_SPEC, erase_digests, erase_steps
 from homing.store.flow_rules import RUNNING
 from homing.store.sql import one_of
 from homing.store.suppressions import rekey
@@ -37,7 +37,7 @@ from homing.store.tables.console import console_flashes, console_sessions, membe
 from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries
 from homing.store.tables.feed import feed_items
 from homing.store.tables.inbound import inbound_conflicts, inbound_events, suppressions
-from homing.store.tables.notifications import digest_items, digests, notifications
+from homing.store.tables.notifications import notification_steps, notifications
 from homing.store.tables.recipients import (
     address_opt_outs,
     recipient_counts,
@@ -71,6 +71,16 @@ class ErasureTarget:
     def keys(self) -> set[str]:
         return {key for _, key in self.addresses}
 
+    def named_in(self, value: str | None) -> bool:
+        """Whether ``value`` (a tenant's Idempotency-Key) holds one of the target's
+        addresses (a chat's by its bare id) or its external id, in any case."""
+        if value is None:
+            return False
+        bare = {key.partition(":")[2] if ch == "chat" else key for ch, key in self.addresses}
+        names = {*bare, *([self.external_id] if self.external_id else [])}
+        lowered = value.lower()
+        return any(name.lower() in lowered for name in names if name)
+
 
 def _targeted(target: ErasureTarget, conn: AsyncConnection) -> ColumnElement[bool]:
     c = jobs.c
@@ -79,6 +89,14 @@ def _targeted(target: ErasureTarget, conn: AsyncConnection) -> ColumnElement[boo
         by.append(one_of(conn, c.recipient, target.keys))
     if target.recipient_id is not None:
         by.append(c.recipient_id == target.recipient_id)
+    if target.external_id is not None:
+        # In-app jobs accepted before they kept their recipient's id name it only in
+        # their payload (docs/feed.md): found by that, on the tenant's in-app jobs.
+        by.append(
+            (c.channel == Channel.IN_APP.value)
+            & c.recipient_id.is_(None)
+            & (c.payload["recipient"].as_string() == target.external_id)
+        )
     return (c.tenant_id == target.tenant_id) & or_(*by)
 
 
@@ -102,7 +120,7 @@ class ErasureStore:
         finished = ~exists().where(queue_entries.c.job_id == jobs.c.id)
         async with self._db.transaction() as conn:
             query = (
-                select(jobs.c.id, jobs.c.payload)
+                select(jobs.c.id, jobs.c.payload, jobs.c.idempotency_key)
                 .where(_targeted(target, conn) & finished)
                 .limit(limit)
             )
@@ -110,7 +128,14 @@ class ErasureStore:
             if not rows:
                 return {}
             ids = [row.id for row in rows]
-            params = [{"b_id": r.id, "b_payload": erase(dict(r.payload))} for r in rows]
+            params = [
+                {
+                    "b_id": r.id,
+                    "b_payload": erase(dict(r.payload)),
+                    "b_key": None if target.named_in(r.idempotency_key) else r.idempotency_key,
+                }
+                for r in rows
+            ]
             await _scrub_jobs(conn, params, as_datetime(self._clock.now()))
             counts = {"jobs": len(rows)}
             counts["dead_letters"] = await _scrub_dead_letters(conn, params)
@@ -285,36 +310,29 @@ class ErasureStore:
             await conn.execute(delete(feed_items).where(one_of(conn, f.id, ids)))
         return len(ids)
 
-    async def digest_batch(self, target: ErasureTarget, limit: int) -> int:
-        """Scrub the data of up to ``limit`` items of the recipient's digests, its open
-        digests ended first (failed, ``erased``): none of them is sent afterwards."""
+    async def digest_batch(self, target: ErasureTarget, limit: int) -> dict[str, int]:
+        """Up to ``limit`` of the recipient's digests: ended if open (failed,
+        ``erased``: none is sent afterwards), their items' data emptied, the
+        recipient's id replaced (``erase_digests``)."""
         if target.external_id is None:
-            return 0
-        d, i = digests.c, digest_items.c
-        mine = (d.tenant_id == target.tenant_id) & (d.recipient == target.external_id)
+            return {}
         now = as_datetime(self._clock.now())
         async with self._db.transaction() as conn:
-            await conn.execute(
-                update(digests)
-                .where(mine, d.status == OPEN)
-                .values(status=FAILED, reason="erased", sent_at=now)
+            return await erase_digests(
+                conn, target.tenant_id, target.external_id, ERASED, limit, now
             )
-            query = (
-                select(i.digest_id, i.position)
-                .join(digests, d.id == i.digest_id)
-                .where(mine, i.data.is_not(None))
-                .order_by(i.digest_id, i.position)
-                .limit(limit)
+
+    async def steps_batch(self, target: ErasureTarget, limit: int) -> int:
+        """Drop what up to ``limit`` steps of the target's notifications keep of the
+        job they would make (``erase_steps``): by recipient, its notifications'; by
+        address, the steps addressed to it. A pending one ends ``skipped``."""
+        if target.external_id is None and not target.addresses:
+            return 0
+        now = as_datetime(self._clock.now())
+        async with self._db.transaction() as conn:
+            return await erase_steps(
+                conn, target.tenant_id, target.external_id, target.addresses, limit, now
             )
-            rows = (await conn.execute(query)).all()
-            for digest_id, items in groupby(rows, key=lambda row: row.digest_id):
-                positions = [row.position for row in items]
-                await conn.execute(
-                    update(digest_items)
-                    .where(i.digest_id == digest_id, i.position.in_(positions))
-                    .values(data=null())
-                )
-        return len(rows)
 
     async def notifications_batch(self, target: ErasureTarget, limit: int) -> int:
         """Replace the recipient's id by ``ERASED`` in up to ``limit`` of its finished
@@ -322,20 +340,32 @@ class ErasureStore:
         with the jobs). A running one is left until it ends, as a queued job is."""
         if target.external_id is None:
             return 0
-        n = notifications.c
+        n, s = notifications.c, notification_steps.c
         mine = (
             (n.tenant_id == target.tenant_id)
             & (n.recipient == target.external_id)
             & (n.status != RUNNING)
+            # Its steps' specs go first (``steps_batch``): once nameless, none is found.
+            & ~exists().where(s.notification_id == n.id, KEPT_SPEC)
         )
         async with self._db.transaction() as conn:
-            ids = list((await conn.scalars(select(n.id).where(mine).limit(limit))).all())
-            if not ids:
+            query = select(n.id, n.idempotency_key).where(mine).limit(limit)
+            rows = (await conn.execute(query)).all()
+            if not rows:
                 return 0
             await conn.execute(
-                update(notifications).where(one_of(conn, n.id, ids)).values(recipient=ERASED)
+                update(notifications)
+                .where(n.id == bindparam("b_id"))
+                .values(recipient=ERASED, idempotency_key=bindparam("b_key")),
+                [
+                    {
+                        "b_id": r.id,
+                        "b_key": None if target.named_in(r.idempotency_key) else r.idempotency_key,
+                    }
+                    for r in rows
+                ],
             )
-        return len(ids)
+        return len(rows)
 
     async def running_notifications(self, target: ErasureTarget, limit: int) -> int:
         """How many of the recipient's notifications still run (at most ``limit``)."""
@@ -387,6 +417,9 @@ async def _scrub_jobs(conn: AsyncConnection, params: Sequence[dict[str, Any]], n
         .where(c.id == bindparam("b_id"))
         .values(
             payload=bindparam("b_payload"),
+            # A key naming the person goes: a repeat of it is a new send (as after
+            # retention), never an answer that names them.
+            idempotency_key=bindparam("b_key"),
             payload_scrubbed_at=func.coalesce(c.payload_scrubbed_at, now),
             recipient=None,
             recipient_id=None,

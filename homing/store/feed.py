@@ -205,6 +205,9 @@ async def write_item(
     when the recipient's preference turns it down. The Idempotency-Key is the caller's
     to have looked up (a multi-channel notification's steps carry none)."""
     row = job_row(new, epoch)
+    # The job names its recipient by row id, with a category or without: erasure finds
+    # a recipient's jobs by it (docs/recipients.md, "Erasure").
+    row["recipient_id"] = content.recipient_id
     if new.preference is not None:
         await unwanted_rows(conn, [(row, new.preference)], postgres)
     if row["status"] == JobStatus.PENDING.value:

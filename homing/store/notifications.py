@@ -324,6 +324,10 @@ class NotificationStore:
         }
         if verdict.reason in rules.SUCCESS_SIGNALS:
             values.update(signal=verdict.reason, signal_at=now)
+        if was == rules.PENDING:
+            # A step never made (not needed) keeps nothing of the job it would have made:
+            # its address and content are the person's (docs/recipients.md, "Erasure").
+            values["spec"] = None
         changed = await conn.execute(
             update(notification_steps)
             .where(_key(notification_id, position), _steps.status == was)

@@ -1,6 +1,7 @@
 """A hostile tenant against erasure (``POST /v1/erasure``, ``DELETE
 /v1/recipients/{id}``): another tenant's recipient or address, huge and hostile
-addresses, channels that do not exist, and a flood of erasures. Each is refused before
+addresses, channels that do not exist, a flood of erasures, and addresses that would
+match more than themselves. Each is refused before
 any work, or erases only the caller's own rows, in bounded work per call."""
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from homing.services import Services
 from homing.settings import Settings
 from tests.conftest import TenantClient, deliver, job, make_tenant
 from tests.e2e.conftest import register, send
+from tests.e2e.test_recipients import put_recipient
+from tests.e2e.test_templates import make_template, publish
 from tests.fixtures import settings_for
 
 ADDRESS = "ada@example.com"
@@ -138,3 +141,39 @@ async def test_an_erasure_flood_does_bounded_work_per_call_and_is_rate_limited(
     # Another tenant's erasures have a window of their own.
     other = await make_tenant(services, api, "other", provider=True)
     assert (await erase(other, ADDRESS)).status_code == 200
+
+
+async def pending_email_step(client: TenantClient, email: str) -> str:
+    """A running notification to ``user-1`` (``email``) whose email step is not made yet."""
+    await make_template(client, "report")
+    await publish(client, "report", email={"subject": "Hi", "text": "Hi"}, in_app={"body": "Hi"})
+    await put_recipient(client, "user-1", email=email)
+    body = {
+        "recipient": "user-1",
+        "template": "report",
+        "from": "Acme <hello@acme.example>",
+        "channels": ["in_app", "email"],
+        "strategy": "escalate",
+        "escalate_after_seconds": 600,
+    }
+    response = await client.post("/v1/notifications", json=body)
+    assert response.status_code == 202, response.text
+    notification_id: str = response.json()["id"]
+    return notification_id
+
+
+async def test_an_address_erasure_ends_only_the_callers_steps_to_exactly_that_address(
+    services: Services, api: httpx.AsyncClient, tenant: TenantClient
+) -> None:
+    # The caller's step goes to an address that holds the erased one; another tenant's
+    # to the erased address itself. Wildcards of SQL's LIKE match nothing either.
+    other = await make_tenant(services, api, "other", provider=True)
+    mine = await pending_email_step(tenant, f"b{ADDRESS}")
+    theirs = await pending_email_step(other, ADDRESS)
+    for hostile in (ADDRESS, f"%{ADDRESS[1:]}", f"_{ADDRESS[1:]}"):
+        response = await erase(tenant, hostile)
+        assert response.status_code == 200, response.text
+        assert "notification_steps" not in response.json()["erased"], hostile
+    for client, notification_id in ((tenant, mine), (other, theirs)):
+        shown = (await client.get(f"/v1/notifications/{notification_id}")).json()
+        assert [s["status"] for s in shown["steps"]] == ["queued", "pending"], shown

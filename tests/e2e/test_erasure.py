@@ -31,7 +31,7 @@ from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import deliver, job, register, send
-from tests.e2e.test_notifications import notify, ready, shown
+from tests.e2e.test_notifications import notify, ready, shown, steps
 from tests.e2e.test_sms import register_sms
 from tests.fixtures import settings_for
 
@@ -357,16 +357,16 @@ async def test_an_erased_recipient_leaves_its_notifications_nameless_once_they_e
     body = await notify(
         tenant, channels=["in_app", "sms"], strategy="escalate", escalate_after_seconds=600
     )
-    # Running (its in-app step waits for a signal, no job queued): left until it ends.
+    # Running (its in-app step waits for a signal, no job queued): left until it ends,
+    # but its SMS step, not made yet, is never made (its job, addressed, is dropped).
     early = await tenant.delete("/v1/recipients/user-1")
     assert early.status_code == 202, early.text
     assert early.json()["complete"] is False and early.json()["waiting_jobs"] == 0
     assert "notifications" not in early.json()["erased"]
+    assert early.json()["erased"]["notification_steps"] == 1
     clock.advance(601)
-    assert await services.notifications.sweep() == 1  # escalated: the SMS goes
-    assert await deliver(services) == 1
-    clock.advance(601)
-    await services.notifications.sweep()
+    assert await services.notifications.sweep() == 1  # no step left after it: unconfirmed
+    assert await deliver(services) == 0
     assert (await shown(tenant, body["id"]))["status"] == "unconfirmed"
 
     done = await tenant.delete("/v1/recipients/user-1")
@@ -375,9 +375,9 @@ async def test_an_erased_recipient_leaves_its_notifications_nameless_once_they_e
     async with services.db.transaction() as conn:
         named = select(notifications.c.id).where(notifications.c.recipient == "user-1")
         assert (await conn.execute(named)).first() is None
-    assert [s["status"] for s in (await shown(tenant, body["id"]))["steps"]] == [
-        "escalated",
-        "unconfirmed",
+    assert steps(await shown(tenant, body["id"])) == [
+        ("in_app", "unconfirmed", "no_signal"),
+        ("sms", "skipped", "erased"),
     ]
 
 
