@@ -162,6 +162,7 @@ async def pending_email_step(client: TenantClient, email: str) -> str:
     return notification_id
 
 
+@pytest.mark.sql("LIKE wildcards in an address against the steps' text search")
 async def test_an_address_erasure_ends_only_the_callers_steps_to_exactly_that_address(
     services: Services, api: httpx.AsyncClient, tenant: TenantClient
 ) -> None:
