@@ -3,7 +3,8 @@
 SQLite: every connection the engine opens, the first and any after a reconnect, syncs
 its write-ahead log at each commit (``synchronous=FULL``; NORMAL syncs only at
 checkpoints). PostgreSQL: a session whose ``synchronous_commit`` is off commits with
-``local`` instead, and the process says so.
+``local`` instead, and the process says so; a write the server refuses as read-only is
+``storage_read_only`` (homing.store.storage).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.errors import StorageReadOnly
 from homing.store.database import Database
 from tests.fixtures import sqlite_url
 
@@ -59,3 +61,23 @@ async def test_postgres_commits_durably_when_the_database_says_synchronous_commi
         await admin.dispose()
     lines = [json.loads(line) for line in log_stream.getvalue().splitlines()]
     assert [r["setting"] for r in lines if r["level"] == "warning"] == ["synchronous_commit"]
+
+
+@pytest.mark.postgres
+async def test_a_write_postgres_refuses_as_read_only_is_storage_read_only(
+    postgres_url: str, log_stream: io.StringIO
+) -> None:
+    db = Database(postgres_url)
+    try:
+        with pytest.raises(StorageReadOnly):
+            async with db.transaction() as conn:
+                # As on a standby, or with default_transaction_read_only: SQLSTATE 25006.
+                await conn.execute(text("SET TRANSACTION READ ONLY"))
+                await conn.execute(text("CREATE TABLE never_made (n int)"))
+        assert db.storage.now() is StorageReadOnly  # remembered for /readyz a while
+    finally:
+        await db.dispose()
+    lines = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+    [warning] = [r for r in lines if r["level"] == "warning"]
+    assert (warning["cause"], warning["database"]) == ("storage_read_only", "postgresql")
+    assert "folder" not in warning and postgres_url not in log_stream.getvalue()
