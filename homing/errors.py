@@ -7,7 +7,7 @@
     │   │   ├── RateLimitUnavailable  the rate-limit store is down and fails closed
     │   │   ├── StorageFull           the database's disk is full
     │   │   ├── StorageReadOnly       the database's storage is read-only
-    │   │   └── StoragePermissionDenied  Homing may not write the database's files
+    │   │   └── StoragePermissionDenied  Homing may not write to the database
     │   └── UnstorableValue       the database refused a value of the request (also
     │                             an InvalidRequest)
     ├── NotFound                  no such object for this tenant
@@ -101,7 +101,7 @@ class StorageReadOnly(StoreUnavailable):
 
 
 class StoragePermissionDenied(StoreUnavailable):
-    """Homing may not write the database's files: permission denied on their folder."""
+    """Homing may not write to the database: permission denied (its folder, files or tables)."""
 
     code = "storage_permission_denied"
 

@@ -42,9 +42,14 @@ def configure_postgres(engine: AsyncEngine) -> None:
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # asyncpg's own execute: outside any transaction, so the session setting stays.
-        row = dbapi_connection.run_async(lambda conn: conn.fetchrow(READ_SETTINGS))
-        fsync, raised = row[0], row[1]
+        # Through the driver adapter, so a failure is a DBAPI error the transaction's
+        # boundary translates (StoreUnavailable); committed, so the session setting
+        # outlives this first transaction.
+        cursor = dbapi_connection.cursor()
+        cursor.execute(READ_SETTINGS)
+        fsync, raised = cursor.fetchone()
+        cursor.close()
+        dbapi_connection.commit()
         if fsync == "off" and "fsync" not in warned:
             warned.add("fsync")
             log.warning(
