@@ -79,7 +79,8 @@ def run_command(args: argparse.Namespace) -> int:
         cause = cause_of_oserror(exc)
         if cause is None:
             raise
-        print(f"homing: {cause().message} ({exc.filename})", file=sys.stderr)
+        line = f"cannot write {exc.filename}: {exc.strerror} ({cause.code})"
+        print(f"homing: {line}", file=sys.stderr)
         return 2
     except ValidationError as exc:  # a HOMING_* setting out of its bounds
         for line in explained(exc):
