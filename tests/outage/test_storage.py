@@ -2,7 +2,8 @@
 
 A full disk answers sends with 503 ``storage_full`` (not the generic ``unavailable``),
 ``/readyz`` says not ready naming it, and the log has a warning naming it; ``homing
-run`` on a read-only folder exits 2 with one line saying so. The mounts need root, as
+run`` on a read-only folder exits 2 with one line saying so, and so does a start that
+cannot write its master key file there. The mounts need root, as
 CI has: a test that cannot mount fails, it does not skip.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from homing.cli import main
 from homing.models import Plan
 from homing.services import build
 from homing.settings import Settings
@@ -144,3 +146,16 @@ async def test_homing_run_on_a_read_only_folder_says_so_in_one_line(
     assert done.returncode == 2, done.stderr
     [line] = [line for line in done.stderr.splitlines() if line.startswith("homing: ")]
     assert "read-only" in line, done.stderr
+
+
+def test_a_start_that_cannot_write_the_master_key_names_the_file_and_the_cause(
+    disk: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _mount("-o", "remount,ro", str(disk))
+    for name in ("HOMING_DATABASE_URL", "HOMING_SECRET_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOMING_DATA_DIR", str(disk))  # SQLite: the key file goes here
+    assert main(["migrate"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    key = disk / "secret.key"
+    assert line == f"homing: cannot write {key}: Read-only file system (storage_read_only)"
