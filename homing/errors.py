@@ -4,7 +4,10 @@
     ├── ConfigError               settings or master key unusable
     ├── StoreError                the database failed (driver errors are wrapped)
     │   ├── StoreUnavailable      the database cannot be reached right now
-    │   │   └── RateLimitUnavailable  the rate-limit store is down and fails closed
+    │   │   ├── RateLimitUnavailable  the rate-limit store is down and fails closed
+    │   │   ├── StorageFull           the database's disk is full
+    │   │   ├── StorageReadOnly       the database's storage is read-only
+    │   │   └── StoragePermissionDenied  Homing may not write to the database
     │   └── UnstorableValue       the database refused a value of the request (also
     │                             an InvalidRequest)
     ├── NotFound                  no such object for this tenant
@@ -83,6 +86,24 @@ class RateLimitUnavailable(StoreUnavailable):
     """The rate limiter cannot be reached; try again shortly."""
 
     code = "rate_limit_unavailable"
+
+
+class StorageFull(StoreUnavailable):
+    """The database's disk is full: nothing can be stored until space is freed."""
+
+    code = "storage_full"
+
+
+class StorageReadOnly(StoreUnavailable):
+    """The database's storage is read-only: nothing can be stored until it is writable."""
+
+    code = "storage_read_only"
+
+
+class StoragePermissionDenied(StoreUnavailable):
+    """Homing may not write to the database: permission denied (its folder, files or tables)."""
+
+    code = "storage_permission_denied"
 
 
 class NotFound(HomingError):

@@ -120,6 +120,9 @@ ERROR_CODES: dict[int, tuple[str, ...]] = {
     ),
     503: (
         "unavailable",
+        "storage_full",
+        "storage_read_only",
+        "storage_permission_denied",
         "rate_limit_unavailable",
         "overloaded",
     ),

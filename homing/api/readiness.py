@@ -1,9 +1,12 @@
 """What ``/readyz`` checks: the database, its migrations, Redis and the worker loop.
 
 Each check answers ``ok`` or what is wrong; the process is ready only when all say
-``ok``. The migrations' check is cached for ``MIGRATIONS_CACHE_SECONDS`` (a probe every
-second would otherwise read ``alembic_version`` every second per process), and every
-check is bounded in time, so a probe answers even while a dependency hangs.
+``ok``. A database that answers but cannot store anything answers its storage cause
+(``storage_full``, ``storage_read_only``, ``storage_permission_denied``:
+``homing.store.storage``), and the 503 carries that code. The migrations' check is
+cached for ``MIGRATIONS_CACHE_SECONDS`` (a probe every second would otherwise read
+``alembic_version`` every second per process), and every check is bounded in time, so a
+probe answers even while a dependency hangs.
 """
 
 from __future__ import annotations
@@ -12,7 +15,13 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from homing.errors import StoreError
+from homing.errors import (
+    StorageFull,
+    StoragePermissionDenied,
+    StorageReadOnly,
+    StoreError,
+    StoreUnavailable,
+)
 from homing.services import Services
 from homing.store.migrate import SchemaStatus, schema_status
 
@@ -21,6 +30,19 @@ MIGRATIONS_CACHE_SECONDS = 2.0
 # A database that takes longer than this to answer SELECT 1 is not ready.
 DATABASE_TIMEOUT_SECONDS = 5.0
 _SCHEMA_CHECK = {"current": OK, "behind": "behind", "unknown": "unknown_revision"}
+_STORAGE = {cls.code: cls for cls in (StorageFull, StorageReadOnly, StoragePermissionDenied)}
+
+
+def not_ready(checks: dict[str, str]) -> StoreUnavailable | None:
+    """The 503 error of ``checks`` that are not all ``ok`` (None when they are): each
+    failing check named with its answer, under the database's storage code when it
+    names one, ``unavailable`` otherwise."""
+    failing = sorted(name for name, answer in checks.items() if answer != OK)
+    if not failing:
+        return None
+    error = _STORAGE.get(checks.get("database", OK), StoreUnavailable)
+    message = ", ".join(f"{name} ({checks[name]})" for name in failing)
+    return error(f"not ready: {message}", {"checks": checks})
 
 
 class Readiness:
@@ -57,7 +79,12 @@ class Readiness:
         return checks
 
     async def _database(self) -> str:
-        return OK if await _answers(self._services.db.ping) else "unavailable"
+        db = self._services.db
+        answers = await _answers(db.ping)
+        cause = db.storage.now()
+        if cause is not None:
+            return cause.code
+        return OK if answers else "unavailable"
 
     async def _migrations(self) -> str:
         now = self._now()

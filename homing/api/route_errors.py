@@ -5,7 +5,9 @@ A route declares its domain refusals next to it (``refusals(...)`` in its
 its kind is derived here from the route itself, so that it cannot drift from the code:
 
 - every route: 500 (an unexpected error, the database, the configuration, a sealed
-  secret) and 503 ``unavailable`` (the database cannot be reached);
+  secret) and 503 ``unavailable`` (the database cannot be reached) and the storage
+  codes (``storage_full``, ``storage_read_only``, ``storage_permission_denied``: the
+  database cannot write, ``homing.store.storage``);
 - behind the host guard (``/v1/``, ``/admin/``, ``/inbound/``): 400 ``host_not_allowed``;
 - behind the admin guard (``/admin/``): 401 ``unauthenticated``, and 404 ``not_found``
   while no admin token is set;
@@ -47,7 +49,8 @@ __all__ = ["UNROUTED", "document_errors", "route_errors", "with_unrouted_errors"
 
 Pairs = set[tuple[int, str]]
 
-_EVERY_ROUTE: Pairs = {(500, code) for code in ERROR_CODES[500]} | {(503, "unavailable")}
+_STORAGE = ("unavailable", "storage_full", "storage_read_only", "storage_permission_denied")
+_EVERY_ROUTE: Pairs = {(500, code) for code in ERROR_CODES[500]} | {(503, c) for c in _STORAGE}
 _KEY: Pairs = {(401, "unauthenticated"), (403, "forbidden"), (403, "tenant_suspended")}
 _SENDING: Pairs = _KEY | {(429, "rate_limited"), (503, "rate_limit_unavailable")}
 _ADMIN: Pairs = {(401, "unauthenticated"), (404, "not_found")}

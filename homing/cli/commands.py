@@ -30,6 +30,7 @@ from homing.models import AuditAction
 from homing.services import Services, build
 from homing.settings import Settings, explained
 from homing.store.migrate import require_current
+from homing.store.storage import cause_of_oserror
 
 # Only these start-ups bring the schema up to date. Every other command works on the
 # schema as it is, and refuses ("run `homing migrate`") when it is not current.
@@ -75,6 +76,14 @@ def run_command(args: argparse.Namespace) -> int:
         return 130
     except (ConfigError, HomingError) as exc:
         print(f"homing: {exc.message}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # Homing's own files in the data folder (the master key, the folder itself).
+        cause = cause_of_oserror(exc)
+        if cause is None:
+            raise
+        line = f"cannot write {exc.filename}: {exc.strerror} ({cause.code})"
+        print(f"homing: {line}", file=sys.stderr)
         return 2
     except ValidationError as exc:  # a HOMING_* setting out of its bounds
         for line in explained(exc):

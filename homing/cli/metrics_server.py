@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from homing.api.readiness import OK, Readiness
+from homing.api.readiness import Readiness, not_ready
 from homing.api.scrape import Scrape, check_token
 from homing.errors import Unauthenticated
 from homing.services import Services
@@ -57,15 +57,11 @@ async def _metrics(request: web.Request) -> web.Response:
 
 async def _readyz(request: web.Request) -> web.Response:
     checks = await request.app[_READINESS].checks()
-    failing = sorted(name for name, answer in checks.items() if answer != OK)
-    if not failing:
+    error = not_ready(checks)
+    if error is None:
         return web.json_response({"status": "ok", "checks": checks})
-    error = {
-        "code": "unavailable",
-        "message": f"not ready: {', '.join(failing)}",
-        "details": {"checks": checks},
-    }
-    return web.json_response({"error": error}, status=503)
+    body = {"code": error.code, "message": error.message, "details": error.details}
+    return web.json_response({"error": body}, status=503)
 
 
 @contextlib.asynccontextmanager

@@ -4,20 +4,40 @@ SQLite (the embedded default) runs in WAL mode with a busy timeout, and every
 transaction goes through one connection opened with ``BEGIN IMMEDIATE``, so the API
 accepting and the dispatcher claiming in one process never meet "database is locked".
 PostgreSQL gets an ordinary pool.
+
+A commit is on disk when it returns, so a 202 is (docs/reliability.md, "Durability"):
+SQLite runs with ``synchronous=FULL``, which syncs the write-ahead log at every commit
+(``NORMAL`` syncs it only at checkpoints, and an OS crash or power loss can undo the
+commits since); group commit (``homing.store.accepting``) shares that sync among the
+accepts waiting together. On PostgreSQL a session whose ``synchronous_commit`` is
+``off`` sets it to ``local`` (``homing.store.durability``).
+
+A write refused by the storage itself (disk full, read-only, permission denied) is its
+own ``StoreUnavailable`` subclass, logged and remembered (``homing.store.storage``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import orjson
-from sqlalchemy import event, text
+from sqlalchemy import event, make_url, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from homing.errors import StoreError, StoreUnavailable, UnstorableValue
+from homing.store.durability import configure_postgres
+from homing.store.storage import (
+    StorageCause,
+    StorageWatch,
+    cause_of_oserror,
+    postgres_cause,
+    sqlite_cause,
+)
 
 # SQLSTATE classes that mean "the server cannot serve now", not "this request is wrong":
 # 08 connection exception, 53 insufficient resources, 57 operator intervention (the
@@ -36,6 +56,8 @@ class Database:
         self.url = url
         self.dialect = "sqlite" if url.startswith("sqlite") else "postgresql"
         self.engine = self._create_engine(url, pool_size)
+        self.file = _sqlite_file(url) if self.is_sqlite else None
+        self.storage = StorageWatch(self.dialect, self.file, time.monotonic)
 
     @property
     def is_sqlite(self) -> bool:
@@ -52,7 +74,7 @@ class Database:
             )
             _configure_sqlite(engine)
             return engine
-        return create_async_engine(
+        engine = create_async_engine(
             url,
             pool_size=pool_size,
             # No overflow: under a burst, a connection opened and closed per transaction
@@ -65,6 +87,8 @@ class Database:
             pool_timeout=30,
             **common,
         )
+        configure_postgres(engine)
+        return engine
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncConnection]:
@@ -75,9 +99,11 @@ class Database:
         except IntegrityError:
             raise
         except (OperationalError, InterfaceError, OSError) as exc:
-            raise StoreUnavailable() from exc
+            raise self._unavailable(exc) from exc
         except DBAPIError as exc:
             sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+            if postgres_cause(sqlstate) is not None:
+                raise self._unavailable(exc) from exc
             if exc.connection_invalidated or sqlstate[:2] in _UNAVAILABLE_CLASSES:
                 raise StoreUnavailable() from exc
             if sqlstate.startswith("22"):
@@ -85,6 +111,23 @@ class Database:
                 # database refuses (a NUL character in text, a number out of range).
                 raise UnstorableValue() from exc
             raise StoreError(f"database error: {type(exc.orig).__name__}") from exc
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        """The error for a database that cannot serve: its storage's cause, logged and
+        remembered, when the driver's error names one."""
+        cause = self._storage_cause(exc)
+        if cause is None:
+            return StoreUnavailable()
+        self.storage.met(cause)
+        return cause()
+
+    def _storage_cause(self, exc: Exception) -> StorageCause | None:
+        if isinstance(exc, OSError):
+            return cause_of_oserror(exc)
+        orig = getattr(exc, "orig", None)
+        if self.file is not None:
+            return sqlite_cause(orig, self.file) if orig is not None else None
+        return postgres_cause(str(getattr(orig, "sqlstate", None) or ""))
 
     async def ping(self) -> None:
         """Ask the database for ``SELECT 1``; StoreUnavailable when it does not answer."""
@@ -104,7 +147,9 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         for pragma in (
             "PRAGMA journal_mode=WAL",
             "PRAGMA busy_timeout=30000",
-            "PRAGMA synchronous=NORMAL",
+            # Sync the write-ahead log at every commit: a commit survives an OS crash
+            # or power loss (NORMAL syncs only at checkpoints).
+            "PRAGMA synchronous=FULL",
             "PRAGMA foreign_keys=ON",
         ):
             cursor.execute(pragma)
@@ -113,3 +158,9 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _sqlite_file(url: str) -> Path | None:
+    """The database file of a SQLite URL; None for an in-memory database."""
+    name = make_url(url).database
+    return None if not name or name == ":memory:" else Path(name).resolve()

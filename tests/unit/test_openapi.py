@@ -89,7 +89,12 @@ def test_each_route_lists_only_its_own_error_responses() -> None:
 
     # A probe is neither authenticated nor behind the host guard, and takes nothing.
     assert codes("GET", "/healthz", 401) == codes("GET", "/healthz", 422) == []
-    assert codes("GET", "/healthz", 503) == ["unavailable"]
+    assert codes("GET", "/healthz", 503) == [
+        "unavailable",
+        "storage_full",
+        "storage_read_only",
+        "storage_permission_denied",
+    ]
     # A send: the sending gate's answers, its body's, and its own domain refusals.
     email = ("POST", "/v1/notifications/email")
     assert codes(*email, 429) == ["rate_limited"]

@@ -230,6 +230,24 @@ export class RateLimitUnavailableError extends ServiceUnavailableError {
   override readonly name: string = "RateLimitUnavailableError";
 }
 
+/** `storage_full` (HTTP 503). */
+export class StorageFullError extends ServiceUnavailableError {
+  static override readonly code: string = "storage_full";
+  override readonly name: string = "StorageFullError";
+}
+
+/** `storage_permission_denied` (HTTP 503). */
+export class StoragePermissionDeniedError extends ServiceUnavailableError {
+  static override readonly code: string = "storage_permission_denied";
+  override readonly name: string = "StoragePermissionDeniedError";
+}
+
+/** `storage_read_only` (HTTP 503). */
+export class StorageReadOnlyError extends ServiceUnavailableError {
+  static override readonly code: string = "storage_read_only";
+  override readonly name: string = "StorageReadOnlyError";
+}
+
 /** `unavailable` (HTTP 503). */
 export class UnavailableError extends ServiceUnavailableError {
   static override readonly code: string = "unavailable";
@@ -276,5 +294,8 @@ export const CODES: ReadonlyMap<string, ApiErrorClass> = new Map<string, ApiErro
   ["500 store_error", StoreError],
   ["503 overloaded", OverloadedError],
   ["503 rate_limit_unavailable", RateLimitUnavailableError],
+  ["503 storage_full", StorageFullError],
+  ["503 storage_permission_denied", StoragePermissionDeniedError],
+  ["503 storage_read_only", StorageReadOnlyError],
   ["503 unavailable", UnavailableError],
 ]);

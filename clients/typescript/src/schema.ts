@@ -31,7 +31,8 @@ export interface paths {
          * Readyz
          * @description 200 when the database answers, its migrations are at head, Redis answers (when
          *     configured) and this process's worker loop (if it runs one) made progress lately;
-         *     503 ``unavailable`` naming the failing checks otherwise (docs/sending.md, the health rows).
+         *     503 naming the failing checks otherwise, ``unavailable`` or the storage code of a
+         *     database that cannot store anything (docs/sending.md, the health rows).
          */
         get: operations["readyz_readyz_get"];
         put?: never;
@@ -3808,7 +3809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3850,7 +3851,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -3952,7 +3953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4039,7 +4040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4148,7 +4149,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4233,7 +4234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4340,7 +4341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4436,7 +4437,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4503,7 +4504,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4592,7 +4593,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4677,7 +4678,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4777,7 +4778,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4879,7 +4880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -4946,7 +4947,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5022,7 +5023,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5096,7 +5097,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5181,7 +5182,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5248,7 +5249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5344,7 +5345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5444,7 +5445,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5511,7 +5512,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5600,7 +5601,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5694,7 +5695,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5761,7 +5762,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5840,7 +5841,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -5929,7 +5930,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6007,7 +6008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6098,7 +6099,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6176,7 +6177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6254,7 +6255,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6352,7 +6353,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6451,7 +6452,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6538,7 +6539,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6638,7 +6639,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6723,7 +6724,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6803,7 +6804,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6892,7 +6893,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -6979,7 +6980,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7046,7 +7047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7153,7 +7154,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7240,7 +7241,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7325,7 +7326,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7412,7 +7413,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7490,7 +7491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7557,7 +7558,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7664,7 +7665,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7750,7 +7751,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7817,7 +7818,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7902,7 +7903,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -7989,7 +7990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8089,7 +8090,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8178,7 +8179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8264,7 +8265,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8342,7 +8343,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8431,7 +8432,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8520,7 +8521,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8622,7 +8623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8704,7 +8705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8787,7 +8788,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8889,7 +8890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -8989,7 +8990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9076,7 +9077,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9176,7 +9177,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9274,7 +9275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9353,7 +9354,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9453,7 +9454,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9540,7 +9541,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9640,7 +9641,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9727,7 +9728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9814,7 +9815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9914,7 +9915,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -9993,7 +9994,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10072,7 +10073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10170,7 +10171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10258,7 +10259,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10344,7 +10345,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10435,7 +10436,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10545,7 +10546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10634,7 +10635,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10745,7 +10746,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10843,7 +10844,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10944,7 +10945,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11023,7 +11024,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11121,7 +11122,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11209,7 +11210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11295,7 +11296,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11386,7 +11387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11496,7 +11497,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11585,7 +11586,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11696,7 +11697,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11794,7 +11795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11896,7 +11897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11986,7 +11987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12075,7 +12076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12142,7 +12143,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12209,7 +12210,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12298,7 +12299,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12359,7 +12360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12429,7 +12430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12498,7 +12499,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`, `overloaded`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`, `overloaded`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12600,7 +12601,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -12687,7 +12688,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */

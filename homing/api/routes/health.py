@@ -5,8 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from homing.api.deps import ServicesDep
-from homing.api.readiness import OK, Readiness
-from homing.errors import StoreUnavailable
+from homing.api.readiness import Readiness, not_ready
 
 router = APIRouter(tags=["health"])
 
@@ -22,10 +21,11 @@ async def healthz(services: ServicesDep) -> dict[str, str]:
 async def readyz(request: Request) -> dict[str, object]:
     """200 when the database answers, its migrations are at head, Redis answers (when
     configured) and this process's worker loop (if it runs one) made progress lately;
-    503 ``unavailable`` naming the failing checks otherwise (docs/sending.md, the health rows)."""
+    503 naming the failing checks otherwise, ``unavailable`` or the storage code of a
+    database that cannot store anything (docs/sending.md, the health rows)."""
     readiness: Readiness = request.app.state.readiness
     checks = await readiness.checks()
-    failing = sorted(name for name, answer in checks.items() if answer != OK)
-    if failing:
-        raise StoreUnavailable(f"not ready: {', '.join(failing)}", {"checks": checks})
+    error = not_ready(checks)
+    if error is not None:
+        raise error
     return {"status": "ok", "checks": checks}

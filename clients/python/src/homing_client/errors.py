@@ -307,6 +307,18 @@ class UnavailableError(ServiceUnavailableError):
     code = "unavailable"
 
 
+class StorageFullError(ServiceUnavailableError):
+    code = "storage_full"
+
+
+class StorageReadOnlyError(ServiceUnavailableError):
+    code = "storage_read_only"
+
+
+class StoragePermissionDeniedError(ServiceUnavailableError):
+    code = "storage_permission_denied"
+
+
 class RateLimitUnavailableError(ServiceUnavailableError):
     code = "rate_limit_unavailable"
 
