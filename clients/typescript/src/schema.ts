@@ -809,6 +809,8 @@ export interface paths {
          * Redrive
          * @description Re-queue the matching dead letters' jobs once each, one quota unit per job and
          *     one request of the sending rate for the whole (429 ``rate_limited`` past it).
+         *     ``uncertain`` counts those whose last call may have reached the provider: a
+         *     redrive may deliver them twice (a ``dry_run`` tells before anything is sent).
          */
         post: operations["redrive_v1_dead_letters_redrive_post"];
         delete?: never;
@@ -3263,6 +3265,12 @@ export interface components {
             redriven: number;
             /** Refused */
             refused: number;
+            /**
+             * Uncertain
+             * @description How many of the matched dead letters ended `uncertain`: their last call may have reached the provider, so redriving them may deliver a second copy. Counted by a dry run too, to ask before redriving.
+             * @default 0
+             */
+            uncertain?: number;
         };
         /**
          * SmsBatchCreate

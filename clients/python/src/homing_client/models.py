@@ -1063,6 +1063,13 @@ class Redriven(BaseModel):
     matched: Annotated[int, Field(title="Matched")]
     redriven: Annotated[int, Field(title="Redriven")]
     refused: Annotated[int, Field(title="Refused")]
+    uncertain: Annotated[
+        int | None,
+        Field(
+            description="How many of the matched dead letters ended `uncertain`: their last call may have reached the provider, so redriving them may deliver a second copy. Counted by a dry run too, to ask before redriving.",
+            title="Uncertain",
+        ),
+    ] = 0
 
 
 class SmsBatchCreate(BaseModel):
