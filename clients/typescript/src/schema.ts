@@ -1247,7 +1247,8 @@ export interface paths {
         /**
          * Add Version
          * @description A new draft, numbered after the last; 422 ``template_error`` when its content
-         *     cannot render (syntax, size, an invalid ``variables`` schema).
+         *     cannot render (syntax, size, nesting, an invalid ``variables`` schema, or checking it
+         *     takes past the render budget); 429 past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``.
          */
         post: operations["add_version_v1_templates__ref__versions_post"];
         delete?: never;
@@ -1276,7 +1277,8 @@ export interface paths {
         /**
          * Edit Version
          * @description Change a draft: each channel given replaces that part (null removes it),
-         *     ``variables`` replaces the schema. A published version is 409: add a new one.
+         *     ``variables`` replaces the schema. A published version is 409: add a new one; 429
+         *     past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``, as a new version.
          */
         patch: operations["edit_version_v1_templates__ref__versions__version_id__patch"];
         trace?: never;
@@ -1314,7 +1316,8 @@ export interface paths {
         /**
          * Preview
          * @description Every part rendered with ``data``: the live version for ``locale``, or the
-         *     version numbered ``version`` (a draft too). The same 422 a send would get.
+         *     version numbered ``version`` (a draft too). The same 422 a send would get; 429 past
+         *     ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``. A preview whose client leaves is stopped.
          */
         post: operations["preview_v1_templates__ref__preview_post"];
         delete?: never;
@@ -1389,7 +1392,8 @@ export interface paths {
         /**
          * Add Layout Version
          * @description A new draft, numbered after the last; 422 ``template_error`` when the HTML does
-         *     not parse, is too big or never shows ``{{ content }}``.
+         *     not parse, is too big or never shows ``{{ content }}``; 429 past
+         *     ``HOMING_TEMPLATE_CHECKS_PER_MINUTE`` (template and layout writes and previews).
          */
         post: operations["add_layout_version_v1_layouts__ref__versions_post"];
         delete?: never;
@@ -1417,7 +1421,8 @@ export interface paths {
         head?: never;
         /**
          * Edit Layout Version
-         * @description Change a draft's ``html`` or ``locale``. A published version is 409: add a new one.
+         * @description Change a draft's ``html`` or ``locale``. A published version is 409: add a new one;
+         *     429 past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``.
          */
         patch: operations["edit_layout_version_v1_layouts__ref__versions__version_id__patch"];
         trace?: never;
@@ -10536,6 +10541,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -10545,7 +10561,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10736,6 +10752,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -10745,7 +10772,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10935,6 +10962,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -10944,7 +10982,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11487,6 +11525,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -11496,7 +11545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11687,6 +11736,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -11696,7 +11756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`. */
+            /** @description Error; `code` is one of `unavailable`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
