@@ -320,8 +320,11 @@ class Services:
             versions=s.templates.max_versions,
             data_bytes=s.templates.max_data_bytes,
             cache_seconds=s.templates.cache_seconds,
+            checks_per_minute=s.templates.checks_per_minute,
         )
-        templates = Templates(TemplateStore(self.db, self.clock), self.render_pool, bounds)
+        templates = Templates(
+            TemplateStore(self.db, self.clock), self.render_pool, bounds, limiter=self.limiter
+        )
         templates.layouts = self.layouts
         templates.audit = self.audit
         return templates
@@ -334,9 +337,16 @@ class Services:
             templates=s.templates.max_layouts,
             versions=s.templates.max_versions,
             cache_seconds=s.templates.cache_seconds,
+            checks_per_minute=s.templates.checks_per_minute,
         )
         store = LayoutStore(self.db, self.clock)
-        layouts = Layouts(store, self.render_pool, bounds, s.templates.layout_max_source_chars)
+        layouts = Layouts(
+            store,
+            self.render_pool,
+            bounds,
+            s.templates.layout_max_source_chars,
+            limiter=self.limiter,
+        )
         layouts.audit = self.audit
         return layouts
 

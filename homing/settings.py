@@ -266,6 +266,10 @@ class TemplateSettings(BaseModel):
     max_rendered_chars: int = Field(default=262_144, ge=1024, le=4_194_304)
     render_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
     render_workers: int = Field(default=2, ge=1, le=64)
+    # The most render workers one tenant holds at once (0: all but one).
+    workers_per_tenant: int = Field(default=0, ge=0, le=64)
+    # Previews and version writes (templates and layouts) a tenant makes a minute.
+    checks_per_minute: int = Field(default=60, ge=1, le=100_000)
     worker_memory_mb: int = Field(default=512, ge=128, le=65_536)
     max_templates: int = Field(default=500, ge=1, le=100_000)
     max_versions: int = Field(default=200, ge=1, le=10_000)

@@ -21,7 +21,8 @@ from typing import Any, ClassVar, Final
 from homing.errors import InvalidRequest
 from homing.managers.templates import Frame, TemplateBounds, Templates, normal_locale
 from homing.models import Actor, AuditAction
-from homing.rendering import RenderPool, TemplateError, check_layout
+from homing.ratelimit import RateLimiter
+from homing.rendering import RenderPool, TemplateError
 from homing.store.layouts import LayoutStore
 from homing.store.templates import TemplateRow, VersionRow
 
@@ -54,8 +55,9 @@ class Layouts(Templates):
         bounds: TemplateBounds,
         max_source_chars: int,
         now: Callable[[], float] = time.monotonic,
+        limiter: RateLimiter | None = None,
     ) -> None:
-        super().__init__(store, pool, bounds, now)
+        super().__init__(store, pool, bounds, now, limiter)
         self.layout_store = store
         self.max_source_chars = max_source_chars
         # (tenant id, key) → until: keys known to name no layout (``default`` mostly),
@@ -75,11 +77,17 @@ class Layouts(Templates):
             raise InvalidRequest("'none' is reserved (an email part's opt-out)", {"field": "key"})
         return await super().create(tenant_id, key, name, default_locale, actor)
 
-    def check_content(self, parts: dict[str, Any], variables: dict[str, Any] | None) -> None:
-        """TemplateError unless ``parts`` is ``{"html": ...}`` showing ``{{ content }}``."""
+    async def check_content(
+        self, tenant_id: str, parts: dict[str, Any], variables: dict[str, Any] | None
+    ) -> None:
+        """TemplateError unless ``parts`` is ``{"html": ...}`` showing ``{{ content }}``
+        (``homing.rendering.kernel.check_layout``, in a render worker)."""
         if set(parts) != {"html"}:
             raise TemplateError("a layout version holds 'html' only")
-        check_layout(parts["html"], self.max_source_chars)
+        html = parts["html"]
+        if not isinstance(html, str):
+            raise TemplateError("a layout needs 'html'")
+        await self.pool.check_layout(html, self.max_source_chars, tenant=tenant_id)
 
     async def locales(self, tenant_id: str, ids: list[str]) -> dict[str, list[str]]:
         """The locales each layout has a live version of, by layout id."""
@@ -115,6 +123,7 @@ class Layouts(Templates):
         """A sample email (``SAMPLE``) rendered inside a version of the layout (a draft
         too), or inside its live one for ``locale``, with ``data`` for the variables the
         layout shows; the same 422 a send through it would get."""
+        await self.take_turn(tenant_id)
         layout = await self.get(tenant_id, ref)
         if number is not None:
             chosen = await self.version(layout, number)

@@ -22,7 +22,9 @@ import orjson
 
 from homing.errors import InvalidRequest, NotFound
 from homing.models import Actor, AuditAction
-from homing.rendering import RenderPool, TemplateError, check_parts, check_schema
+from homing.ratelimit import RateLimiter
+from homing.rendering import RenderPool, TemplateError
+from homing.rendering.kernel import check_depth
 from homing.settings import TemplateSettings
 from homing.store.audit import AuditEvent
 from homing.store.templates import TemplateRow, TemplateStore, VersionRow
@@ -39,8 +41,6 @@ MAX_LOCALE: Final = 35
 # A template's or layout's key: a slug that never has the shape of an id (as the API's
 # schema checks it; the console's forms reach ``create`` without that schema).
 KEY: Final = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
-# The most bytes of a version's ``variables`` schema, as compact JSON.
-MAX_SCHEMA_BYTES: Final = 65_536
 
 
 def normal_locale(value: str) -> str:
@@ -97,6 +97,9 @@ class TemplateBounds:
     # this process drops its entries at once; other processes see it within this time.
     cache_seconds: float = _DEFAULT.cache_seconds
     cache_entries: int = 10_000
+    # Previews and version writes a tenant may make a minute, templates and layouts
+    # together (HOMING_TEMPLATE_CHECKS_PER_MINUTE): each takes a render worker.
+    checks_per_minute: int = _DEFAULT.checks_per_minute
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +156,14 @@ class Templates:
         pool: RenderPool,
         bounds: TemplateBounds,
         now: Callable[[], float] = time.monotonic,
+        limiter: RateLimiter | None = None,
     ) -> None:
         self.store = store
         self.pool = pool
         self.bounds = bounds
         self._now = now
+        # Counts each tenant's previews and version writes (None: not counted).
+        self.limiter = limiter
         # (tenant id, ref) → (until, Live): found templates only, so refs that name
         # nothing cannot fill it; bounded, oldest dropped first.
         self._cache: OrderedDict[tuple[str, str], tuple[float, Live]] = OrderedDict()
@@ -236,17 +242,23 @@ class Templates:
             served[version.template_id].update(version.parts)
         return {i: sorted(c) for i, c in served.items()}
 
-    def check_content(self, parts: dict[str, Any], variables: dict[str, Any] | None) -> None:
-        """TemplateError unless ``parts`` and ``variables`` make a version that renders."""
-        if not parts:
-            raise TemplateError("a version needs a part for at least one channel")
-        email = parts.get("email")
-        if isinstance(email, dict) and email.get("html") is None and email.get("text") is None:
-            raise TemplateError("the email part needs 'html', 'text' or both")
-        check_parts(parts, self.pool.limits)
-        if variables is not None and len(orjson.dumps(variables)) > MAX_SCHEMA_BYTES:
-            raise TemplateError(f"variables is over {MAX_SCHEMA_BYTES} bytes")
-        check_schema(variables)
+    async def take_turn(self, tenant_id: str) -> None:
+        """Count one preview or version write of the tenant's; RateLimited (429) past
+        ``checks_per_minute``: each may hold a render worker for the whole budget."""
+        if self.limiter is None:
+            return
+        per_minute = self.bounds.checks_per_minute
+        decision = await self.limiter.hit(f"template-checks:tenant:{tenant_id}", per_minute, 60)
+        decision.enforce(60, "template previews and version writes")
+
+    async def check_content(
+        self, tenant_id: str, parts: dict[str, Any], variables: dict[str, Any] | None
+    ) -> None:
+        """TemplateError unless ``parts`` and ``variables`` make a version that renders
+        (``homing.rendering.kernel.check_version``): checked in a render worker within
+        the render budget, the tenant's turn at one; only their depth is checked here."""
+        check_depth(parts, variables)
+        await self.pool.check_version(parts, variables, tenant=tenant_id)
 
     async def add_version(
         self,
@@ -258,9 +270,10 @@ class Templates:
         actor: Actor | None = None,
     ) -> VersionRow:
         """A new draft of the template, checked first (422 ``template_error``)."""
+        await self.take_turn(tenant_id)
         template = await self.get(tenant_id, ref)
         chosen = normal_locale(locale) if locale is not None else template.default_locale
-        self.check_content(parts, variables)
+        await self.check_content(tenant_id, parts, variables)
         event = self._event(actor, "added", tenant_id, template.id, key=template.key)
         return await self.store.add_version(
             template, chosen, parts, variables, self.bounds.versions, event
@@ -279,12 +292,13 @@ class Templates:
         """Change a draft: ``parts`` replaces the channels it names (None removes one),
         ``variables`` (when given, as a 1-tuple) replaces the schema. Conflict when the
         version is published or retired."""
+        await self.take_turn(tenant_id)
         template = await self.get(tenant_id, ref)
         current = await self.version(template, version_id)
         merged = {**current.parts, **parts}
         merged = {c: p for c, p in merged.items() if p is not None}
         schema = current.variables if variables is None else variables[0]
-        self.check_content(merged, schema)
+        await self.check_content(tenant_id, merged, schema)
         changes: dict[str, Any] = {"parts": merged, "variables": schema}
         if locale is not None:
             changes["locale"] = normal_locale(locale)
@@ -415,6 +429,7 @@ class Templates:
     ) -> tuple[VersionRow, dict[str, Any]]:
         """Every part of a version rendered with ``data``: the given version (a draft
         too), or the live one for ``locale``; the same 422 a send would get."""
+        await self.take_turn(tenant_id)
         template = await self.get(tenant_id, ref)
         if number is not None:
             chosen = await self.version(template, number)

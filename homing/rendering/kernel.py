@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import css_inline
 import jsonschema
+import orjson
 from jinja2 import StrictUndefined, TemplateSyntaxError, UndefinedError, meta
 from jinja2.exceptions import SecurityError
 from jinja2.exceptions import TemplateError as JinjaTemplateError
@@ -52,6 +53,9 @@ CHAT_FORMATS: Final = frozenset({"plain", "markdown", "html"})
 MAX_PAYLOAD_DEPTH: Final = 16
 MAX_PAYLOAD_STRINGS: Final = 1000
 MAX_ISSUES: Final = 50
+# A version's ``variables`` schema: at most this many bytes, as compact JSON, and this deep.
+MAX_SCHEMA_BYTES: Final = 65_536
+MAX_SCHEMA_DEPTH: Final = 32
 # The variable a layout shows the email's rendered HTML with (docs/templates.md, "Layouts").
 CONTENT: Final = "content"
 
@@ -134,8 +138,9 @@ def _walk(value: Any, path: str, depth: int, found: list[tuple[str, str]]) -> No
             _walk(v, f"{path}.{i}", depth + 1, found)
 
 
-def check_parts(parts: dict[str, Any], limits: Limits) -> None:  # noqa: C901 (one check per rule)
-    """Refuse parts whose shape, size or syntax is wrong (at version create and edit)."""
+def check_parts(parts: dict[str, Any], limits: Limits) -> None:
+    """Refuse parts whose shape, size or syntax is wrong (at version create and edit):
+    each string is compiled as a render would compile it."""
     if not isinstance(parts, dict):
         raise TemplateError("the parts must be an object")
     for channel, part in parts.items():
@@ -156,13 +161,26 @@ def check_parts(parts: dict[str, Any], limits: Limits) -> None:  # noqa: C901 (o
                     f"the {channel} part is over {limits.max_source_chars} characters"
                 )
             env = _env(channel, path, part)
-            try:
-                env.parse(source)
-            except TemplateSyntaxError as exc:
-                raise TemplateError(
-                    f"{channel}.{path}: syntax error on line {exc.lineno}",
-                    {"part": f"{channel}.{path}", "line": exc.lineno, "error": exc.message},
-                ) from None
+            _compile(env, source, f"{channel}.{path}")
+
+
+def _compile(env: _Environment, source: str, where: str) -> Any:
+    """``source`` parsed and compiled as a render would (its AST); TemplateError naming
+    ``where`` for a syntax error, or nesting past what the parser or Python's compiler
+    can take (the recursion limit, Python's own bounds on nesting)."""
+    try:
+        ast = env.parse(source)
+        env.compile(ast)
+    except TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"{where}: syntax error on line {exc.lineno}",
+            {"part": where, "line": exc.lineno, "error": exc.message},
+        ) from None
+    except (RecursionError, SyntaxError):
+        raise TemplateError(
+            f"{where}: the template is nested too deeply", {"part": where}
+        ) from None
+    return ast
 
 
 def check_layout(html: Any, max_chars: int) -> None:
@@ -172,17 +190,47 @@ def check_layout(html: Any, max_chars: int) -> None:
         raise TemplateError("a layout needs 'html'")
     if len(html) > max_chars:
         raise TemplateError(f"the layout is over {max_chars} characters", {"limit": max_chars})
+    ast = _compile(HTML_ENV, html, "layout.html")
     try:
-        ast = HTML_ENV.parse(html)
-    except TemplateSyntaxError as exc:
+        shown = meta.find_undeclared_variables(ast)
+    except RecursionError:
         raise TemplateError(
-            f"layout.html: syntax error on line {exc.lineno}",
-            {"part": "layout.html", "line": exc.lineno, "error": exc.message},
+            "layout.html: the template is nested too deeply", {"part": "layout.html"}
         ) from None
-    if CONTENT not in meta.find_undeclared_variables(ast):
+    if CONTENT not in shown:
         raise TemplateError(
             "the layout must show the email's content with {{ content }}",
             {"part": "layout.html"},
+        )
+
+
+def nested_deeper(value: Any, most: int) -> bool:
+    """Whether the JSON ``value`` nests objects and arrays deeper than ``most`` (a
+    scalar is 0 deep, ``{}`` 1): one pass, no recursion, so any depth is safe to ask."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > most:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def check_depth(parts: Any, variables: Any) -> None:
+    """Refuse parts or a ``variables`` schema nested deeper than their bounds, before
+    anything recursive (a check, pickling it for a worker, JSON) walks them."""
+    if nested_deeper(parts, MAX_PAYLOAD_DEPTH + 3):
+        raise TemplateError("the webhook payload is nested too deeply")
+    if nested_deeper(variables, MAX_SCHEMA_DEPTH):
+        raise TemplateError(
+            f"variables is nested too deeply (at most {MAX_SCHEMA_DEPTH} levels)",
+            {"limit": MAX_SCHEMA_DEPTH},
         )
 
 
@@ -192,12 +240,30 @@ def check_schema(schema: Any) -> None:
         return
     if not isinstance(schema, dict):
         raise TemplateError("variables must be a JSON Schema object")
+    check_depth(None, schema)
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise TemplateError(
             "variables is not a valid JSON Schema", {"error": exc.message[:200]}
         ) from None
+    except RecursionError:
+        raise TemplateError("variables is nested too deeply") from None
+
+
+def check_version(parts: Any, variables: Any, limits: Limits) -> None:
+    """TemplateError unless ``parts`` and ``variables`` make a version that renders:
+    what a version is checked for when it is written (in a render worker, under the
+    render budget: compiling every part and checking the schema may take a while)."""
+    if not isinstance(parts, dict) or not parts:
+        raise TemplateError("a version needs a part for at least one channel")
+    email = parts.get("email")
+    if isinstance(email, dict) and email.get("html") is None and email.get("text") is None:
+        raise TemplateError("the email part needs 'html', 'text' or both")
+    check_parts(parts, limits)
+    if variables is not None and len(orjson.dumps(variables)) > MAX_SCHEMA_BYTES:
+        raise TemplateError(f"variables is over {MAX_SCHEMA_BYTES} bytes")
+    check_schema(variables)
 
 
 class _TextOf(HTMLParser):
@@ -281,6 +347,10 @@ class Renderer:
                     raise TemplateError(
                         f"{channel}.{path}: syntax error on line {exc.lineno}"
                     ) from None
+                except (RecursionError, SyntaxError):
+                    raise TemplateError(
+                        f"{channel}.{path}: the template is nested too deeply"
+                    ) from None
         if version_id is not None:
             self.cache[version_id] = found
             while len(self.cache) > self.cache_size:
@@ -295,11 +365,16 @@ class Renderer:
             return self.cache[key]
         try:
             ast = HTML_ENV.parse(html)
+            found = {
+                ("layout", "html"): (
+                    HTML_ENV.from_string(ast),
+                    meta.find_undeclared_variables(ast),
+                )
+            }
         except TemplateSyntaxError as exc:
             raise TemplateError(f"layout.html: syntax error on line {exc.lineno}") from None
-        found = {
-            ("layout", "html"): (HTML_ENV.from_string(ast), meta.find_undeclared_variables(ast))
-        }
+        except (RecursionError, SyntaxError):
+            raise TemplateError("layout.html: the template is nested too deeply") from None
         self.cache[key] = found
         while len(self.cache) > self.cache_size:
             self.cache.popitem(last=False)
@@ -493,7 +568,10 @@ __all__ = [
     "Limits",
     "Renderer",
     "TemplateError",
+    "check_depth",
     "check_layout",
     "check_parts",
     "check_schema",
+    "check_version",
+    "nested_deeper",
 ]

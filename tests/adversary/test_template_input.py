@@ -187,3 +187,45 @@ async def test_a_batch_of_a_runaway_template_holds_the_pool_for_one_budget_not_o
     # One worker, a 1 s budget: the first item spends it, the other 19 are refused
     # without rendering (20 s otherwise).
     assert elapsed < 1.0 + 3.0, elapsed
+
+
+def _nested_schema(depth: int) -> dict[str, object]:
+    schema: dict[str, object] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"not": schema}
+    return schema
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # 0.6-2.4 KB of nesting: each used to reach the recursion limit (500).
+        {"sms": {"body": "{{ " + "(" * 300 + "1" + ")" * 300 + " }}"}},
+        {"sms": {"body": "{{ " + "[" * 300 + "1" + "]" * 300 + " }}"}},
+        {"sms": {"body": "{% if 1 %}" * 120 + "x" + "{% endif %}" * 120}},
+        {"sms": {"body": "{{ a" + "+a" * 600 + " }}"}},
+        {"sms": {"body": "x"}, "variables": _nested_schema(300)},
+        {"sms": {"body": "x"}, "variables": {"properties": {"a": _nested_schema(150)}}},
+    ],
+    ids=["parentheses", "lists", "blocks", "operators", "schema", "schema-in-properties"],
+)
+async def test_nested_template_or_schema_is_a_template_error_naming_it(
+    tenant: TenantClient, content: dict[str, object]
+) -> None:
+    await tenant.post("/v1/templates", json={"key": "t"})
+    response = await tenant.post("/v1/templates/t/versions", json=content)
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "template_error"
+    assert "nested too deeply" in error["message"], error
+    where = "variables" if "variables" in content else "sms.body"
+    assert where in error["message"], error
+
+
+async def test_a_nested_layout_is_a_template_error_naming_it(tenant: TenantClient) -> None:
+    await tenant.post("/v1/layouts", json={"key": "brand"})
+    html = "{{ content }}{{ " + "(" * 300 + "1" + ")" * 300 + " }}"
+    response = await tenant.post("/v1/layouts/brand/versions", json={"html": html})
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["code"] == "template_error"
+    assert "layout.html" in response.json()["error"]["message"]

@@ -60,3 +60,20 @@ async def test_a_worker_handed_to_a_render_as_it_gives_up_goes_to_the_next() -> 
     with pytest.raises(asyncio.CancelledError):
         await first
     assert await second == "w1"
+
+
+async def test_a_tenant_holds_at_most_its_share_and_a_killed_worker_counts_until_replaced() -> None:
+    turns: Turns[str] = Turns(per_tenant=1)
+    turns.put("w1")
+    turns.put("w2")
+    assert await turns.get("flooder") == "w1"
+    # The flooder's second request waits although a worker is idle: it is the other's.
+    waiting = await _waiting(turns, "flooder")
+    assert not waiting.done() and turns.idle == 1
+    assert await turns.get("small") == "w2"
+    # w1 was killed in the flooder's request: its replacement, released by the flooder,
+    # goes to the flooder's waiting request (it holds none until then).
+    turns.put("w3", "flooder")
+    assert await waiting == "w3"
+    turns.put("w2", "small")
+    assert turns.held("small") == 0 and turns.held("flooder") == 1 and turns.idle == 1

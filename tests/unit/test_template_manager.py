@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from homing.errors import InvalidRequest
-from homing.managers.templates import Live, TemplateBounds, Templates, fallbacks, normal_locale
-from homing.rendering import Limits, RenderPool, TemplateError
+from homing.managers.templates import Live, fallbacks, normal_locale
+from homing.rendering import Limits, TemplateError
+from homing.rendering.kernel import check_version
 from homing.store.templates import PUBLISHED, TemplateRow, VersionRow
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -90,15 +91,13 @@ def test_an_edited_draft_is_cached_under_a_new_key() -> None:
     ],
 )
 def test_content_that_cannot_render_is_refused_when_written(parts: dict[str, Any]) -> None:
-    templates = Templates(None, RenderPool(limits=Limits(max_source_chars=1024)), TemplateBounds())  # type: ignore[arg-type]
     with pytest.raises(TemplateError):
-        templates.check_content(parts, None)
+        check_version(parts, None, Limits(max_source_chars=1024))
 
 
 def test_a_schema_that_is_not_json_schema_is_refused() -> None:
-    templates = Templates(None, RenderPool(), TemplateBounds())  # type: ignore[arg-type]
-    templates.check_content({"sms": {"body": "x"}}, {"type": "object"})
+    check_version({"sms": {"body": "x"}}, {"type": "object"}, Limits())
     with pytest.raises(TemplateError):
-        templates.check_content({"sms": {"body": "x"}}, {"type": 12})
+        check_version({"sms": {"body": "x"}}, {"type": 12}, Limits())
     with pytest.raises(TemplateError):
-        templates.check_content({"sms": {"body": "x"}}, {"enum": ["x" * 70_000]})
+        check_version({"sms": {"body": "x"}}, {"enum": ["x" * 70_000]}, Limits())

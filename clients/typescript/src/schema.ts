@@ -1250,7 +1250,8 @@ export interface paths {
         /**
          * Add Version
          * @description A new draft, numbered after the last; 422 ``template_error`` when its content
-         *     cannot render (syntax, size, an invalid ``variables`` schema).
+         *     cannot render (syntax, size, nesting, an invalid ``variables`` schema, or checking it
+         *     takes past the render budget); 429 past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``.
          */
         post: operations["add_version_v1_templates__ref__versions_post"];
         delete?: never;
@@ -1279,7 +1280,8 @@ export interface paths {
         /**
          * Edit Version
          * @description Change a draft: each channel given replaces that part (null removes it),
-         *     ``variables`` replaces the schema. A published version is 409: add a new one.
+         *     ``variables`` replaces the schema. A published version is 409: add a new one; 429
+         *     past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``, as a new version.
          */
         patch: operations["edit_version_v1_templates__ref__versions__version_id__patch"];
         trace?: never;
@@ -1317,7 +1319,8 @@ export interface paths {
         /**
          * Preview
          * @description Every part rendered with ``data``: the live version for ``locale``, or the
-         *     version numbered ``version`` (a draft too). The same 422 a send would get.
+         *     version numbered ``version`` (a draft too). The same 422 a send would get; 429 past
+         *     ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``. A preview whose client leaves is stopped.
          */
         post: operations["preview_v1_templates__ref__preview_post"];
         delete?: never;
@@ -1392,7 +1395,8 @@ export interface paths {
         /**
          * Add Layout Version
          * @description A new draft, numbered after the last; 422 ``template_error`` when the HTML does
-         *     not parse, is too big or never shows ``{{ content }}``.
+         *     not parse, is too big or never shows ``{{ content }}``; 429 past
+         *     ``HOMING_TEMPLATE_CHECKS_PER_MINUTE`` (template and layout writes and previews).
          */
         post: operations["add_layout_version_v1_layouts__ref__versions_post"];
         delete?: never;
@@ -1420,7 +1424,8 @@ export interface paths {
         head?: never;
         /**
          * Edit Layout Version
-         * @description Change a draft's ``html`` or ``locale``. A published version is 409: add a new one.
+         * @description Change a draft's ``html`` or ``locale``. A published version is 409: add a new one;
+         *     429 past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``.
          */
         patch: operations["edit_layout_version_v1_layouts__ref__versions__version_id__patch"];
         trace?: never;
@@ -10545,6 +10550,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -10554,7 +10570,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10745,6 +10761,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -10754,7 +10781,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -10944,6 +10971,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -10953,7 +10991,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11496,6 +11534,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -11505,7 +11554,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */
@@ -11696,6 +11745,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description Error; `code` is one of `rate_limited`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description Error; `code` is one of `internal_error`, `config_error`, `store_error`, `decryption_error`. */
             500: {
                 headers: {
@@ -11705,7 +11765,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`. */
+            /** @description Error; `code` is one of `unavailable`, `storage_full`, `storage_read_only`, `storage_permission_denied`, `rate_limit_unavailable`. */
             503: {
                 headers: {
                     /** @description Seconds to wait */

@@ -19,7 +19,7 @@ from homing.api.schemas.layouts import (
     LayoutVersionPublic,
 )
 from homing.api.schemas.shared import Page
-from homing.errors import Conflict, InvalidRequest
+from homing.errors import Conflict, InvalidRequest, RateLimited
 from homing.rendering.kernel import TemplateError
 
 router = APIRouter(tags=["layouts"])
@@ -83,13 +83,14 @@ async def delete_layout(ref: Ref, principal: PrincipalDep, services: ServicesDep
     "/v1/layouts/{ref}/versions",
     status_code=201,
     response_model=LayoutVersionPublic,
-    responses=refusals(Conflict, TemplateError),
+    responses=refusals(Conflict, TemplateError, RateLimited),
 )
 async def add_layout_version(
     ref: Ref, body: LayoutVersionCreate, principal: PrincipalDep, services: ServicesDep
 ) -> LayoutVersionPublic:
     """A new draft, numbered after the last; 422 ``template_error`` when the HTML does
-    not parse, is too big or never shows ``{{ content }}``."""
+    not parse, is too big or never shows ``{{ content }}``; 429 past
+    ``HOMING_TEMPLATE_CHECKS_PER_MINUTE`` (template and layout writes and previews)."""
     row = await services.layouts.add_version(
         principal.tenant.id, ref, body.locale, {"html": body.html}, None, actor_of(principal)
     )
@@ -127,7 +128,7 @@ async def get_layout_version(
 @router.patch(
     "/v1/layouts/{ref}/versions/{version_id}",
     response_model=LayoutVersionPublic,
-    responses=refusals(Conflict, TemplateError),
+    responses=refusals(Conflict, TemplateError, RateLimited),
 )
 async def edit_layout_version(
     ref: Ref,
@@ -136,7 +137,8 @@ async def edit_layout_version(
     principal: PrincipalDep,
     services: ServicesDep,
 ) -> LayoutVersionPublic:
-    """Change a draft's ``html`` or ``locale``. A published version is 409: add a new one."""
+    """Change a draft's ``html`` or ``locale``. A published version is 409: add a new one;
+    429 past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``."""
     if body.html is None and body.locale is None:
         raise InvalidRequest("nothing to change")
     parts: dict[str, Any] = {} if body.html is None else {"html": body.html}

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from homing.api.actors import actor_of
+from homing.api.client_gone import GONE_STATUS, unless_gone
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.error_responses import refusals
 from homing.api.schemas.shared import Page
@@ -21,7 +22,7 @@ from homing.api.schemas.templates import (
     VersionEdit,
     VersionPublic,
 )
-from homing.errors import Conflict, InvalidRequest
+from homing.errors import Conflict, InvalidRequest, RateLimited
 from homing.rendering.kernel import TemplateError
 
 router = APIRouter(tags=["templates"])
@@ -85,13 +86,14 @@ async def delete_template(ref: Ref, principal: PrincipalDep, services: ServicesD
     "/v1/templates/{ref}/versions",
     status_code=201,
     response_model=VersionPublic,
-    responses=refusals(Conflict, TemplateError),
+    responses=refusals(Conflict, TemplateError, RateLimited),
 )
 async def add_version(
     ref: Ref, body: VersionCreate, principal: PrincipalDep, services: ServicesDep
 ) -> VersionPublic:
     """A new draft, numbered after the last; 422 ``template_error`` when its content
-    cannot render (syntax, size, an invalid ``variables`` schema)."""
+    cannot render (syntax, size, nesting, an invalid ``variables`` schema, or checking it
+    takes past the render budget); 429 past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``."""
     row = await services.templates.add_version(
         principal.tenant.id, ref, body.locale, body.parts(), body.variables, actor_of(principal)
     )
@@ -129,7 +131,7 @@ async def get_version(
 @router.patch(
     "/v1/templates/{ref}/versions/{version_id}",
     response_model=VersionPublic,
-    responses=refusals(Conflict, TemplateError),
+    responses=refusals(Conflict, TemplateError, RateLimited),
 )
 async def edit_version(
     ref: Ref,
@@ -139,7 +141,8 @@ async def edit_version(
     services: ServicesDep,
 ) -> VersionPublic:
     """Change a draft: each channel given replaces that part (null removes it),
-    ``variables`` replaces the schema. A published version is 409: add a new one."""
+    ``variables`` replaces the schema. A published version is 409: add a new one; 429
+    past ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``, as a new version."""
     if not body.model_fields_set:
         raise InvalidRequest("nothing to change")
     variables = (body.variables,) if "variables" in body.model_fields_set else None
@@ -172,16 +175,23 @@ async def publish_version(
 
 
 @router.post(
-    "/v1/templates/{ref}/preview", response_model=PreviewPublic, responses=refusals(TemplateError)
+    "/v1/templates/{ref}/preview",
+    response_model=PreviewPublic,
+    responses=refusals(TemplateError, RateLimited),
 )
 async def preview(
-    ref: Ref, body: PreviewCreate, principal: PrincipalDep, services: ServicesDep
-) -> PreviewPublic:
+    ref: Ref, body: PreviewCreate, request: Request, principal: PrincipalDep, services: ServicesDep
+) -> PreviewPublic | Response:
     """Every part rendered with ``data``: the live version for ``locale``, or the
-    version numbered ``version`` (a draft too). The same 422 a send would get."""
-    version, parts = await services.templates.preview(
-        principal.tenant.id, ref, body.data, body.locale, body.version
+    version numbered ``version`` (a draft too). The same 422 a send would get; 429 past
+    ``HOMING_TEMPLATE_CHECKS_PER_MINUTE``. A preview whose client leaves is stopped."""
+    previewed = await unless_gone(
+        request,
+        services.templates.preview(principal.tenant.id, ref, body.data, body.locale, body.version),
     )
+    if previewed is None:
+        return Response(status_code=GONE_STATUS)
+    version, parts = previewed
     return PreviewPublic(
         template_id=version.template_id, version=version.number, locale=version.locale, **parts
     )
