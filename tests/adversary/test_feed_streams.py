@@ -188,7 +188,8 @@ def _tenant(client: httpx.AsyncClient, created: dict[str, Any]) -> TenantClient:
 async def _reads(client: httpx.AsyncClient) -> dict[str, float]:
     """``homing_feed_reads_total`` of the process: its poll rounds and stream reads."""
     text = (await client.get("/metrics")).text
-    return {kind: float(value) for kind, value in _READS.findall(text)}
+    # A kind not counted yet (no poll round so far) is not in the scrape.
+    return {"poll": 0.0, "stream": 0.0} | {kind: float(v) for kind, v in _READS.findall(text)}
 
 
 async def _timed(call: Awaitable[httpx.Response]) -> tuple[httpx.Response, float]:
@@ -256,7 +257,7 @@ async def test_one_tenants_streams_are_bounded_and_idle_ones_cost_one_poll_per_p
 
 async def _polled_since(client: httpx.AsyncClient, rounds: float) -> dict[str, float] | None:
     reads = await _reads(client)
-    return reads if reads.get("poll", 0) >= rounds else None
+    return reads if reads["poll"] >= rounds else None
 
 
 async def test_rotating_the_feed_secret_ends_the_streams_opened_before(tmp_path: Path) -> None:
