@@ -167,6 +167,12 @@ FEED_STREAMS = Gauge(
     "Feed streams (Server-Sent Events) open in this process.",
     multiprocess_mode="livesum",
 )
+FEED_READS = Counter(
+    "homing_feed_reads_total",
+    "Feed reads for open streams: the process's poll rounds (one for all its streams, "
+    "by=poll) and the reads of streams woken by a change (by=stream).",
+    ["by"],
+)
 FEED_STREAMS_DROPPED = Counter(
     "homing_feed_streams_dropped_total",
     "Feed streams closed because their reader fell a whole buffer behind.",

@@ -36,7 +36,8 @@ from homing.managers.delivery_notices import DeliveryNotices
 from homing.managers.digests import Digests
 from homing.managers.erasure import Erasure, ErasureLimits
 from homing.managers.feed import Feed, FeedBounds
-from homing.managers.feed_streams import FeedStreams
+from homing.managers.feed_streams import FeedStreams, StreamBounds
+from homing.managers.feed_watch import FeedWatch
 from homing.managers.flashes import Flashes
 from homing.managers.invitations import Invitations
 from homing.managers.layouts import Layouts
@@ -232,15 +233,23 @@ class Services:
             token_seconds=s.feed.token_max_seconds,
             origins=s.feed.max_origins,
         )
-        streams = FeedStreams(s.feed.streams_per_recipient, s.feed.streams_per_process)
+        streams = FeedStreams(
+            StreamBounds(
+                per_recipient=s.feed.streams_per_recipient,
+                per_tenant=s.feed.streams_per_tenant,
+                per_process=s.feed.streams_per_process,
+            )
+        )
+        store = FeedStore(self.db, self.clock)
         return Feed(
-            FeedStore(self.db, self.clock),
+            store,
             FeedAccessStore(self.db),
             RecipientStore(self.db, self.clock),
             self.sealer,
             self.clock,
             bounds,
             streams,
+            FeedWatch(store, streams, s.feed.poll_seconds),
         )
 
     @cached_property

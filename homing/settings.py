@@ -293,6 +293,7 @@ class FeedSettings(BaseModel):
     token_max_seconds: int = Field(default=2_592_000, ge=60, le=2_592_000)
     max_origins: int = Field(default=20, ge=1, le=100)
     streams_per_recipient: int = Field(default=5, ge=1, le=100)
+    streams_per_tenant: int = Field(default=100, ge=1, le=100_000)
     streams_per_process: int = Field(default=1000, ge=1, le=100_000)
     poll_seconds: float = Field(default=1.0, gt=0, le=1.0)
     heartbeat_seconds: float = Field(default=15.0, gt=0, le=300)

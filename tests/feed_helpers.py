@@ -78,6 +78,23 @@ class Events:
                         data["_event_id"] = event["id"]
                     return data
 
+    async def following(self, timeout: float = 10.0) -> tuple[str, dict[str, Any]]:
+        """The next event whatever its kind (heartbeats skipped): its kind and data."""
+        async with asyncio.timeout(timeout):
+            event = await self._event()
+        data: dict[str, Any] = orjson.loads(event.get("data", "{}"))
+        return event.get("event", "message"), data
+
+    async def ended(self, timeout: float = 10.0) -> bool:
+        """Whether the stream ends (its server closes it) within ``timeout`` seconds,
+        with no event left (heartbeats aside)."""
+        async with asyncio.timeout(timeout):
+            try:
+                await self._event()
+            except AssertionError:
+                return True
+        return False
+
     async def _event(self) -> dict[str, str]:
         event: dict[str, str] = {}
         async for line in self._lines:

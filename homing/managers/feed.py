@@ -5,26 +5,33 @@ origins its pages may call the feed from.
 ``send`` is the one write path: the API's ``POST /v1/notifications/in-app`` calls it,
 and so will multi-channel notifications. It stores the item and a COMPLETED job in one
 transaction (``homing.store.feed``) and then wakes the recipient's open streams.
+
+A stream holds the ``FeedGrant`` its token was checked with, and every read of the
+stream (``follow``) checks it again against the clock and the tenant's feed secret as
+read with the items: a token expired, or signed with a secret since rotated, ends the
+stream, and what was read with it is not sent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
 import orjson
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask
-from homing.errors import InvalidRequest, NotFound
+from homing.errors import InvalidRequest, NotFound, Unauthenticated
 from homing.managers.feed_streams import FeedStreams, StreamKey
-from homing.managers.feed_tokens import parse_token, refused, sign_token, verify_mac
-from homing.metrics import FEED_ITEMS
+from homing.managers.feed_tokens import ParsedToken, parse_token, refused, sign_token, verify_mac
+from homing.managers.feed_watch import FeedWatch
+from homing.metrics import FEED_ITEMS, FEED_READS
 from homing.models import JobStatus, Quota
 from homing.store.accepting import Accepted, NewJob
 from homing.store.audit import AuditEvent
@@ -37,7 +44,21 @@ from homing.store.feed_access import (
 )
 from homing.store.recipients import RecipientStore
 
-__all__ = ["MAX_URL", "Feed", "FeedBounds", "FeedPage", "FeedReader", "IssuedFeedSecret"]
+__all__ = [
+    "MAX_URL",
+    "Ended",
+    "Feed",
+    "FeedBounds",
+    "FeedGrant",
+    "FeedPage",
+    "FeedReader",
+    "IssuedFeedSecret",
+    "StreamRead",
+]
+
+# Why a stream ends before its reader leaves: its token expired, or was revoked (the
+# tenant's feed secret was rotated).
+Ended = Literal["expired", "revoked"]
 
 MAX_URL: Final = 2048
 MAX_ORIGIN: Final = 255
@@ -71,6 +92,29 @@ class FeedReader:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedGrant:
+    """What a stream's token was checked with: its claims and the tenant's feed secret
+    (sealed) it verified under."""
+
+    token: ParsedToken = field(repr=False)
+    sealed: str = field(repr=False)
+
+    @property
+    def expires(self) -> int:
+        return self.token.expires
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRead:
+    """One read of a stream: the items after its last, the unread count, and the grant
+    to read on with; or why it ends (and then no item)."""
+
+    items: list[FeedItem]
+    unread: int
+    standing: FeedGrant | Ended
+
+
+@dataclass(frozen=True, slots=True)
 class FeedPage:
     items: list[FeedItem]
     next_cursor: str | None
@@ -98,6 +142,7 @@ class Feed:
         clock: Clock,
         bounds: FeedBounds,
         streams: FeedStreams,
+        watch: FeedWatch,
     ) -> None:
         self._store = store
         self._access = access
@@ -106,6 +151,7 @@ class Feed:
         self._clock = clock
         self.bounds = bounds
         self.streams = streams
+        self._watch = watch
 
     def check(self, content: FeedContent) -> FeedContent:
         """The content within its bounds and its ``url`` http(s); InvalidRequest otherwise."""
@@ -150,8 +196,34 @@ class Feed:
         )
         return FeedPage(items, None if next_seq is None else str(next_seq), unread)
 
-    async def after(self, reader: FeedReader, seq: int, limit: int) -> tuple[list[FeedItem], int]:
-        return await self._store.after(reader.tenant_id, reader.recipient_id, seq, limit)
+    def open_stream(self, reader: FeedReader) -> asyncio.Event:
+        """Register a stream of the reader (bounded: ``FeedStreams.open``) and keep the
+        process's poll running; the event that wakes it."""
+        wake = self.streams.open(reader.key)
+        self._watch.start()
+        return wake
+
+    async def follow(
+        self, reader: FeedReader, grant: FeedGrant, seq: int, limit: int
+    ) -> StreamRead:
+        """Up to ``limit`` of the reader's items after ``seq`` and its unread count,
+        while ``grant`` still holds; why the stream ends otherwise."""
+        if self.seconds_left(grant) <= 0:
+            return StreamRead([], 0, "expired")
+        FEED_READS.labels("stream").inc()
+        items, unread, sealed = await self._store.after(
+            reader.tenant_id, reader.recipient_id, seq, limit
+        )
+        standing = self._recheck(reader.tenant_id, grant, sealed)
+        if not isinstance(standing, FeedGrant):
+            return StreamRead([], unread, standing)
+        if self.seconds_left(grant) <= 0:  # expired during the read
+            return StreamRead([], unread, "expired")
+        return StreamRead(items, unread, standing)
+
+    def seconds_left(self, grant: FeedGrant) -> float:
+        """Until the grant's token expires (0 or less: expired)."""
+        return grant.expires - self._clock.now()
 
     async def last_seq(self, reader: FeedReader) -> int:
         return await self._store.last_seq(reader.tenant_id, reader.recipient_id)
@@ -161,6 +233,7 @@ class Feed:
         item = await self._store.mark(reader.tenant_id, reader.recipient_id, item_id, mark)
         if item is None:
             raise NotFound("no such feed item")
+        self.streams.notify(reader.key)  # the unread count may have changed
         return item
 
     async def token(self, reader: FeedReader, seconds: int) -> tuple[str, datetime]:
@@ -176,6 +249,12 @@ class Feed:
     async def authenticate(self, token: str) -> FeedReader:
         """The reader a token was signed for; Unauthenticated for a forged, expired,
         malformed or unknown one (one message for all)."""
+        reader, _ = await self.grant(token)
+        return reader
+
+    async def grant(self, token: str) -> tuple[FeedReader, FeedGrant]:
+        """``authenticate``, with what the token was checked with, for a stream to
+        check again at each read."""
         parsed = parse_token(token)
         now = self._clock.now()
         if not now < parsed.expires <= now + self.bounds.token_seconds + 60:
@@ -185,15 +264,18 @@ class Feed:
             raise refused()
         verify_mac(self._open(row), parsed)
         try:
-            return await self.reader_of(parsed.tenant_id, parsed.external_id)
+            reader = await self.reader_of(parsed.tenant_id, parsed.external_id)
         except NotFound:
             raise refused() from None
+        return reader, FeedGrant(parsed, row.sealed)
 
     async def rotate(self, tenant_id: str, audit: AuditEvent | None = None) -> IssuedFeedSecret:
         """A new feed secret in place of the tenant's; tokens signed with the old one
         stop working at once."""
         row, secret = self._new_secret(tenant_id)
         stored = await self._access.put_secret(row, replace=True, audit=audit)
+        # This process's streams end now; other processes' at their next poll.
+        self.streams.notify_tenant(tenant_id)
         return IssuedFeedSecret(secret, stored.preview, stored.created_at)
 
     async def origins(self, tenant_id: str) -> list[str]:
@@ -232,9 +314,26 @@ class Feed:
         return FeedSecretRow(tenant_id, sealed, mask(secret), now), secret
 
     def _open(self, row: FeedSecretRow) -> str:
+        return self._open_sealed(row.tenant_id, row.sealed)
+
+    def _open_sealed(self, tenant_id: str, sealed: str) -> str:
         return self._sealer.open(
-            row.sealed, table=FEED_SECRETS_TABLE, row_id=row.tenant_id, field=FEED_SECRET_FIELD
+            sealed, table=FEED_SECRETS_TABLE, row_id=tenant_id, field=FEED_SECRET_FIELD
         ).decode()
+
+    def _recheck(self, tenant_id: str, grant: FeedGrant, sealed: str | None) -> FeedGrant | Ended:
+        """The grant, still good under the tenant's secret as stored now; "revoked"
+        when the secret was rotated (re-sealed by a key rotation is the same secret,
+        and the grant goes on with it)."""
+        if sealed == grant.sealed:
+            return grant
+        if sealed is None:
+            return "revoked"
+        try:
+            verify_mac(self._open_sealed(tenant_id, sealed), grant.token)
+        except Unauthenticated:
+            return "revoked"
+        return replace(grant, sealed=sealed)
 
 
 def check_url(url: str) -> str:

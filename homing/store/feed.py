@@ -14,11 +14,11 @@ seen ``n`` misses nothing by asking for what comes after ``n``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, case, delete, func, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -30,12 +30,22 @@ from homing.store.ordering import lock_keys
 from homing.store.preferences import unwanted_rows
 from homing.store.rows import job_from_row
 from homing.store.tables.core import jobs
-from homing.store.tables.feed import feed_items
+from homing.store.tables.feed import feed_items, feed_secrets
 from homing.store.usage import charge
 
-__all__ = ["FeedContent", "FeedItem", "FeedStore", "Mark", "write_item"]
+__all__ = [
+    "SIGNAL_CHUNK",
+    "FeedContent",
+    "FeedItem",
+    "FeedSignals",
+    "FeedStore",
+    "Mark",
+    "write_item",
+]
 
 Mark = Literal["seen", "read", "archived"]
+# Recipients per statement of the poll: 1,000 parameters, within every driver's bound.
+SIGNAL_CHUNK: Final = 500
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
@@ -83,6 +93,16 @@ def _item(row: Any) -> FeedItem:
         read_at=row.read_at,
         archived_at=row.archived_at,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class FeedSignals:
+    """What the poll of a process's open streams compares from round to round."""
+
+    # (newest seq, unread count) by (tenant id, recipient id); a feed with no item absent.
+    feeds: dict[tuple[str, str], tuple[int, int]]
+    # The sealed feed secret by tenant id; a tenant without one absent.
+    secrets: dict[str, str] = field(repr=False)
 
 
 class FeedStore:
@@ -147,9 +167,11 @@ class FeedStore:
 
     async def after(
         self, tenant_id: str, recipient_id: str, seq: int, limit: int
-    ) -> tuple[list[FeedItem], int]:
+    ) -> tuple[list[FeedItem], int, str | None]:
         """Up to ``limit`` items after the sequence number ``seq``, oldest first
-        (archived ones too: a stream shows what arrived), and the unread count."""
+        (archived ones too: a stream shows what arrived), the unread count, and the
+        tenant's feed secret (sealed) as it is now: read after the items, so a
+        rotation committed before any of them is seen with them."""
         f = feed_items.c
         query = (
             select(feed_items)
@@ -157,10 +179,37 @@ class FeedStore:
             .order_by(f.seq)
             .limit(limit)
         )
+        s = feed_secrets.c
+        secret = select(s.secret_sealed).where(s.tenant_id == tenant_id)
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query)).all()
             unread = await _unread(conn, tenant_id, recipient_id)
-        return [_item(r) for r in rows], unread
+            sealed = (await conn.execute(secret)).scalar_one_or_none()
+        return [_item(r) for r in rows], unread, sealed
+
+    async def signals(self, keys: Sequence[tuple[str, str]]) -> FeedSignals:
+        """The newest sequence number and unread count of each (tenant, recipient) of
+        ``keys`` that has an item, and the feed secret (sealed) of their tenants: one
+        statement per SIGNAL_CHUNK recipients and one for the secrets, each on
+        indexes, whatever the number of streams open on them."""
+        f = feed_items.c
+        unread = func.sum(case((and_(f.read_at.is_(None), f.archived_at.is_(None)), 1), else_=0))
+        feeds: dict[tuple[str, str], tuple[int, int]] = {}
+        s = feed_secrets.c
+        tenants = sorted({tenant for tenant, _ in keys})
+        async with self._db.transaction() as conn:
+            for start in range(0, len(keys), SIGNAL_CHUNK):
+                chunk = list(keys[start : start + SIGNAL_CHUNK])
+                query = (
+                    select(f.tenant_id, f.recipient_id, func.max(f.seq), unread)
+                    .where(tuple_(f.tenant_id, f.recipient_id).in_(chunk))
+                    .group_by(f.tenant_id, f.recipient_id)
+                )
+                for row in (await conn.execute(query)).all():
+                    feeds[(row[0], row[1])] = (int(row[2]), int(row[3]))
+            query = select(s.tenant_id, s.secret_sealed).where(s.tenant_id.in_(tenants))
+            secrets = {r.tenant_id: r.secret_sealed for r in (await conn.execute(query)).all()}
+        return FeedSignals(feeds, secrets)
 
     async def last_seq(self, tenant_id: str, recipient_id: str) -> int:
         """The recipient's newest sequence number (0 with no item)."""

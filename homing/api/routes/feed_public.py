@@ -23,7 +23,7 @@ from homing.api.error_responses import refusals
 from homing.api.routes.feed_stream import FeedStream
 from homing.api.schemas.feed import FeedItemPublic, FeedPagePublic
 from homing.errors import InvalidRequest, NotFound, Overloaded, RateLimited, Unauthenticated
-from homing.managers.feed import FeedReader
+from homing.managers.feed import FeedGrant, FeedReader
 from homing.store.feed import Mark
 
 router = APIRouter(tags=["feed"])
@@ -49,6 +49,16 @@ async def feed_reader(
 
 
 FeedReaderDep = Annotated[FeedReader, Depends(feed_reader)]
+
+
+async def feed_grant(
+    services: ServicesDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> tuple[FeedReader, FeedGrant]:
+    """``feed_reader``, with what its token was checked with (a stream checks it again)."""
+    if credentials is None:
+        raise Unauthenticated("a feed token is needed: Authorization: Bearer <token>")
+    return await services.feed.grant(credentials.credentials)
 
 
 async def _cors(request: Request, services: ServicesDep, reader: FeedReader) -> dict[str, str]:
@@ -100,22 +110,26 @@ async def mark_item(
 )
 async def stream(
     request: Request,
-    reader: FeedReaderDep,
+    granted: Annotated[tuple[FeedReader, FeedGrant], Depends(feed_grant)],
     services: ServicesDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=20)] = None,
 ) -> Response:
     """New items as Server-Sent Events (``event: item``, ``id`` its ``seq``) and the
-    unread count (``event: unread``); from after ``Last-Event-ID`` when given."""
+    unread count (``event: unread``); from after ``Last-Event-ID`` when given. Ends with
+    ``event: expired`` or ``event: revoked`` once the token expires or the tenant's
+    feed secret is rotated."""
+    reader, grant = granted
     if last_event_id is not None and not (last_event_id.isdigit() and len(last_event_id) <= 18):
         raise InvalidRequest("'Last-Event-ID' is a sequence number this feed gave")
     headers = await _cors(request, services, reader)
     after = int(last_event_id) if last_event_id else await services.feed.last_seq(reader)
-    wake = services.feed.streams.open(reader.key)
+    wake = services.feed.open_stream(reader)
     s = services.settings
     headers.update({"Content-Type": "text/event-stream", "X-Accel-Buffering": "no"})
     return FeedStream(
         services.feed,
         reader,
+        grant,
         after,
         wake,
         headers,

@@ -2,15 +2,18 @@
 stream").
 
 Three tasks serve one stream: the follower reads what came after the last sequence
-number sent (woken by the write path, or by its poll at most a second later) and puts
-events in a bounded buffer (a backlog in buffer-sized steps, each once the reader has
-taken half of the last); the sender writes them out, with a heartbeat comment when
-there is nothing to say; the watcher notices the client leaving. The buffer is never
-waited on: a follower that finds it full drops the stream (the reader is a whole
-buffer behind), so a slow reader holds at most HOMING_FEED_STREAM_BUFFER events and
-never slows a send. Each item event carries its sequence number as ``id``: a client
-that reconnects with ``Last-Event-ID`` gets everything after it. A graceful stop of
-the process ends the follower (``FeedStreams.end_all``), and so the stream.
+number sent (when woken: by the write path of this process, by a mark, or by the
+process's one poll, ``FeedWatch``) and puts events in a bounded buffer (a backlog in
+buffer-sized steps, each once the reader has taken half of the last); the sender
+writes them out, with a heartbeat comment when there is nothing to say; the watcher
+notices the client leaving. The buffer is never waited on: a follower that finds it
+full drops the stream (the reader is a whole buffer behind), so a slow reader holds at
+most HOMING_FEED_STREAM_BUFFER events and never slows a send. Each item event carries
+its sequence number as ``id``: a client that reconnects with ``Last-Event-ID`` gets
+everything after it. Every read checks the stream's token again: once it has expired,
+or the tenant's feed secret was rotated, the stream sends ``expired`` or ``revoked``
+(and nothing it read with it) and ends. A graceful stop of the process ends the
+follower (``FeedStreams.end_all``), and so the stream.
 """
 
 from __future__ import annotations
@@ -24,12 +27,17 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from homing.api.schemas.feed import FeedItemPublic
-from homing.managers.feed import Feed, FeedReader
+from homing.managers.feed import Ended, Feed, FeedGrant, FeedReader
 from homing.metrics import FEED_STREAMS_DROPPED
+from homing.store.feed import FeedItem
 
-__all__ = ["FeedStream", "item_event", "unread_event"]
+__all__ = ["FeedStream", "ended_event", "item_event", "unread_event"]
 
 HEARTBEAT = b": heartbeat\n\n"
+_ENDED: dict[Ended, bytes] = {
+    "expired": b"the feed token expired",
+    "revoked": b"the feed secret was rotated",
+}
 
 
 def item_event(item: FeedItemPublic) -> bytes:
@@ -44,18 +52,26 @@ def unread_event(count: int, last: int) -> bytes:
     return b"id: %d\nevent: unread\ndata: %s\n\n" % (last, data)
 
 
+def ended_event(ended: Ended) -> bytes:
+    """The last event of a stream whose token no longer holds (no ``id``: a client
+    that resumes with a new token resumes where it was)."""
+    data = orjson.dumps({"reason": _ENDED[ended].decode()})
+    return b"event: %s\ndata: %s\n\n" % (ended.encode(), data)
+
+
 class _Dropped(Exception):
     """The reader fell a whole buffer behind."""
 
 
 class FeedStream(Response):
     """The response of one open stream; the caller has registered it
-    (``FeedStreams.open``) and this closes it."""
+    (``Feed.open_stream``) and this closes it."""
 
     def __init__(
         self,
         feed: Feed,
         reader: FeedReader,
+        grant: FeedGrant,
         after: int,
         wake: asyncio.Event,
         headers: Mapping[str, str],
@@ -66,12 +82,15 @@ class FeedStream(Response):
     ) -> None:
         self._feed = feed
         self._reader = reader
-        self._after = after
+        self._grant = grant
+        self._last = after
+        self._unread: int | None = None
         self._wake = wake
         self._start_headers = headers
         self._poll = poll
         self._heartbeat = heartbeat
-        self.buffer: asyncio.Queue[bytes] = asyncio.Queue(maxsize=buffer)
+        # Events, then None once the stream has said why it ends.
+        self.buffer: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=buffer)
         self.status_code = 200
         self.background = None
         self._room = asyncio.Event()
@@ -99,7 +118,7 @@ class FeedStream(Response):
         finally:
             self._feed.streams.close(self._reader.key, self._wake)
 
-    def _put(self, event: bytes) -> None:
+    def _put(self, event: bytes | None) -> None:
         try:
             self.buffer.put_nowait(event)
         except asyncio.QueueFull:
@@ -111,34 +130,50 @@ class FeedStream(Response):
         raise _Dropped
 
     async def _follow(self) -> None:
-        last = self._after
-        unread: int | None = None
         with contextlib.suppress(_Dropped):
             while not self._feed.streams.ending:
                 self._wake.clear()
                 # One place kept for the unread count that follows the items.
                 free = self.buffer.maxsize - self.buffer.qsize() - 1
-                items, count = await self._feed.after(self._reader, last, max(free, 1))
-                if items and free < 1:
+                read = await self._feed.follow(self._reader, self._grant, self._last, max(free, 1))
+                if not isinstance(read.standing, FeedGrant):
+                    await self._end(read.standing)
+                    return
+                self._grant = read.standing
+                if read.items and free < 1:
                     self._drop()
-                for item in items:
-                    self._put(item_event(FeedItemPublic.of(item)))
-                    last = item.seq
-                if count != unread:
-                    self._put(unread_event(count, last))
-                    unread = count
-                if items and len(items) == free:
-                    # A backlog (a resume after a long absence): read on once the
-                    # reader has taken half the buffer; one that cannot within a
-                    # poll interval is a slow reader, and dropped.
-                    self._room.clear()
-                    try:
-                        await asyncio.wait_for(self._room.wait(), self._poll)
-                    except TimeoutError:
-                        self._drop()
+                self._deliver(read.items, read.unread)
+                if read.items and len(read.items) == free:
+                    await self._backlog()
                     continue
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._poll)
+                    # Woken by a send, a mark or the poll; or at the token's expiry.
+                    left = self._feed.seconds_left(self._grant)
+                    await asyncio.wait_for(self._wake.wait(), max(left, 0.0))
+
+    async def _end(self, ended: Ended) -> None:
+        """Say why the stream ends; the sender ends it once it has written that."""
+        self._put(ended_event(ended))
+        self._put(None)
+        await asyncio.get_running_loop().create_future()  # never done: the sender ends
+
+    def _deliver(self, items: list[FeedItem], unread: int) -> None:
+        for item in items:
+            self._put(item_event(FeedItemPublic.of(item)))
+            self._last = item.seq
+        if unread != self._unread:
+            self._put(unread_event(unread, self._last))
+            self._unread = unread
+
+    async def _backlog(self) -> None:
+        """A backlog (a resume after a long absence): read on once the reader has
+        taken half the buffer; one that cannot within a poll interval is a slow
+        reader, and dropped."""
+        self._room.clear()
+        try:
+            await asyncio.wait_for(self._room.wait(), self._poll)
+        except TimeoutError:
+            self._drop()
 
     async def _send(self, send: Send) -> None:
         while True:
@@ -146,6 +181,8 @@ class FeedStream(Response):
                 event = await asyncio.wait_for(self.buffer.get(), self._heartbeat)
             except TimeoutError:
                 event = HEARTBEAT
+            if event is None:
+                return
             if self.buffer.qsize() <= self.buffer.maxsize // 2:
                 self._room.set()
             await send({"type": "http.response.body", "body": event, "more_body": True})
