@@ -84,7 +84,7 @@ def fallbacks(locale: str | None, default: str) -> list[str]:
     return chain
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(kw_only=True, frozen=True, slots=True)
 class TemplateBounds:
     """How many templates a tenant, and versions a template, may hold; the size of a
     send's data (HOMING_TEMPLATE_MAX_*)."""

@@ -30,6 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     | {"stored", "suppressed"}  # homing_feed_items_total
     | set(STEP_OUTCOMES),  # homing_notification_steps_total
     "status": {"completed", "failed", "suppressed", "cancelled"},
+    "by": {"poll", "stream"},  # homing_feed_reads_total
     "provider": {
         *("sendgrid", "resend", "postmark", "mailgun", "smtp", "webhook"),
         *("twilio", "vonage", "telegram", "slack"),

@@ -57,7 +57,12 @@ async def test_a_worker_killed_mid_send_is_replaced_after_its_lease(
     assert await deliver(services) == 1
     body = await job(tenant, job_id)
     assert body["status"] == "COMPLETED"
-    assert [(a["number"], a["outcome"]) for a in body["attempts"]] == [(2, "success")]
+    # The dead worker's call is in the history, its outcome unknown (docs/reliability.md,
+    # "Calls whose outcome was lost").
+    assert [(a["number"], a["outcome"]) for a in body["attempts"]] == [
+        (1, "unknown"),
+        (2, "success"),
+    ]
     # The resend carried the same Idempotency-Key, so Resend delivered it once.
     messages = await sb.messages("resend")
     assert len(messages) == 1

@@ -1607,7 +1607,9 @@ export interface paths {
         /**
          * Stream
          * @description New items as Server-Sent Events (``event: item``, ``id`` its ``seq``) and the
-         *     unread count (``event: unread``); from after ``Last-Event-ID`` when given.
+         *     unread count (``event: unread``); from after ``Last-Event-ID`` when given. Ends with
+         *     ``event: expired`` or ``event: revoked`` once the token expires or the tenant's
+         *     feed secret is rotated.
          */
         get: operations["stream_feed_stream_get"];
         put?: never;
