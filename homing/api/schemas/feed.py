@@ -4,11 +4,11 @@ unread count, a token, the feed secret issued once, and the allowed origins."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from homing.api.schemas.shared import CategoryKey, ExternalId, Strict, examples
+from homing.api.schemas.shared import CategoryKey, ExternalId, JsonObject, Strict, examples
 from homing.api.schemas.templates import Templated, content_or_template
 from homing.managers.feed import MAX_URL, FeedPage, IssuedFeedSecret
 from homing.store.feed import FeedItem
@@ -34,7 +34,7 @@ class InAppCreate(Strict, Templated):
     category: CategoryKey | None = None
     # Shown to the recipient's page as given (bounded by HOMING_FEED_DATA_MAX_BYTES);
     # with a template, also what it renders with.
-    data: dict[str, Any] | None = None
+    data: JsonObject | None = None
 
     @model_validator(mode="after")
     def _no_nul(self) -> InAppCreate:
@@ -74,7 +74,7 @@ class FeedItemPublic(BaseModel):
     body: str
     url: str | None = None
     category: str | None = None
-    data: dict[str, Any] | None = None
+    data: JsonObject | None = None
     seen_at: datetime | None = None
     read_at: datetime | None = None
     archived_at: datetime | None = None

@@ -6,11 +6,18 @@ order given, with a strategy.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-from homing.api.schemas.shared import CategoryKey, ExternalId, PriorityName, Strict, examples
+from homing.api.schemas.shared import (
+    CategoryKey,
+    ExternalId,
+    JsonObject,
+    PriorityName,
+    Strict,
+    examples,
+)
 from homing.api.schemas.templates import Locale, TemplateRef
 from homing.clock import as_datetime
 from homing.store.notification_rows import Gathered, Notification, Step
@@ -61,7 +68,7 @@ class NotificationsCreate(Strict):
 
     recipient: ExternalId
     template: TemplateRef
-    data: dict[str, Any] | None = None
+    data: JsonObject | None = None
     locale: Locale | None = None
     category: CategoryKey | None = None
     # Each at most once: four channels, so at most four steps.

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from homing.addresses import MAX_PHONE, parse_mailbox, phone_key
-from homing.api.schemas.shared import CategoryKey, Name, Strict, examples
+from homing.api.schemas.shared import CategoryKey, JsonObject, Name, Strict, examples
 from homing.managers.recipients import MAX_LOCALE, MAX_TIMEZONE, check_locale, check_timezone
 from homing.store.categories import Category
 from homing.store.recipients import Recipient
@@ -54,7 +54,7 @@ class RecipientPut(Strict):
     # Bounded before check_timezone reads it: a 10,000-character name is refused here.
     timezone: Annotated[str, StringConstraints(max_length=MAX_TIMEZONE)] | None = None
     # Bounded in bytes by HOMING_RECIPIENT_DATA_MAX_BYTES (the manager checks it).
-    data: dict[str, Any] | None = None
+    data: JsonObject | None = None
 
     @model_validator(mode="after")
     def _valid(self) -> RecipientPut:

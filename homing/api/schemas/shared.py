@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -78,6 +78,31 @@ def examples(*bodies: JsonDict) -> JsonDict:
     """What a body's ``model_config`` gives ``json_schema_extra`` to show it in the
     OpenAPI document (``examples``), e.g. ``ConfigDict(json_schema_extra=examples({…}))``."""
     return {"examples": list(bodies)}
+
+
+# The integers a stored or fingerprinted JSON value may hold: what orjson writes (a
+# signed or unsigned 64-bit integer). Python reads any number of digits, so a larger
+# one would pass the schema and fail at the fingerprint or the row, as a 500.
+JSON_INT_MIN, JSON_INT_MAX = -(2**63), 2**64 - 1
+
+
+def fits_64_bits(value: T) -> T:
+    """``value`` unchanged, or ValueError when an integer in it is outside 64 bits:
+    one walk without recursion, so any nesting is safe to check."""
+    stack: list[object] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not JSON_INT_MIN <= item <= JSON_INT_MAX:
+            raise ValueError("numbers must be integers within 64 bits, or decimals")
+    return value
+
+
+# A free JSON object of a request (a template's data): any shape, integers within 64 bits.
+JsonObject = Annotated[dict[str, Any], AfterValidator(fits_64_bits)]
 
 
 class Strict(BaseModel):

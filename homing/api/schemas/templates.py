@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from homing.api.schemas.shared import Strict, examples
+from homing.api.schemas.shared import JsonObject, Strict, examples
 from homing.managers.templates import MAX_LOCALE
 from homing.models import ChatFormat
 from homing.store.templates import TemplateRow, VersionRow
@@ -175,7 +175,7 @@ class VersionPublic(BaseModel):
 
 
 class PreviewCreate(Strict):
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: JsonObject = Field(default_factory=dict)
     locale: Locale | None = None
     # A version's number (a draft too); the live one for ``locale`` when left out.
     version: Annotated[int, Field(ge=1, strict=True)] | None = None
@@ -202,7 +202,7 @@ class Templated(BaseModel):
     ``content_or_template`` (one validator per body: the plain email is the hot path)."""
 
     template: TemplateRef | None = None
-    data: dict[str, Any] | None = None
+    data: JsonObject | None = None
     locale: Locale | None = None
 
 
