@@ -6,18 +6,10 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    JsonValue,
-    StringConstraints,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
 
 from homing.api.schemas.email import SCHEDULED_IN_LINE, NotificationCreate
-from homing.api.schemas.shared import PriorityName, Strict, examples, fits_64_bits
+from homing.api.schemas.shared import PriorityName, Strict, examples
 from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.webhooks.message import header_problem
 
@@ -33,7 +25,7 @@ class WebhookCreate(NotificationCreate, Templated):
     url: Url
     # Or ``template`` (and ``data``): the template's webhook part is the payload. Any
     # JSON, null included, when given; left out only with a template.
-    payload: Annotated[JsonValue, AfterValidator(fits_64_bits)] = None
+    payload: JsonValue = None
     headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_TENANT_HEADERS)
     event_type: str | None = None
     priority: PriorityName | None = None
