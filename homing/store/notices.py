@@ -96,18 +96,6 @@ class NoticeStore:
                 return None
         return Notice(**row)
 
-    async def for_tenant(self, tenant_id: str, limit: int = 100) -> list[Notice]:
-        """The tenant's notices, newest first."""
-        c = notices.c
-        query = (
-            select(notices)
-            .where(c.tenant_id == tenant_id)
-            .order_by(c.created_at.desc(), c.id.desc())
-            .limit(limit)
-        )
-        async with self._db.transaction() as conn:
-            return [_notice(r) for r in (await conn.execute(query)).all()]
-
     async def held_between(self, start: datetime, end: datetime) -> dict[str, int]:
         """Notices held back per tenant, created in [start, end)."""
         c = notices.c

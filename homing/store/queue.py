@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select, tuple_, update
+from sqlalchemy import bindparam, delete, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
@@ -102,26 +102,14 @@ class QueueStore:
         self._refs = refs
         self._picker = FairPicker(postgres=not db.is_sqlite, tenant_inflight=tenant_inflight)
 
-    async def claim(self, queue: Queue, limit: int, lease_seconds: float) -> list[ClaimedJob]:
-        """Lease up to ``limit`` due entries: priority first, tenants round-robin,
-        none past a tenant's in-flight cap (see homing.store.picking)."""
-        return await self.claim_first((queue,), limit, lease_seconds)
-
-    async def claim_first(
-        self, queues: Sequence[Queue], limit: int, lease_seconds: float
-    ) -> list[ClaimedJob]:
-        """``claim`` from the first of ``queues``, in this order, that has due entries,
-        in one transaction: an empty queue costs the worker one query, not a
-        transaction of its own (a worker serves five queues, most of them empty)."""
-        epoch = self._clock.now()
-        async with self._db.transaction() as conn:
-            claimed, _ = await self._claim_in(conn, queues, limit, epoch, lease_seconds)
-        return claimed
-
     async def claim_ready(self, queues: Sequence[Queue], limit: int, lease_seconds: float) -> Claim:
-        """``claim_first``, and in the same transaction what starting the jobs needs:
-        the suppressed among them ended, their tenants' accounts and suspensions
-        (homing.store.claiming). One transaction per claim round, not four."""
+        """Lease up to ``limit`` due entries from the first of ``queues``, in this
+        order, that has due entries: priority first, tenants round-robin, none past a
+        tenant's in-flight cap (homing.store.picking); an empty queue costs one query,
+        not a transaction of its own (a worker serves five queues, most of them empty).
+        In the same transaction, what starting the jobs needs: the suppressed among them
+        ended, their tenants' accounts and suspensions (homing.store.claiming). One
+        transaction per claim round, not four."""
         epoch = self._clock.now()
         async with self._db.transaction() as conn:
             claimed, suspended = await self._claim_in(conn, queues, limit, epoch, lease_seconds)
@@ -253,13 +241,6 @@ class QueueStore:
         )
         async with self._db.transaction() as conn:
             return {row.job_id for row in (await conn.execute(renewal)).all()}
-
-    async def pending_count(self, queue: Queue | None = None) -> int:
-        query = select(func.count()).select_from(queue_entries)
-        if queue is not None:
-            query = query.where(queue_entries.c.queue == queue.value)
-        async with self._db.transaction() as conn:
-            return int((await conn.execute(query)).scalar_one())
 
 
 # Whether the job's tenant is suspended, beside each claimed job (SQLite's RETURNING

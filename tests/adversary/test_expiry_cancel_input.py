@@ -17,6 +17,7 @@ from homing.services import Services
 from homing.store.tables.core import jobs, queue_entries
 from tests.admission_helpers import EMAIL, send_email
 from tests.conftest import TenantClient, make_tenant
+from tests.store_helpers import claim
 
 HOSTILE_TTLS: list[Any] = [
     0,
@@ -141,7 +142,7 @@ async def test_a_cancel_racing_a_claim_leaves_one_consistent_winner(
 ) -> None:
     ids = await _sent(tenant, 8)
     cancels = [tenant.post(f"/v1/jobs/{job_id}/cancel") for job_id in ids]
-    results = await asyncio.gather(services.queue.claim(Queue.EMAIL, 100, 30), *cancels)
+    results = await asyncio.gather(claim(services.queue, Queue.EMAIL, 100, 30), *cancels)
     claimed = {c.job.id for c in results[0]}
     codes = dict(zip(ids, [r.status_code for r in results[1:]], strict=True))
     async with services.db.transaction() as conn:

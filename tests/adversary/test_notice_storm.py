@@ -25,6 +25,7 @@ from tests.e2e.conftest import register
 from tests.fixtures import Sandbox, settings_for
 from tests.notices.conftest import PLATFORM_FROM
 from tests.notices.conftest import platform as platform  # the fixture, shared
+from tests.store_helpers import notices_of
 from tests.webhooks.conftest import send_webhook
 from tests.webhooks.receiver import Receiver, Reply
 
@@ -78,7 +79,7 @@ async def test_a_notice_storm_is_bounded_and_spares_another_tenants_notices(
     mails = await sb.messages("sendgrid")
     assert sum(m["to"] == ["ops@mallory.example"] for m in mails) == MAX_PER_HOUR
     assert sum(m["to"] == ["ops@alice.example"] for m in mails) == 1
-    held = [n for n in await services.notices.store.for_tenant(mallory.tenant_id) if n.held]
+    held = [n for n in await notices_of(services.db, mallory.tenant_id) if n.held]
     assert len(held) == STORM - MAX_PER_HOUR
 
     clock.advance(86_400)
@@ -99,7 +100,7 @@ async def test_one_event_recorded_by_many_callers_at_once_is_one_notice(
     ]
     recorded = [n for n in await asyncio.gather(*calls) if n is not None]
     assert len(recorded) == 1
-    assert len(await services.notices.store.for_tenant(tenant.tenant_id)) == 1
+    assert len(await notices_of(services.db, tenant.tenant_id)) == 1
 
 
 async def test_a_tenant_cannot_recheck_another_tenants_provider(

@@ -19,6 +19,7 @@ from homing.services import Services
 from homing.store.tables.core import jobs, queue_entries
 from tests.admission_helpers import EMAIL, send_email
 from tests.conftest import TenantClient, make_tenant
+from tests.store_helpers import claim
 
 HOSTILE_SEND_ATS: list[Any] = [
     # Times that do not exist.
@@ -131,9 +132,9 @@ async def test_a_send_at_flood_does_not_delay_another_tenants_due_job(
     assert due.status_code == 202, due.text
     # The first claim, of a batch of one, takes the other tenant's job: the 3,000
     # waiting entries are not due, so they are not in its way.
-    [claimed] = await services.queue.claim(Queue.EMAIL, 1, 30)
+    [claimed] = await claim(services.queue, Queue.EMAIL, 1, 30)
     assert claimed.job.id == due.json()["id"]
-    assert await services.queue.claim(Queue.EMAIL, 100, 30) == []
+    assert await claim(services.queue, Queue.EMAIL, 100, 30) == []
 
 
 async def _scheduled(tenant: TenantClient, at: float, n: int = 1) -> list[str]:
@@ -179,7 +180,7 @@ async def test_a_patch_racing_the_claim_has_exactly_one_winner(
     ids = await _scheduled(tenant, services.clock.now() - 1, n=8)
     later = datetime.fromtimestamp(services.clock.now() + 3600, UTC).isoformat()
     patches = [tenant.patch(f"/v1/jobs/{job_id}", json={"send_at": later}) for job_id in ids]
-    won, *answers = await asyncio.gather(services.queue.claim(Queue.EMAIL, 100, 30), *patches)
+    won, *answers = await asyncio.gather(claim(services.queue, Queue.EMAIL, 100, 30), *patches)
     claimed = {c.job.id for c in cast(list[ClaimedJob], won)}
     codes = {
         job_id: cast(httpx.Response, r).status_code for job_id, r in zip(ids, answers, strict=True)

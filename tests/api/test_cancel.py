@@ -19,6 +19,7 @@ from tests.conftest import (
     stored_provider,
 )
 from tests.metrics_helpers import Moves, scrape
+from tests.store_helpers import claim
 
 
 async def _send(tenant: TenantClient, **fields: object) -> str:
@@ -62,7 +63,7 @@ async def test_a_job_a_worker_holds_is_409_and_stays_held(
     services: Services, tenant: TenantClient
 ) -> None:
     job_id = await _send(tenant)
-    [claimed] = await services.queue.claim(Queue.EMAIL, 10, 30)
+    [claimed] = await claim(services.queue, Queue.EMAIL, 10, 30)
     assert claimed.job.id == job_id
     response = await tenant.post(f"/v1/jobs/{job_id}/cancel")
     assert response.status_code == 409, response.text
@@ -110,7 +111,7 @@ async def test_cancelling_the_head_of_an_ordering_key_releases_the_next(
     head = await _send(tenant, ordering_key="user-1")
     second = await _send(tenant, ordering_key="user-1", subject="Second")
     assert (await tenant.post(f"/v1/jobs/{head}/cancel")).status_code == 200
-    assert [c.job.id for c in await services.queue.claim(Queue.EMAIL, 10, 30)] == [second]
+    assert [c.job.id for c in await claim(services.queue, Queue.EMAIL, 10, 30)] == [second]
 
 
 async def test_a_test_key_cancels_its_test_jobs_only(

@@ -10,6 +10,7 @@ import pytest
 from homing.models import Queue
 from homing.services import Services
 from tests.conftest import TenantClient
+from tests.store_helpers import pending_count
 
 GOOD = {"to": "ada@example.com", "from": "hello@acme.example", "subject": "Hi", "text": "x"}
 
@@ -58,7 +59,7 @@ async def test_invalid_email_requests_are_422_and_store_nothing(
     response = await tenant.post("/v1/notifications/email", json=body)
     error = _error(response, 422, "validation_error")
     assert any(e["field"] == field for e in error["error"]["details"]["errors"])
-    assert await services.queue.pending_count(Queue.EMAIL) == 0
+    assert await pending_count(services.db, Queue.EMAIL) == 0
 
 
 async def test_malformed_json_is_422(tenant: TenantClient) -> None:

@@ -20,13 +20,14 @@ from homing.store.queue import Completed
 from homing.store.tables.core import dead_letters
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
+from tests.store_helpers import claim
 
 LEASE = 30.0
 
 
 async def _lose_a_claim(services: Services, clock: ManualClock) -> str:
     """Claim the one queued job as a worker that then dies; its lease runs out."""
-    (claimed,) = await services.queue.claim(Queue.EMAIL, 10, lease_seconds=LEASE)
+    (claimed,) = await claim(services.queue, Queue.EMAIL, 10, lease_seconds=LEASE)
     clock.advance(LEASE + 1)
     return claimed.claim_token
 

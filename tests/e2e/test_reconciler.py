@@ -20,6 +20,7 @@ from homing.store.ledger import JobBatch, LedgerStore
 from homing.store.tables.core import jobs, queue_entries
 from tests.conftest import TenantClient, disable_providers, stored_provider
 from tests.e2e.conftest import SLACK_PATH, Sandbox, deliver, job, register, send
+from tests.store_helpers import claim
 
 
 def _gauge() -> float | None:
@@ -38,7 +39,7 @@ async def _break_three_ways(
     """(job with no entry, finished job with an entry, PROCESSING job whose lease ran
     out long ago), each made by hand in the database."""
     stale = await send(tenant, subject="Stale")
-    [claimed] = await services.queue.claim(Queue.EMAIL, 10, services.settings.worker.lease_seconds)
+    [claimed] = await claim(services.queue, Queue.EMAIL, 10, services.settings.worker.lease_seconds)
     assert claimed.job.id == stale
     clock.advance(
         services.settings.worker.lease_seconds + services.settings.reconcile.stale_lease_seconds + 1

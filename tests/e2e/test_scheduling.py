@@ -17,6 +17,7 @@ from homing.store.accepting import NewJob
 from tests.conftest import REDIS_URL, TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.processes import eventually
+from tests.store_helpers import claim
 
 
 async def _provider_with_rules(
@@ -146,7 +147,7 @@ async def test_free_plan_traffic_is_always_low_priority(
     paid_job = await send(tenant, priority="CRITICAL")
     assert (await job(free, free_job))["priority"] == "LOW"
     assert (await job(tenant, paid_job))["priority"] == "CRITICAL"
-    claimed = await services.queue.claim(Queue.EMAIL, 1, 30)
+    claimed = await claim(services.queue, Queue.EMAIL, 1, 30)
     assert [c.job.id for c in claimed] == [paid_job]
 
 

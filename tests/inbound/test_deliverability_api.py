@@ -18,6 +18,7 @@ from homing.store.domain_rows import SendingDomain
 from homing.store.tables.inbound import inbound_events
 from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import add_account, send_email
+from tests.store_helpers import pending_count
 
 
 @pytest.fixture
@@ -61,7 +62,7 @@ async def test_a_suppression_added_after_accept_stops_the_job_at_dispatch(
     job = (await tenant.get(f"/v1/jobs/{job_id}")).json()
     assert job["status"] == "SUPPRESSED"
     assert job["attempts"] == []
-    assert await services.queue.pending_count() == 0
+    assert await pending_count(services.db) == 0
 
 
 async def _domain(

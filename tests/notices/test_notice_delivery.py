@@ -17,6 +17,7 @@ from homing.store.tables.core import jobs
 from tests.conftest import TenantClient, deliver
 from tests.fixtures import Sandbox
 from tests.notices.conftest import PLATFORM_FROM
+from tests.store_helpers import notices_of
 from tests.webhooks.conftest import create_secret
 from tests.webhooks.receiver import Receiver
 
@@ -96,7 +97,7 @@ async def test_without_targets_a_notice_is_recorded_and_nothing_is_sent(
     notice = await services.notices.notify(tenant.tenant_id, NoticeKind.DOMAIN_FAILED, "d1", {})
     assert notice is not None
     assert await _job_count(services) == 0
-    [stored] = await services.notices.store.for_tenant(tenant.tenant_id)
+    [stored] = await notices_of(services.db, tenant.tenant_id)
     assert stored.id == notice.id and stored.kind == "domain.failed"
 
 

@@ -11,6 +11,7 @@ from homing.models import Plan, Queue
 from homing.services import Services
 from homing.store import picking
 from tests.plans import plan_nodes, rows_read
+from tests.store_helpers import claim
 
 BACKLOG = 30_000
 
@@ -74,7 +75,7 @@ async def test_claim_queries_use_indexes_and_read_few_rows(services: Services) -
         kinds = {n["Node Type"] for n in nodes if n.get("Relation Name") == "queue_entries"}
         assert "Seq Scan" not in kinds, (name, kinds)
         assert rows_read(nodes, "queue_entries") < 500, (name, rows_read(nodes, "queue_entries"))
-    claimed = await services.queue.claim(Queue.EMAIL, 50, 30)
+    claimed = await claim(services.queue, Queue.EMAIL, 50, 30)
     assert len(claimed) == 50
     assert {c.job.tenant_id for c in claimed} == set(tenants)
 
@@ -110,5 +111,5 @@ async def test_a_scheduled_backlog_costs_the_claim_a_seek_and_takes_no_place(
     take = {**base, "tenants": tenants, "share": 25, "cap": 100, "budget": 50}
     assert rows_read(await _explain(services, picking._PG_TAKE, take), "queue_entries") < 200
     # A claim of one takes the due tenant's entry: the waiting ones are passed over.
-    [claimed] = await services.queue.claim(Queue.EMAIL, 1, 30)
+    [claimed] = await claim(services.queue, Queue.EMAIL, 1, 30)
     assert claimed.job.tenant_id == tenants[1]

@@ -20,6 +20,7 @@ from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.tables.core import attempts, queue_entries
 from tests.processes import eventually
+from tests.store_helpers import claim
 
 # Real seconds: the heartbeat ticks every third of it.
 LEASE = 0.3
@@ -96,7 +97,7 @@ async def test_a_long_call_keeps_its_lease(services: Services, clock: ManualCloc
                 return await _lease_end(services, job_id) > clock.now() + LEASE / 2
 
             await eventually(renewed, timeout=10, what="the heartbeat to renew the lease")
-            assert await services.queue.claim(Queue.WEBHOOK, 1, LEASE) == []
+            assert await claim(services.queue, Queue.WEBHOOK, 1, LEASE) == []
         sender.release.set()
 
         async def completed() -> bool:

@@ -16,6 +16,7 @@ from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
 from homing.services import build
 from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, Rescheduled
+from tests import store_helpers
 from tests.fixtures import HOMING_TIMING, settings_for, sqlite_url
 
 KEYS = ["a", "b", None]
@@ -73,7 +74,7 @@ async def _run(services: object, clock: ManualClock, ops: list[tuple[object, ...
                 accepted[key].append(job.id)
         elif op[0] == "claim":
             assert isinstance(op[1], int)
-            held += await services.queue.claim(Queue.EMAIL, op[1], 30)
+            held += await store_helpers.claim(services.queue, Queue.EMAIL, op[1], 30)
             keys = [c.job.ordering_key for c in held if c.job.ordering_key]
             assert len(keys) == len(set(keys)), "two jobs of one key in flight"
         elif held:

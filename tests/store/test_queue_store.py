@@ -17,6 +17,7 @@ from homing.services import Services
 from homing.store.accepting import NewJob, entry_row, job_row
 from homing.store.queue import Completed, Failed, Rescheduled
 from tests.conftest import stored_tenant
+from tests.store_helpers import claim, claim_first, pending_count
 
 
 def _new(tenant_id: str, priority: Priority = Priority.NORMAL, key: str | None = None) -> NewJob:
@@ -35,7 +36,7 @@ async def test_accept_stores_job_and_queue_entry_together(services: Services) ->
     tenant_id = await stored_tenant(services)
     accepted = await services.jobs.accept(_new(tenant_id))
     assert accepted.job.status is JobStatus.PENDING
-    assert await services.queue.pending_count(Queue.EMAIL) == 1
+    assert await pending_count(services.db, Queue.EMAIL) == 1
 
 
 async def test_claim_takes_higher_priority_first_and_leases(
@@ -44,15 +45,15 @@ async def test_claim_takes_higher_priority_first_and_leases(
     tenant_id = await stored_tenant(services)
     low = (await services.jobs.accept(_new(tenant_id, Priority.LOW))).job
     critical = (await services.jobs.accept(_new(tenant_id, Priority.CRITICAL))).job
-    claimed = await services.queue.claim(Queue.EMAIL, 1, lease_seconds=30)
+    claimed = await claim(services.queue, Queue.EMAIL, 1, lease_seconds=30)
     assert [c.job.id for c in claimed] == [critical.id]
     assert claimed[0].attempt_number == 1
     assert claimed[0].job.status is JobStatus.PROCESSING
-    rest = await services.queue.claim(Queue.EMAIL, 10, lease_seconds=30)
+    rest = await claim(services.queue, Queue.EMAIL, 10, lease_seconds=30)
     assert [c.job.id for c in rest] == [low.id]
-    assert await services.queue.claim(Queue.EMAIL, 10, lease_seconds=30) == []
+    assert await claim(services.queue, Queue.EMAIL, 10, lease_seconds=30) == []
     clock.advance(31)
-    again = await services.queue.claim(Queue.EMAIL, 10, lease_seconds=30)
+    again = await claim(services.queue, Queue.EMAIL, 10, lease_seconds=30)
     assert {c.job.id for c in again} == {low.id, critical.id}
     assert {c.attempt_number for c in again} == {2}
 
@@ -62,7 +63,7 @@ async def test_concurrent_claims_never_hand_out_one_entry_twice(services: Servic
     for _ in range(40):
         await services.jobs.accept(_new(tenant_id))
     batches = await asyncio.gather(
-        *(services.queue.claim(Queue.EMAIL, 7, lease_seconds=30) for _ in range(8))
+        *(claim(services.queue, Queue.EMAIL, 7, lease_seconds=30) for _ in range(8))
     )
     ids = [c.job.id for batch in batches for c in batch]
     assert len(ids) == len(set(ids)) == 40
@@ -73,7 +74,7 @@ async def test_outcomes_complete_reschedule_and_dead_letter(
 ) -> None:
     tenant_id = await stored_tenant(services)
     jobs = [(await services.jobs.accept(_new(tenant_id))).job for _ in range(3)]
-    claimed = {c.job.id: c for c in await services.queue.claim(Queue.EMAIL, 3, 30)}
+    claimed = {c.job.id: c for c in await claim(services.queue, Queue.EMAIL, 3, 30)}
     done, later, dead = (claimed[j.id] for j in jobs)
     applied = await services.queue.apply(
         [
@@ -111,9 +112,9 @@ async def test_outcomes_complete_reschedule_and_dead_letter(
         later.job.id: JobStatus.PENDING,
         dead.job.id: JobStatus.FAILED,
     }
-    assert await services.queue.pending_count() == 1
+    assert await pending_count(services.db) == 1
     clock.advance(101)
-    assert [c.job.id for c in await services.queue.claim(Queue.EMAIL, 5, 30)] == [later.job.id]
+    assert [c.job.id for c in await claim(services.queue, Queue.EMAIL, 5, 30)] == [later.job.id]
 
 
 async def test_a_stale_lease_cannot_overwrite_the_new_holder(
@@ -121,9 +122,9 @@ async def test_a_stale_lease_cannot_overwrite_the_new_holder(
 ) -> None:
     tenant_id = await stored_tenant(services)
     job = (await services.jobs.accept(_new(tenant_id))).job
-    first = (await services.queue.claim(Queue.EMAIL, 1, 30))[0]
+    first = (await claim(services.queue, Queue.EMAIL, 1, 30))[0]
     clock.advance(31)
-    await services.queue.claim(Queue.EMAIL, 1, 30)
+    await claim(services.queue, Queue.EMAIL, 1, 30)
     applied = await services.queue.apply(
         [
             Failed(
@@ -148,7 +149,7 @@ async def test_idempotency_key_replays_or_conflicts(services: Services) -> None:
     changed = dataclasses.replace(_new(tenant_id, key="k1"), request_hash="h2")
     with pytest.raises(IdempotencyConflict):
         await services.jobs.accept(changed)
-    assert await services.queue.pending_count() == 1
+    assert await pending_count(services.db) == 1
 
 
 async def test_concurrent_identical_requests_make_one_job(services: Services) -> None:
@@ -165,7 +166,7 @@ async def test_retry_is_conditional_on_failed(services: Services) -> None:
     job = (await services.jobs.accept(_new(tenant_id))).job
     with pytest.raises(Conflict):
         await services.jobs.retry(tenant_id, job.id)
-    claimed = (await services.queue.claim(Queue.EMAIL, 1, 30))[0]
+    claimed = (await claim(services.queue, Queue.EMAIL, 1, 30))[0]
     await services.queue.apply(
         [
             Failed(
@@ -183,7 +184,7 @@ async def test_retry_is_conditional_on_failed(services: Services) -> None:
     )
     assert sum(not isinstance(r, Exception) for r in results) == 1
     assert all(isinstance(r, Conflict) for r in results if isinstance(r, Exception))
-    assert await services.queue.pending_count() == 1
+    assert await pending_count(services.db) == 1
     with pytest.raises(NotFound):
         await services.jobs.retry("someone-else", job.id)
 
@@ -206,8 +207,8 @@ async def test_a_claim_over_several_queues_is_one_transaction(services: Services
     services.db.transaction = counted  # type: ignore[method-assign]
     try:
         empty = (Queue.PLATFORM_EMAIL, Queue.SMS, Queue.CHAT, Queue.WEBHOOK)
-        assert await services.queue.claim_first(empty, 10, lease_seconds=30) == []
-        claimed = await services.queue.claim_first((*empty, Queue.EMAIL), 10, lease_seconds=30)
+        assert await claim_first(services.queue, empty, 10, lease_seconds=30) == []
+        claimed = await claim_first(services.queue, (*empty, Queue.EMAIL), 10, lease_seconds=30)
     finally:
         services.db.transaction = original  # type: ignore[method-assign]
     assert [c.job.id for c in claimed] == [job.id]

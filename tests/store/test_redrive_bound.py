@@ -17,6 +17,7 @@ from homing.store.dead_letters import DeadLetterFilter
 from homing.store.queue import Failed
 from homing.store.tables.core import dead_letters
 from tests.conftest import stored_tenant
+from tests.store_helpers import claim
 
 PAYLOAD = {"to": "a@example.com", "from": "b@example.com", "subject": "s", "text": "t"}
 
@@ -32,7 +33,7 @@ async def _dead_letter(services: Services, job_id: str | None, tenant_id: str) -
             payload=dict(PAYLOAD),
         )
         job_id = (await services.jobs.accept(new)).job.id
-    [claimed] = await services.queue.claim(Queue.EMAIL, 1, 30)
+    [claimed] = await claim(services.queue, Queue.EMAIL, 1, 30)
     assert claimed.job.id == job_id
     failed = Failed(
         job_id=job_id,

@@ -29,6 +29,7 @@ from homing.store.tables.notifications import (
     notifications,
 )
 from tests.conftest import stored_tenant
+from tests.store_helpers import claim
 
 DAY = 86_400.0
 PAYLOAD = {
@@ -58,7 +59,7 @@ async def _finished(
 ) -> str:
     """A job accepted, claimed and finished now (COMPLETED, or FAILED: dead-lettered)."""
     job_id = (await services.jobs.accept(_new(tenant_id, key or None))).job.id
-    [claimed] = await services.queue.claim(Queue.EMAIL, 1, 30)
+    [claimed] = await claim(services.queue, Queue.EMAIL, 1, 30)
     assert claimed.job.id == job_id
     attempt = Attempt(
         job_id=job_id,
@@ -114,7 +115,7 @@ async def test_old_finished_jobs_go_with_their_rows_and_unfinished_ones_stay(
     done = await _finished(services, clock, tenant_id)
     dead = await _finished(services, clock, tenant_id, fail=True)
     pending = (await services.jobs.accept(_new(tenant_id))).job.id
-    [first] = await services.queue.claim(Queue.EMAIL, 1, 30)
+    [first] = await claim(services.queue, Queue.EMAIL, 1, 30)
     # Retried in a year: PENDING, with a queue entry that is not due.
     later = Rescheduled(
         job_id=pending,
@@ -127,7 +128,7 @@ async def test_old_finished_jobs_go_with_their_rows_and_unfinished_ones_stay(
     )
     await services.queue.apply([later])
     processing = (await services.jobs.accept(_new(tenant_id))).job.id
-    [held] = await services.queue.claim(Queue.EMAIL, 1, 90 * DAY)
+    [held] = await claim(services.queue, Queue.EMAIL, 1, 90 * DAY)
     assert held.job.id == processing
     clock.advance(31 * DAY)
     recent = await _finished(services, clock, tenant_id)

@@ -10,6 +10,7 @@ from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.queue import Completed, Failed, QueueStore, Rescheduled
 from tests.conftest import stored_tenant
+from tests.store_helpers import claim
 
 LEASE = 30.0
 
@@ -30,7 +31,7 @@ async def _accept(services: Services, tenant_id: str, n: int, **kw: object) -> l
 
 
 async def _claim(services: Services, n: int) -> list[ClaimedJob]:
-    return await services.queue.claim(Queue.EMAIL, n, LEASE)
+    return await claim(services.queue, Queue.EMAIL, n, LEASE)
 
 
 def _done(claimed: ClaimedJob) -> Completed:
@@ -79,13 +80,13 @@ async def test_the_in_flight_cap_holds_back_a_tenant_until_it_finishes(
     queue = QueueStore(services.db, clock, tenant_inflight=4)
     tenant = await stored_tenant(services)
     await _accept(services, tenant, 20)
-    first = await queue.claim(Queue.EMAIL, 50, LEASE)
+    first = await claim(queue, Queue.EMAIL, 50, LEASE)
     assert len(first) == 4
-    assert await queue.claim(Queue.EMAIL, 50, LEASE) == []
+    assert await claim(queue, Queue.EMAIL, 50, LEASE) == []
     await queue.apply([_done(first[0]), _done(first[1])])
-    assert len(await queue.claim(Queue.EMAIL, 50, LEASE)) == 2
+    assert len(await claim(queue, Queue.EMAIL, 50, LEASE)) == 2
     clock.advance(LEASE + 1)  # expired leases no longer count as in flight
-    assert len(await queue.claim(Queue.EMAIL, 50, LEASE)) == 4
+    assert len(await claim(queue, Queue.EMAIL, 50, LEASE)) == 4
 
 
 async def test_jobs_without_a_key_run_in_parallel(services: Services) -> None:

@@ -11,6 +11,7 @@ from homing.services import Services
 from homing.store.accepting import NewJob
 from homing.store.queue import Failed, Rescheduled
 from homing.store.tables.core import dead_letters, queue_entries
+from tests.store_helpers import claim
 
 LEASE = 30.0
 
@@ -29,9 +30,9 @@ async def _reclaimed(services: Services, clock: ManualClock) -> tuple[str, Claim
     """A job claimed once, its lease run out, and claimed again: (tenant, stale, new)."""
     tenant, _ = await services.tenants.create("t", Plan.STARTUP)
     await services.jobs.accept(_new(tenant.id))
-    stale = (await services.queue.claim(Queue.EMAIL, 1, LEASE))[0]
+    stale = (await claim(services.queue, Queue.EMAIL, 1, LEASE))[0]
     clock.advance(LEASE + 1)
-    new = (await services.queue.claim(Queue.EMAIL, 1, LEASE))[0]
+    new = (await claim(services.queue, Queue.EMAIL, 1, LEASE))[0]
     assert new.claim_token != stale.claim_token
     return tenant.id, stale, new
 
@@ -122,14 +123,15 @@ async def test_renewal_keeps_a_held_lease_from_running_out(
 ) -> None:
     tenant, _ = await services.tenants.create("t", Plan.STARTUP)
     await services.jobs.accept(_new(tenant.id))
-    claimed = (await services.queue.claim(Queue.EMAIL, 1, LEASE))[0]
+    claimed = (await claim(services.queue, Queue.EMAIL, 1, LEASE))[0]
     for _ in range(3):
         clock.advance(LEASE * 2 / 3)
         held = {claimed.job.id: claimed.claim_token}
         assert await services.queue.renew(held, LEASE) == {claimed.job.id}
-        assert await services.queue.claim(Queue.EMAIL, 1, LEASE) == []
+        assert await claim(services.queue, Queue.EMAIL, 1, LEASE) == []
     clock.advance(LEASE + 1)
-    assert [c.job.id for c in await services.queue.claim(Queue.EMAIL, 1, LEASE)] == [claimed.job.id]
+    again = await claim(services.queue, Queue.EMAIL, 1, LEASE)
+    assert [c.job.id for c in again] == [claimed.job.id]
 
 
 async def test_renewal_by_a_stale_claim_extends_nothing(
@@ -146,8 +148,8 @@ async def test_one_renewal_covers_many_claims(services: Services, clock: ManualC
     tenant, _ = await services.tenants.create("t", Plan.STARTUP)
     for _ in range(4):
         await services.jobs.accept(_new(tenant.id))
-    first = await services.queue.claim(Queue.EMAIL, 2, LEASE)
-    second = await services.queue.claim(Queue.EMAIL, 2, LEASE)
+    first = await claim(services.queue, Queue.EMAIL, 2, LEASE)
+    second = await claim(services.queue, Queue.EMAIL, 2, LEASE)
     held = {c.job.id: c.claim_token for c in first + second}
     # A token of one claim does not renew a job of the other.
     crossed = {first[0].job.id: second[0].claim_token}
@@ -155,4 +157,4 @@ async def test_one_renewal_covers_many_claims(services: Services, clock: ManualC
     clock.advance(LEASE - 1)
     assert await services.queue.renew(held, LEASE) == set(held)
     clock.advance(LEASE - 1)
-    assert await services.queue.claim(Queue.EMAIL, 4, LEASE) == []
+    assert await claim(services.queue, Queue.EMAIL, 4, LEASE) == []
