@@ -153,16 +153,11 @@ class DomainStore:
         if result.rowcount == 0:
             raise NotFound("domain not found")
 
-    async def statuses(self, tenant_id: str) -> dict[str, set[DomainStatus]]:
-        """Each domain the tenant registered with a live provider account, with the
-        statuses it has there (one per account)."""
-        async with self._db.transaction() as conn:
-            return await _statuses(conn, tenant_id)
-
     def accept_check(
         self, tenant_id: str, apply: Callable[[dict[str, set[DomainStatus]]], None]
     ) -> AcceptCheck:
-        """``apply`` over the tenant's ``statuses``, as a check the accepting
+        """``apply`` over the tenant's domain statuses (each domain the tenant registered
+        with a live provider account, with its status at each), as a check the accepting
         transaction runs: one query in that transaction (shared by the tenant's accepts
         in one group) rather than a round trip of its own."""
         return AcceptCheck(

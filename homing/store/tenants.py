@@ -136,16 +136,6 @@ class TenantStore:
             raise NotFound("tenant not found")
         return tenant
 
-    async def suspended_among(self, tenant_ids: set[str]) -> set[str]:
-        """Which of these tenants are suspended."""
-        if not tenant_ids:
-            return set()
-        query = select(tenants.c.id).where(
-            tenants.c.id.in_(sorted(tenant_ids)), tenants.c.suspended.is_(True)
-        )
-        async with self._db.transaction() as conn:
-            return {row.id for row in (await conn.execute(query)).all()}
-
     async def release_held(self, tenant_id: str, epoch: float) -> int:
         """Make the jobs held while the tenant was suspended claimable at ``epoch``."""
         held = select(jobs.c.id).where(
