@@ -257,18 +257,28 @@ def print_and_record(lines: list[str], *, record: bool, module: str, title: str)
         append_section(title, " ".join([f"python -m {module}", *sys.argv[1:]]), lines)
 
 
+# The heading of docs/benchmarks.md's recorded sections, newest first.
+HISTORY = "\n## History\n"
+
+
 def append_section(title: str, command: str, lines: list[str], versions: str = "") -> None:
-    """Append a dated section with the machine (and ``versions``) to docs/benchmarks.md."""
+    """Add a dated section with the machine (and ``versions``) to docs/benchmarks.md: at
+    the top of its "History" (newest first), or at the end of a page without one."""
     more = f", {versions}" if versions else ""
-    section = [
-        f"\n### {title} — {today()}\n",
-        f"Machine: {machine()}{more}. Command: `{command}`.\n",
-        "```",
-        *lines,
-        "```\n",
-    ]
-    with (ROOT / "docs" / "benchmarks.md").open("a") as handle:
-        handle.write("\n".join(section))
+    section = "\n".join(
+        [
+            f"\n### {title} — {today()}\n",
+            f"Machine: {machine()}{more}. Command: `{command}`.\n",
+            "```",
+            *lines,
+            "```\n",
+        ]
+    )
+    page = ROOT / "docs" / "benchmarks.md"
+    text = page.read_text()
+    history = text.find(HISTORY)
+    first = text.find("\n### ", history + len(HISTORY)) if history >= 0 else -1
+    page.write_text(text + section if first < 0 else text[:first] + section + text[first:])
 
 
 async def tenant_with_provider(services: Services, sandbox: SandboxProcess) -> str:

@@ -187,6 +187,23 @@ def test_record_appends_a_dated_section_with_the_machine_and_versions(
     assert "```\na  b\n```" in text
 
 
+def test_record_puts_the_new_section_at_the_top_of_the_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = tmp_path / "docs" / "benchmarks.md"
+    page.parent.mkdir()
+    top = "# Benchmarks\n\n## Current figures\n\n## History\n\nNewest first.\n\n"
+    page.write_text(top + "### old — 2026-01-01\n\nold\n")
+    monkeypatch.setattr(common, "ROOT", tmp_path)
+
+    common.append_section("deliver", "python -m bench.deliver --record", ["fast"])
+
+    text = page.read_text()
+    assert text.startswith(top + "### deliver — ")
+    assert text.index("### deliver — ") < text.index("### old — 2026-01-01")
+    assert text.endswith("```\nfast\n```\n\n### old — 2026-01-01\n\nold\n")
+
+
 def test_comparisons_without_their_peer_collapse_into_one_row() -> None:
     specs = [RowSpec("deliver", HOMING.key, BARE.key), RowSpec("deliver", HOMING.key, "x/y")]
 
