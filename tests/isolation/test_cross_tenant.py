@@ -31,8 +31,8 @@ from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.tables.core import metadata
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register, send
 from tests.figures import record
 from tests.fixtures import settings_for
