@@ -1,9 +1,10 @@
 """Whether an error the API answered is one its route's OpenAPI entry lists.
 
 The ``api`` fixture checks every answer of every test through it, and the fuzzing
-(``tests/hostile``) every case it sends: an error status, or a ``code`` under it, that
-the route's entry does not list fails the test that met it. A request that reaches no
-documented route (no such path, another method, a console page) is not judged here.
+(``tests/adversary/test_openapi_fuzzing.py``) every case it sends: an error status, or
+a ``code`` under it, that the route's entry does not list fails the test that met it. A
+request that reaches no documented route (no such path, another method, a console page)
+is not judged here.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from homing.providers.endpoints import EndpointPolicy
 from homing.providers.webhook.ssrf import IPNetwork
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from tests.adversary._endpoints_helpers import NetworkRecorder
+from tests.adversary.endpoints_helpers import NetworkRecorder
 from tests.chat_helpers import (
     BOT_TOKEN,
     bot_token,

@@ -14,9 +14,9 @@ from homing.managers.audit import CLI_ACTOR
 from homing.models import Role, new_id
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import PASSWORD, add_user, browser, sign_in
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register
 from tests.fixtures import captured_logs
 

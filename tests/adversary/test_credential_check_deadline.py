@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.adversary._deadline_helpers import SilentSmtp, create_tenant, homing_run
+from tests.adversary.deadline_helpers import SilentSmtp, create_tenant, homing_run
 from tests.processes import eventually
 
 DEADLINE_SECONDS = 5.0

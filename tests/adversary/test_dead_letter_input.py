@@ -15,8 +15,8 @@ from homing.services import Services
 from homing.settings import Settings
 from homing.store.tables.core import dead_letters
 from tests.admission_helpers import admission_settings
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
+from tests.dead_letter_helpers import dead_letter
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import pytest
 
 from homing.models import Role
 from homing.services import Services
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
+from tests.dead_letter_helpers import dead_letter
 
 LETTERS = "/operator/dead-letters"
 OPERATOR_PAGES = (

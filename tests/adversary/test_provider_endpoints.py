@@ -21,7 +21,7 @@ from homing.models import Channel, ProviderAccount, new_id
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.providers import seal_credentials
-from tests.adversary._endpoints_helpers import (
+from tests.adversary.endpoints_helpers import (
     LoopbackServer,
     NetworkRecorder,
     answer,

@@ -13,9 +13,9 @@ import pytest
 
 from homing.api.app import create_app
 from homing.services import Services
-from tests.adversary._request_id_helpers import GENERATED, call, with_logging_route
 from tests.conftest import TenantClient, make_tenant
 from tests.fixtures import captured_logs
+from tests.request_id_helpers import GENERATED, call, with_logging_route
 
 HOSTILE = {
     "ten_kilobytes": b"a" * 10_240,

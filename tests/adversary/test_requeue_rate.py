@@ -18,7 +18,7 @@ import httpx
 from homing.models import JobStatus, Plan, Role
 from homing.services import Services
 from homing.store.dead_letters import DeadLetterFilter
-from tests.adversary._suspension_helpers import (
+from tests.adversary.suspension_helpers import (
     ADMIN,
     console_sign_in,
     failed_job,

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from tests.adversary._endpoints_helpers import LoopbackServer, answer, read_head
+from tests.adversary.endpoints_helpers import LoopbackServer, answer, read_head
 from tests.processes import HomingProcess, cli_tenant, eventually, free_port
 
 HUGE = 300 * 1024 * 1024

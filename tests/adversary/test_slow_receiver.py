@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from homing.sandbox.server import SandboxServer
-from tests.adversary._deadline_helpers import SlowReceiver, create_tenant, homing_run
+from tests.adversary.deadline_helpers import SlowReceiver, create_tenant, homing_run
 from tests.processes import eventually
 
 LEASE_SECONDS = 2.0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from homing.api.audit_scope import AUDITED, EXEMPT
 from homing.models import JobStatus
-from tests.adversary._suspension_helpers import (
+from tests.adversary.suspension_helpers import (
     ADMIN,
     World,
     console_sign_in,

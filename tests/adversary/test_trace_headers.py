@@ -19,8 +19,8 @@ from opentelemetry.trace import SpanKind
 from homing import tracing
 from homing.api.app import create_app
 from homing.services import Services
-from tests.adversary._request_id_helpers import call
 from tests.conftest import TenantClient, deliver, make_tenant
+from tests.request_id_helpers import call
 
 CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER = f"00-{CALLER_TRACE}-00f067aa0ba902b7-01"

@@ -12,8 +12,8 @@ import pytest
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient
+from tests.dead_letter_helpers import dead_letter
 from tests.fixtures import settings_for
 
 ADMIN_TOKEN = "admin-token-for-audit-events-0123456789"

@@ -11,9 +11,9 @@ from fastapi import FastAPI
 
 from homing.api.app import create_app
 from homing.services import Services
-from tests.adversary._request_id_helpers import GENERATED, with_logging_route
 from tests.conftest import TenantClient
 from tests.fixtures import captured_logs
+from tests.request_id_helpers import GENERATED, with_logging_route
 
 EMAIL = {"to": "ada@example.com", "from": "a@acme.example", "subject": "s", "text": "t"}
 

@@ -14,10 +14,10 @@ from homing.clock import ManualClock
 from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.browser.conftest import shoot
 from tests.conftest import TenantClient, deliver, make_tenant
 from tests.console_helpers import PASSWORD, add_user
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register, send
 
 

@@ -19,13 +19,13 @@ from homing.managers.optout_links import LinkClaim, LinkPurpose
 from homing.models import Channel, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.browser.axe import violations
 from tests.browser.conftest import shoot
 from tests.browser.test_console_browser import sign_in
 from tests.browser.test_recipient_links_browser import setup as recipient_setup
 from tests.conftest import TenantClient, deliver, make_tenant
 from tests.console_helpers import PASSWORD, add_user
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register, send
 from tests.e2e.test_notifications import PARTS
 from tests.e2e.test_recipients import put_recipient

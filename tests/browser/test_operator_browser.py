@@ -16,11 +16,11 @@ from homing.clock import as_datetime
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.job_search import JobFilter
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.browser.conftest import shoot
 from tests.browser.test_console_browser import sign_in
 from tests.conftest import deliver, make_tenant
 from tests.console_helpers import add_user
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register, send
 from tests.fixtures import Sandbox
 

@@ -12,9 +12,9 @@ from homing.models import AuditAction, Channel, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.audit import AuditEvent, AuditFilter
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.console_helpers import add_user, browser, sign_in
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register
 
 OWNER = "ada@example.com"

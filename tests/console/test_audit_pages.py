@@ -15,9 +15,9 @@ from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.audit import AuditEvent, AuditFilter
 from homing.store.tables.audit import audit_events
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register
 
 

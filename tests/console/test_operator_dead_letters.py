@@ -12,9 +12,9 @@ import httpx
 from homing.models import ActorKind, AuditAction, Role
 from homing.services import Services
 from homing.store.audit import AuditFilter
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
+from tests.dead_letter_helpers import dead_letter
 
 PAGE = "/operator/dead-letters"
 

@@ -13,9 +13,9 @@ from homing.clock import ManualClock
 from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, deliver, job
 from tests.console_helpers import add_user, browser, sign_in
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register, send
 
 

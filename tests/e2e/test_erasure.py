@@ -27,9 +27,9 @@ from homing.store.tables.audit import audit_events
 from homing.store.tables.core import attempts, dead_letters, jobs
 from homing.store.tables.inbound import inbound_events, suppressions
 from homing.store.tables.notifications import notifications
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import deliver, job, register, send
 from tests.e2e.test_notifications import notify, ready, shown, steps
 from tests.e2e.test_sms import register_sms

@@ -17,7 +17,7 @@ from homing.models import Actor, ActorKind, AuditAction, Plan
 from homing.services import Services
 from homing.store.audit import AuditEvent, AuditFilter
 from homing.store.tenants import Principal
-from tests.adversary._suspension_helpers import email_provider
+from tests.adversary.suspension_helpers import email_provider
 
 TENANTS_OWN = [Actor(ActorKind.API_KEY, "key-1"), Actor(ActorKind.USER, "user-1", "o@x.test")]
 OPERATORS = [Actor(ActorKind.ADMIN, "admin token"), Actor(ActorKind.CLI, "homing")]

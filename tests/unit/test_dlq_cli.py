@@ -15,8 +15,8 @@ from homing.cli import main
 from homing.models import Plan
 from homing.services import build
 from homing.settings import Settings
-from tests.adversary._dead_letter_input_helpers import dead_letter
 from tests.conftest import TenantClient
+from tests.dead_letter_helpers import dead_letter
 from tests.fixtures import migrated_cli_env
 
 

@@ -14,9 +14,11 @@ import schemathesis
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
+from tests.adversary.conftest import ADMIN_TOKEN, Harness
+from tests.adversary.fuzz_helpers import FuzzReport, fuzz
 from tests.figures import record
-from tests.hostile.conftest import ADMIN_TOKEN, Harness
-from tests.hostile.fuzz import FuzzReport, fuzz
+
+pytestmark = pytest.mark.usefixtures("loopback_guard")
 
 AUTH: dict[str, Callable[[Harness], str | None]] = {
     "tenant-key": lambda h: f"Bearer {h.key}",

@@ -9,10 +9,10 @@ from homing.clock import ManualClock
 from homing.logs import redact_text
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
+from tests.adversary.test_secret_leaks import _dump, _leaks
 from tests.chat_helpers import BOT_TOKEN, register_slack, register_telegram, send_chat
 from tests.conftest import TenantClient, deliver
 from tests.fixtures import Sandbox
-from tests.secrets.test_no_plaintext import _dump, _leaks
 
 
 async def test_chat_credentials_stay_sealed(

@@ -10,6 +10,7 @@ OpenAPI document, so a new route is covered without being listed here.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,14 +18,37 @@ import pytest
 
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
+from homing.settings import Settings
+from tests.adversary.conftest import (
+    ADMIN_TOKEN,
+    HOSTILE_SETTINGS,
+    INBOUND_MAX_BODY_BYTES,
+    MAX_BODY_BYTES,
+)
+from tests.adversary.fuzz_helpers import envelope_problem
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, deliver, register
-from tests.hostile.conftest import ADMIN_TOKEN, INBOUND_MAX_BODY_BYTES, MAX_BODY_BYTES
-from tests.hostile.fuzz import envelope_problem
+from tests.fixtures import settings_for
 from tests.inbound.conftest import add_account, mailgun_body
+
+pytestmark = pytest.mark.usefixtures("loopback_guard")
 
 ANY_ID = "01a00000-0000-7000-8000-000000000000"
 GOOD_EMAIL = {"to": "ada@example.com", "from": "hello@acme.example", "subject": "Hi", "text": "x"}
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path, secret_key: str) -> Settings:
+    """Function-scoped settings for the hand-written hostile tests: admin API on,
+    billing endpoints on, small body limits so oversized bodies stay cheap."""
+    return settings_for(
+        database_url,
+        tmp_path,
+        secret_key,
+        max_body_bytes=MAX_BODY_BYTES,
+        inbound_max_body_bytes=INBOUND_MAX_BODY_BYTES,
+        **HOSTILE_SETTINGS,
+    )
 
 
 def refused(response: httpx.Response, *statuses: int) -> dict[str, Any]:

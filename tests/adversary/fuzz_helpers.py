@@ -24,8 +24,8 @@ from schemathesis.generation.case import Case
 from schemathesis.schemas import APIOperation
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
+from tests.adversary.conftest import BASE_URL, Harness
 from tests.documented_errors import undocumented
-from tests.hostile.conftest import BASE_URL, Harness
 
 
 @dataclass

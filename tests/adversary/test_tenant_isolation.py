@@ -31,12 +31,12 @@ from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.tables.core import metadata
-from tests.adversary._dead_letter_input_helpers import dead_letter
+from tests.adversary.fuzz_helpers import envelope_problem
 from tests.conftest import TenantClient, make_tenant
+from tests.dead_letter_helpers import dead_letter
 from tests.e2e.conftest import register, send
 from tests.figures import record
 from tests.fixtures import settings_for
-from tests.hostile.fuzz import envelope_problem
 
 # Routes with path parameters that are not tenant objects, and why they are not here.
 NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
