@@ -16,7 +16,7 @@ from homing.crypto import Sealer
 from homing.errors import EndpointRefused
 from homing.models import Channel, FailureClass, Job, ProviderAccount, chat_payload
 from homing.providers.base import ProviderFailure, SendResult
-from homing.providers.chat import OutgoingChat, RecipientBlocked
+from homing.providers.chat_base import OutgoingChat, RecipientBlocked
 from homing.providers.guard import EndpointGuard
 from homing.providers.registry import CHAT_PROVIDERS, chat_provider
 from homing.store.providers import open_credentials

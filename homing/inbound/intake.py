@@ -12,7 +12,7 @@ from homing.clock import Clock, as_datetime
 from homing.inbound.receiver import Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
-from homing.inbound.verify import Nonce
+from homing.inbound.verification import Nonce
 from homing.store.inbound import Entry, InboundStore
 
 

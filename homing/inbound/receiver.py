@@ -31,9 +31,9 @@ from homing.clock import as_datetime
 from homing.errors import RateLimited, StoreError
 from homing.inbound.billing import BILLING_SOURCES, BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
-from homing.inbound.parse import too_many_events
+from homing.inbound.parsing import too_many_events
 from homing.inbound.sources import SOURCES, Splitter
-from homing.inbound.verify import Nonce, VerificationFailed
+from homing.inbound.verification import Nonce, VerificationFailed
 from homing.metrics import INBOUND_EVENTS, bounded
 from homing.ratelimit import RateLimiter
 from homing.settings import InboundSettings

@@ -128,7 +128,7 @@ class OutgoingSms:
 
 
 class SmsProvider(Protocol):
-    """One SMS vendor (``homing.providers.sms``)."""
+    """One SMS vendor."""
 
     name: ClassVar[str]
     supports_idempotency: ClassVar[bool]

@@ -21,10 +21,10 @@ whole call is that failure for every item (classified by the vendor's same table
 an answer that cannot be read item by item is ``uncertain`` for every item
 (``unreadable_batch``). SendGrid and Mailgun answer a request once for all its items,
 so a ``message_permanent`` refusal of it is followed by each item alone
-(``homing.providers.email.one_answer``).
+(``homing.providers.one_answer``).
 
-Email and SMS adapters (``homing.providers.email``, ``homing.providers.sms``) are
-built on it; each keeps its status table and its wire format in its own file.
+Email and SMS adapters (``homing/vendors/<name>/adapter.py``) are built on it; each
+keeps its status table and its wire format in its own file.
 """
 
 from __future__ import annotations

@@ -48,8 +48,7 @@ def test_every_vendor_has_an_adapter_of_its_channel(name: str) -> None:
     adapter = ADAPTERS.get(name)
     assert adapter is not None, f"{name} has no adapter in homing.providers.registry.ADAPTERS"
     assert getattr(adapter, "name", None) == name, "the adapter answers to another name"
-    module = adapter.__module__
-    assert module.endswith(f".{name}") or module == f"homing.vendors.{name}.adapter"
+    assert adapter.__module__ == f"homing.vendors.{name}.adapter", "the adapter lives elsewhere"
     assert BY_CHANNEL[vendor.channel].get(name) is adapter, "the adapter serves another channel"
 
 
@@ -100,11 +99,9 @@ def test_a_vendor_that_sends_events_has_a_verifier_and_a_parser(name: str) -> No
         return
     assert source is not None, f"{name} names a secret kind but has no inbound source"
     assert KINDS[name] == vendor.inbound_secret
-    # The vendor's own modules: in its folder, or (not moved yet) named after it.
-    signature = source.signature.__name__  # type: ignore[attr-defined]
-    events = source.events.__name__  # type: ignore[attr-defined]
-    assert signature in (f"homing.vendors.{name}.verify", f"homing.inbound.verify.{name}")
-    assert events in (f"homing.vendors.{name}.parse", f"homing.inbound.parse.{name}")
+    # The vendor's own modules, in its folder.
+    assert source.signature.__name__ == f"homing.vendors.{name}.verify"  # type: ignore[attr-defined]
+    assert source.events.__name__ == f"homing.vendors.{name}.parse"  # type: ignore[attr-defined]
 
 
 def test_every_inbound_source_is_a_vendor() -> None:
@@ -145,11 +142,10 @@ def _imports(tree: ast.AST) -> Iterator[str]:
 
 
 def _own_files(name: str) -> frozenset[str]:
-    """A vendor's own files: its descriptor and every module named after it."""
-    own = {str(p.relative_to(ROOT.parent)) for p in ROOT.rglob(f"{name}.py")}
-    own |= {str(p.relative_to(ROOT.parent)) for p in (ROOT / "vendors" / name).glob("*.py")}
+    """A vendor's own files: its folder; a billing vendor's, its module in billing."""
+    own = {str(p.relative_to(ROOT.parent)) for p in (ROOT / "vendors" / name).glob("*.py")}
     if name in BILLING_SOURCES:
-        own.add("homing/inbound/billing.py")  # the billing vendors' registry and parsers
+        own.add(f"homing/inbound/billing/{name}.py")
     return frozenset(own)
 
 

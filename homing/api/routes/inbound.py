@@ -22,7 +22,7 @@ from homing.errors import NotFound, PayloadTooLarge, RateLimited, Unauthenticate
 from homing.inbound.billing import BILLING_SOURCES
 from homing.inbound.receiver import Scope
 from homing.inbound.sources import KINDS, MAX_BODY_BYTES
-from homing.inbound.verify import VerificationFailed
+from homing.inbound.verification import VerificationFailed
 from homing.metrics import INBOUND_EVENTS
 from homing.settings import Settings
 

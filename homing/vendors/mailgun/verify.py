@@ -15,7 +15,7 @@ import hmac
 import json
 from typing import Any, Final
 
-from homing.inbound.verify import (
+from homing.inbound.verification import (
     HOUR,
     RETRY_MARGIN,
     Nonce,

@@ -20,7 +20,7 @@ import httpx
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import ProviderFailure, SendResult
-from homing.providers.chat import OutgoingChat, RecipientBlocked, bounded_wait
+from homing.providers.chat_base import OutgoingChat, RecipientBlocked, bounded_wait
 from homing.providers.http import (
     MAX_DETAIL,
     USER_AGENT,

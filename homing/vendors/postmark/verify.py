@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from homing.crypto import mask, mask_password
-from homing.inbound.verify import Signed, VerificationFailed, lowered
+from homing.inbound.verification import Signed, VerificationFailed, lowered
 
 
 def verify(username: str, password: str, headers: Mapping[str, str]) -> None:

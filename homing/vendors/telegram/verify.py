@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from homing.crypto import mask_password
-from homing.inbound.verify import Signed, VerificationFailed, lowered
+from homing.inbound.verification import Signed, VerificationFailed, lowered
 
 HEADER: Final = "x-telegram-bot-api-secret-token"
 MAX_TOKEN: Final = 256

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
-from homing.inbound.parse import brief, epoch, load_json, mapping, text, unreadable
+from homing.inbound.parsing import brief, epoch, load_json, mapping, text, unreadable
 
 _TYPES: Final = {
     "delivered": EventType.DELIVERED,

@@ -12,7 +12,7 @@ from typing import Any
 
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from homing.inbound.verify import Signed, VerificationFailed, lowered, masked, secret_string
+from homing.inbound.verification import Signed, VerificationFailed, lowered, masked, secret_string
 
 SECRET_PREFIX = "whsec_"
 

@@ -32,7 +32,6 @@ from homing.providers.base import (
     mailboxes,
     text,
 )
-from homing.providers.email.one_answer import plan, settle
 from homing.providers.http import (
     USER_AGENT,
     classify_status,
@@ -50,6 +49,7 @@ from homing.providers.http_adapter import (
     BatchOutcome,
     HttpAdapter,
 )
+from homing.providers.one_answer import plan, settle
 from homing.vendors.sendgrid import VENDOR
 
 # https://www.twilio.com/docs/sendgrid/api-reference/how-to-use-the-sendgrid-v3-api/responses.
@@ -267,7 +267,7 @@ class SendGridProvider(HttpAdapter):
         self, emails: Sequence[OutgoingEmail], idempotency_key: str | None = None
     ) -> list[BatchOutcome]:
         """Up to 1,000 emails as personalizations of as few Mail Sends as they allow
-        (``homing.providers.email.one_answer``); SendGrid keys no idempotency."""
+        (``homing.providers.one_answer``); SendGrid keys no idempotency."""
         if not 1 <= len(emails) <= BATCH_LIMIT:
             raise ValueError(f"a SendGrid batch carries 1 to {BATCH_LIMIT} emails")
         tags = _Tags()

@@ -19,7 +19,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from homing.inbound.verify import (
+from homing.inbound.verification import (
     HOUR,
     RETRY_MARGIN,
     Signed,

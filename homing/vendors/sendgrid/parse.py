@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent, payload_hash
-from homing.inbound.parse import (
+from homing.inbound.parsing import (
     brief,
     epoch,
     load_json,

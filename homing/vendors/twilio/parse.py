@@ -13,10 +13,10 @@ from typing import Any, Final
 
 from homing.addresses import InvalidPhoneNumber, phone_key
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
-from homing.inbound.parse import brief, mapping, text, unreadable
-from homing.inbound.parse.keywords import inbound_sms
-from homing.inbound.verify.twilio import form_fields
+from homing.inbound.keywords import inbound_sms
+from homing.inbound.parsing import brief, mapping, text, unreadable
 from homing.models import Channel
+from homing.vendors.twilio.verify import form_fields
 
 STATUSES: Final = {
     "delivered": EventType.DELIVERED,

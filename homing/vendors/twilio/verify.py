@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import parse_qs, parse_qsl, urlsplit, urlunsplit
 
-from homing.inbound.verify import Signed, VerificationFailed, lowered, masked, secret_string
+from homing.inbound.verification import Signed, VerificationFailed, lowered, masked, secret_string
 
 HEADER: Final = "x-twilio-signature"
 # Twilio's status callbacks and inbound messages hold a few dozen fields.

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
-from homing.inbound.parse import brief, iso, load_json, mapping, text, unreadable
-from homing.inbound.verify import lowered
+from homing.inbound.parsing import brief, iso, load_json, mapping, text, unreadable
+from homing.inbound.verification import lowered
 
 _TYPES: Final = {
     "email.delivered": EventType.DELIVERED,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
-from homing.inbound.parse import epoch, load_json, mapping, text, unreadable
+from homing.inbound.parsing import epoch, load_json, mapping, text, unreadable
 from homing.models import Channel
 from homing.store.suppressions import chat_recipient
 

@@ -16,7 +16,7 @@ import httpx
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import ProviderFailure, SendResult
-from homing.providers.chat import OutgoingChat, bounded_wait
+from homing.providers.chat_base import OutgoingChat, bounded_wait
 from homing.providers.http import USER_AGENT, classify_status, redact, send_request
 
 MESSAGE_PERMANENT = FailureClass.MESSAGE_PERMANENT

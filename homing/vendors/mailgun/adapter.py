@@ -30,7 +30,6 @@ from homing.providers.base import (
     mailboxes,
     text,
 )
-from homing.providers.email.one_answer import plan, settle
 from homing.providers.http import (
     classify_status,
     json_body,
@@ -48,6 +47,7 @@ from homing.providers.http_adapter import (
     BatchOutcome,
     HttpAdapter,
 )
+from homing.providers.one_answer import plan, settle
 from homing.vendors.mailgun import VENDOR
 
 # https://documentation.mailgun.com/docs/mailgun/api-reference/ (errors and codes). A
@@ -226,7 +226,7 @@ class MailgunProvider(HttpAdapter):
         self, emails: Sequence[OutgoingEmail], idempotency_key: str | None = None
     ) -> list[BatchOutcome]:
         """Up to 1,000 emails as recipients of as few batch sends as they allow
-        (``homing.providers.email.one_answer``); Mailgun keys no idempotency."""
+        (``homing.providers.one_answer``); Mailgun keys no idempotency."""
         if not 1 <= len(emails) <= BATCH_LIMIT:
             raise ValueError(f"a Mailgun batch carries 1 to {BATCH_LIMIT} emails")
         requests = plan(emails, _batch_key, _recipient, BATCH_LIMIT)
