@@ -122,7 +122,7 @@ def email_provider(
     except KeyError:
         raise UnknownEmailProvider(f"unknown email provider {name!r}") from None
     if factory is SmtpProvider and endpoints is not None:
-        return SmtpProvider(credentials, config, http, opener=endpoints.open_smtp)
+        return SmtpProvider(credentials, config, http, opener=endpoints.open_server)
     return factory(credentials, config, http)
 
 

@@ -28,6 +28,7 @@ KERNEL = frozenset(
     {
         "settings",
         "errors",
+        "channels",
         "models",
         "clock",
         "crypto",

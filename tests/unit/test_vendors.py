@@ -81,8 +81,8 @@ def test_every_vendor_names_its_credentials_and_where_it_sends(name: str) -> Non
     assert vendor.required, f"{name} names no required credential"
     assert len({c.name for c in vendor.credentials}) == len(vendor.credentials)
     assert list(vendor.credentials) == sorted(vendor.credentials, key=lambda c: not c.required)
-    if vendor.endpoint == "smtp_server":
-        assert not vendor.hosts, "an SMTP server is any public host: it has no official one"
+    if vendor.endpoint == "mail_server":
+        assert not vendor.hosts, "a mail server is any public host: it has no official one"
     else:
         assert vendor.hosts, f"{name} has no official API host"
         assert OFFICIAL_HOSTS[name] == vendor.hosts

@@ -31,9 +31,10 @@ from homing.settings import parse_prices as parse_prices  # re-exported
 
 @dataclass(frozen=True, slots=True)
 class BillingSource:
-    """One billing vendor: how its requests verify, with which of the operator's
-    secrets (None: not configured, its URL is 404), and how its bodies read."""
+    """One billing vendor: its own spelling, how its requests verify, with which of the
+    operator's secrets (None: not configured, its URL is 404), and how its bodies read."""
 
+    title: str
     verify: Callable[[str, bytes, Mapping[str, str]], None]
     secret: Callable[[Settings], str | None]
     split: Callable[[bytes, Mapping[str, str]], list[RawEvent]]
@@ -42,6 +43,8 @@ class BillingSource:
 
 # The platform's billing vendors, by the name in ``/inbound/billing/{vendor}``.
 BILLING_SOURCES: Final[Mapping[str, BillingSource]] = {
-    vendor.NAME: BillingSource(vendor.verify, vendor.secret, vendor.split, vendor.interpret)
+    vendor.NAME: BillingSource(
+        vendor.TITLE, vendor.verify, vendor.secret, vendor.split, vendor.interpret
+    )
     for vendor in (paystack, polar)
 }

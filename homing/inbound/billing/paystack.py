@@ -18,6 +18,7 @@ from homing.inbound.verification import VerificationFailed, lowered
 from homing.settings import Settings
 
 NAME: Final = "paystack"
+TITLE: Final = "Paystack"
 SIGNATURE_HEADER = "x-paystack-signature"
 
 

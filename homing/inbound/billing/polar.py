@@ -20,6 +20,7 @@ from homing.inbound.verification import VerificationFailed, lowered
 from homing.settings import Settings
 
 NAME: Final = "polar"
+TITLE: Final = "Polar"
 
 
 def verify(webhook_secret: str, body: bytes, headers: Mapping[str, str]) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.vendors.descriptor import Credential, Vendor
 
 VENDOR = Vendor(
     name="postmark",
+    title="Postmark",
     channel=Channel.EMAIL,
     credentials=(
         Credential("api_key", secret=True),

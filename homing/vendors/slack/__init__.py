@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.vendors.descriptor import ChatAddress, Credential, Vendor
 
 VENDOR = Vendor(
     name="slack",
+    title="Slack",
     channel=Channel.CHAT,
     # The webhook URL is the endpoint and a whole credential.
     credentials=(Credential("webhook_url", secret=True),),
@@ -22,4 +23,6 @@ VENDOR = Vendor(
         formats=frozenset({"plain", "markdown"}),
         recipient_field="slack_channel",
     ),
+    # An incoming webhook's path: the URL is the credential.
+    secret_shapes=(r"hooks\.slack\.com/services/",),
 )

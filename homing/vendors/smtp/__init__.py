@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.vendors.descriptor import Credential, Vendor
 
 VENDOR = Vendor(
     name="smtp",
+    title="SMTP",
     channel=Channel.EMAIL,
     # An open relay on a private network needs no username, password or STARTTLS.
     credentials=(
@@ -16,5 +17,5 @@ VENDOR = Vendor(
         Credential("password", required=False, secret=True),
         Credential("starttls", required=False, flag=True),
     ),
-    endpoint="smtp_server",
+    endpoint="mail_server",
 )

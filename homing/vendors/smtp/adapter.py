@@ -58,7 +58,7 @@ _PHASE_DATA: Final = "during DATA"
 INTACT: Final = "smtp: a header field would not serialise intact"
 
 # Opens the TCP connection to a checked address of (host, port), within a timeout
-# (``homing.providers.guard.EndpointGuard.open_smtp``).
+# (``homing.providers.guard.EndpointGuard.open_server``).
 SocketOpener = Callable[[str, int, float | None], Awaitable[socket.socket]]
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.vendors.descriptor import ChatAddress, Credential, Vendor
 
 VENDOR = Vendor(
     name="telegram",
+    title="Telegram",
     channel=Channel.CHAT,
     # A bot token is a whole credential.
     credentials=(Credential("bot_token", secret=True),),
@@ -24,4 +25,6 @@ VENDOR = Vendor(
         fold_at_names=True,
         recipient_field="telegram_chat_id",
     ),
+    # A bot token's secret part: it sits in the Bot API's URL path.
+    secret_shapes=(r"bot[0-9]{1,20}:",),
 )

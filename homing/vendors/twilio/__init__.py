@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.vendors.descriptor import Credential, Vendor
 
 VENDOR = Vendor(
     name="twilio",
+    title="Twilio",
     channel=Channel.SMS,
     credentials=(Credential("account_sid"), Credential("auth_token", secret=True)),
     config=("from", "base_url"),
