@@ -6,14 +6,11 @@ does not sign the body, the ``Nonce`` that must not be accepted twice) or raises
 ``VerificationFailed``, which deliberately says nothing a forger could use: every
 failure is answered with the same 401. Each vendor's module offers the same three
 functions to ``homing.inbound.sources``: ``accept`` (is this value a usable secret),
-``check`` (does this request verify with it) and ``preview`` (the secret, masked).
-
-    sendgrid   ECDSA P-256 / SHA-256 over timestamp + raw body (``cryptography``)
-    resend     Svix (``standardwebhooks``, the library Svix's own SDK wraps)
-    postmark   HTTP Basic, compared in constant time
-    mailgun    hex HMAC-SHA256 of timestamp + token, inside the JSON body
-    paystack   hex HMAC-SHA512 of the raw body, ``x-paystack-signature``
-    polar      Standard Webhooks (``standardwebhooks``, as Polar's SDK does)
+``check`` (does this request verify with it) and ``preview`` (the secret, masked);
+each vendor's scheme is described in its own module (``homing/vendors/<name>/verify.py``;
+the billing vendors', ``homing/inbound/billing/<name>.py``): signatures over the body
+(ECDSA, HMAC, Svix and Standard Webhooks), over a token inside the body, over the URL
+and form, a JWT, or a secret repeated as it was set (HTTP Basic, a header).
 
 How old a signed timestamp may be is the vendor's own retry window plus a margin
 (each module's ``RETRY_WINDOW``, all of them in ``homing.inbound.sources.MAX_AGE``;
@@ -21,7 +18,7 @@ sources in docs/security.md, "Replay windows"): a vendor retries with the
 signature of its first attempt, so a shorter limit turns every retry after an outage of
 Homing's into a refusal, and the bounces and complaints of that outage are lost. A
 replay inside the window is harmless instead: the journal applies an event id once, and
-Mailgun's token (the one scheme that does not sign the body) is remembered for the
+the one-time token of the one scheme that does not sign the body is remembered for the
 whole window together with the body it came with. A timestamp ahead of the clock is
 still refused past ``TOLERANCE_SECONDS``: no vendor signs in the future.
 """
@@ -66,7 +63,7 @@ RETRY_MARGIN: Final = HOUR
 class Signed:
     """One inbound request as a verifier sees it: the raw body, the headers, the time it
     arrived (epoch seconds) and the public URL it was posted to (for the schemes that
-    sign the URL: Twilio's)."""
+    sign the URL)."""
 
     body: bytes
     headers: Mapping[str, str]
@@ -88,8 +85,8 @@ def masked(value: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Nonce:
-    """A one-time value a signature covers (Mailgun's token), to be accepted with one
-    body only: the vendor's retry of that body again, never another body.
+    """A one-time value a signature covers (a token beside the body), to be accepted with
+    one body only: the vendor's retry of that body again, never another body.
 
     ``until`` (epoch seconds): after it the signature no longer verifies anyway (its
     timestamp is stale), so the value need not be remembered longer. ``body_hash``: the

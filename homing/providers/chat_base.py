@@ -1,4 +1,6 @@
-"""Chat adapters: Telegram's Bot API and Slack's incoming webhooks (``chat_message``)."""
+"""What every chat adapter shares (``chat_message``): the message, the refusal of a
+blocked chat, the adapter's protocol and the bound on a vendor's retry hint. The
+adapters are the chat vendors' own (``homing/vendors/<name>/adapter.py``)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ MAX_TEXT = 4096
 
 @dataclass(frozen=True, slots=True)
 class OutgoingChat:
-    """What a chat adapter sends: to whom (a chat id, or a channel's label for Slack),
-    the text and how it is formatted."""
+    """What a chat adapter sends: to whom (a chat id, or a channel's label where the
+    webhook decides), the text and how it is formatted."""
 
     job_id: str
     to: str

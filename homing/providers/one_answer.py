@@ -1,15 +1,14 @@
 """Batch sends through vendors that answer one status for a whole request.
 
-SendGrid (several ``personalizations`` in one ``POST /v3/mail/send``) and Mailgun
-(several ``to`` with ``recipient-variables`` in one ``POST /v3/{domain}/messages``) take
-many messages in one request but answer it once: one 202 and one ``X-Message-Id``, or
-one 200 and one ``id``, shared by every message in it; or one refusal for all of them.
-What is the same for both is here:
+Some vendors take many messages in one request (several recipients of one send, each
+with its own variables) but answer it once: one status and one message id, shared by
+every message in it; or one refusal for all of them. What is the same for all of them
+is here:
 
 - ``plan`` cuts a batch into requests: the messages one request can express together
   (the vendor's ``key``: the same sender, and whatever content the request must share),
-  each recipient address at most once per request (SendGrid refuses a repeated address,
-  Mailgun's recipient variables are keyed by address), at most ``limit`` per request.
+  each recipient address at most once per request (a vendor may refuse a repeated
+  address, or key its recipient variables by address), at most ``limit`` per request.
   It is linear in the number of messages.
 - ``settle`` sends the requests, a few at once, and gives each message its outcome:
   the request's id on acceptance; the request's failure when it is refused for a reason
@@ -78,7 +77,7 @@ async def settle(
     by ``alone``, the vendor's single send), a wholly refused one item by item.
 
     Requests go ``REQUEST_CONCURRENCY`` at a time, so a batch that splits into many
-    (Mailgun's messages with bodies of their own) still fits the call's deadline."""
+    (messages with bodies of their own) still fits the call's deadline."""
     outcomes: list[BatchOutcome | None] = [None] * len(emails)
     gate = asyncio.Semaphore(REQUEST_CONCURRENCY)
 

@@ -8,7 +8,7 @@ A status is ``{"message_uuid", "to", "from", "timestamp", "status", "error"?,
 on to its next provider. An inbound message (``{"message_uuid", "from", "to", "text",
 "message_type", "channel"}``, no status; the application's inbound URL may point at the
 same address as its status URL) is ``<message_uuid>:inbound`` and an event only when it
-is an opt-out or opt-in keyword, as for Twilio (``homing.inbound.keywords``).
+is an opt-out or opt-in keyword, as for every SMS vendor (``homing.inbound.keywords``).
 """
 
 from __future__ import annotations
