@@ -185,7 +185,7 @@ SCHEME_READERS = frozenset(
 )
 SCHEMES = frozenset({"smtp"})
 # Names fixed outside the code that happen to hold a vendor's name, allowed wherever
-# they are spelled (any case, ``-`` or ``_``), each with why it stays. The chat fields
+# they are spelled (any case; ``-`` or ``_`` alike), each with why it stays. The chat fields
 # of a recipient are their descriptors' (``ChatAddress.recipient_field``) and count too.
 PUBLIC_NAMES: dict[str, str] = {
     "slack_webhook_url": "HOMING_ALERT_SLACK_WEBHOOK_URL: a setting (the operator's alerts)",
@@ -205,8 +205,8 @@ _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 
 
 def _public(text: str) -> re.Pattern[str]:
-    words = re.split(r"[-_ ]", text)
-    return re.compile("[-_ ]".join(re.escape(word) for word in words), re.IGNORECASE)
+    words = re.split(r"[-_]", text)
+    return re.compile("[-_]".join(re.escape(word) for word in words), re.IGNORECASE)
 
 
 PUBLIC = [_public(name) for name in (*PUBLIC_NAMES, *RECIPIENT_FIELDS)]
