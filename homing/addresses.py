@@ -1,7 +1,7 @@
 """Email addresses, parsed once: exactly one mailbox, in one canonical form.
 
 Every part of Homing that looks at an address (the API's validation, suppression, the
-sending-domain rule, pacing, every email adapter and the SMTP envelope) goes through
+sending-domain rule, pacing, every email adapter and the mail envelope) goes through
 ``parse_mailbox``, so they cannot disagree about who a message is for. A value is one
 mailbox, ``local@domain`` or ``Display Name <local@domain>``, and nothing else:
 
@@ -94,7 +94,7 @@ class Mailbox:
 
     @property
     def address(self) -> str:
-        """The bare address, ``local@domain``: what an SMTP envelope carries."""
+        """The bare address, ``local@domain``: what a mail envelope carries (RFC 5321)."""
         return f"{self.local}@{self.domain}"
 
     @property

@@ -1,5 +1,5 @@
-"""Operator alerts: a log line for each, and batched messages with counts, to Slack and
-the operator's email.
+"""Operator alerts: a log line for each, and batched messages with counts, to the
+operator's chat webhook and email.
 
 One alerter for every alert Homing raises: a dead-lettered job (the worker), an inbound
 event that came again with a different body, and a message a provider accepted and then
@@ -8,11 +8,12 @@ dropped (the inbound receiver); the conditions on missing signals (``fire`` and
 progress, a provider failing, inbound lag or quarantine, a dead-letter spike); and what
 the reconciler finds (``report``). Each is logged at once (no secret, no body); with
 HOMING_ALERT_SLACK_WEBHOOK_URL set, the alerts of one HOMING_ALERT_BATCH_SECONDS window
-go out as one Slack message that counts them by kind, so a spike of failures is one
-message, not one per job, and a slow Slack never delays the worker or a provider's
-request. With an email sender (``email_with``: HOMING_ALERT_EMAIL by platform email) the
-same batch is one email too, except the dead letters of Homing's own mail, which would
-otherwise alert by the very mail that fails. The Slack URL is the operator's, not a
+go out as one message to that incoming webhook (``{"text"}``, emoji by shortcode) that
+counts them by kind, so a spike of failures is one message, not one per job, and a slow
+webhook never delays the worker or a provider's request. With an email sender
+(``email_with``: HOMING_ALERT_EMAIL by platform email) the same batch is one email too,
+except the dead letters of Homing's own mail, which would otherwise alert by the very
+mail that fails. The webhook URL is the operator's, not a
 provider endpoint: its client is the unguarded one ``homing.services`` builds for it.
 """
 
@@ -33,7 +34,7 @@ log = logging.getLogger("homing.alerts")
 inbound_log = logging.getLogger("homing.inbound")
 
 _SAMPLE: Final = 5
-# Headline of each kind of alert in a Slack message, by count.
+# Headline of each kind of alert in a webhook message, by count.
 _DEAD_LETTER: Final = ":rotating_light: Homing dead-lettered {count} {noun}."
 _CONFLICT: Final = (
     ":warning: Homing received {count} inbound {noun} again with a different body; "
@@ -73,16 +74,17 @@ class DeadLetterAlert:
 
 
 class Alerter:
-    """Logs each alert and sends each batch of them to Slack as one counted message."""
+    """Logs each alert and sends each batch of them to the operator's webhook as one
+    counted message."""
 
     def __init__(
         self,
         http: httpx.AsyncClient,
-        slack_webhook_url: str | None,
+        webhook_url: str | None,
         batch_seconds: float,
     ) -> None:
         self._http = http
-        self._slack_url = slack_webhook_url
+        self._webhook_url = webhook_url
         self._batch_seconds = batch_seconds
         self._pending: list[tuple[str, str, bool]] = []  # (headline, sample line, email)
         self._timer: asyncio.Task[None] | None = None
@@ -97,7 +99,7 @@ class Alerter:
         self._quiet_tenant = quiet_tenant
 
     def dead_letter(self, alert: DeadLetterAlert) -> None:
-        """Record a dead-lettered job: logged now, sent to Slack with its batch."""
+        """Record a dead-lettered job: logged now, sent with its batch."""
         log.warning(
             "job dead-lettered",
             extra={"job_id": alert.job_id, "error_class": alert.error_class, "error": alert.error},
@@ -155,7 +157,7 @@ class Alerter:
             self.report(kind, count, [f"mended {mended}"] if count else ())
 
     def _queue(self, headline: str, line: str, *, email: bool = True) -> None:
-        if self._slack_url is None and self._email is None:
+        if self._webhook_url is None and self._email is None:
             return
         self._pending.append((headline, line, email))
         if self._timer is None or self._timer.done():
@@ -166,12 +168,12 @@ class Alerter:
         await self.flush()
 
     async def flush(self) -> None:
-        """Send what is pending as one Slack message and one email."""
+        """Send what is pending as one webhook message and one email."""
         batch, self._pending = self._pending, []
         if not batch:
             return
-        if self._slack_url is not None:
-            await self._slack([(headline, line) for headline, line, _ in batch])
+        if self._webhook_url is not None:
+            await self._post([(headline, line) for headline, line, _ in batch])
         emailed = [(headline, line) for headline, line, email in batch if email]
         if self._email is not None and emailed:
             text = _text(emailed)
@@ -180,10 +182,10 @@ class Alerter:
             except Exception:  # an alert email failing must not stop the alerts
                 log.exception("alert email failed")
 
-    async def _slack(self, batch: list[tuple[str, str]]) -> None:
-        assert self._slack_url is not None
+    async def _post(self, batch: list[tuple[str, str]]) -> None:
+        assert self._webhook_url is not None
         try:
-            response = await self._http.post(self._slack_url, json={"text": _text(batch)})
+            response = await self._http.post(self._webhook_url, json={"text": _text(batch)})
             response.raise_for_status()
         except httpx.HTTPError as exc:
             log.error(
@@ -200,7 +202,7 @@ class Alerter:
 
 
 def _subject(text: str) -> str:
-    """The email subject of a batch: its first headline without the Slack emoji."""
+    """The email subject of a batch: its first headline without the emoji shortcode."""
     first = text.split("\n", 1)[0]
     if first.startswith(":") and ": " in first:
         first = first.split(": ", 1)[1]

@@ -278,8 +278,8 @@ def mask(secret: str) -> str:
 
 
 def mask_password(_secret: str) -> str:
-    """A human-chosen secret (an SMTP or basic-auth password) is shown as a fixed mask:
-    nothing of its length, its start or its end."""
+    """A human-chosen secret (a mail server's or a basic-auth password) is shown as a
+    fixed mask: nothing of its length, its start or its end."""
     return PASSWORD_MASK
 
 

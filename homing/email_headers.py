@@ -1,29 +1,31 @@
 """The extra header fields an email job may carry, and the rules they keep.
 
 An email job's payload may hold ``"headers": [[name, value], ...]``: header fields
-Homing puts on the message through each vendor's own header mechanism (SendGrid's and
-Resend's ``headers`` object, Postmark's ``Headers`` array, Mailgun's ``h:`` fields, the
-SMTP message itself), so the vendor's DKIM signature covers them (RFC 8058 §4 asks that
-of ``List-Unsubscribe`` and ``List-Unsubscribe-Post``). The public API does not take
-them (docs/sending.md, "Header fields"): Homing writes them itself.
+Homing puts on the message through each vendor's own header mechanism (an object or an
+array of fields in the API's body, prefixed form fields, or the message itself), so the
+vendor's DKIM signature covers them (RFC 8058 §4 asks that of ``List-Unsubscribe`` and
+``List-Unsubscribe-Post``). The public API does not take them (docs/sending.md, "Header
+fields"): Homing writes them itself.
 
 The rules, each checked in time linear in the input and before anything is sent:
 
-- at most ``MAX_HEADERS`` fields, names unique ignoring case (SendGrid and Resend take
-  an object, and SendGrid refuses duplicate keys);
+- at most ``MAX_HEADERS`` fields, names unique ignoring case (some vendors take an
+  object, and one of them refuses duplicate keys);
 - a name is an RFC 5322 field name (printable US-ASCII but ``:``), at most ``MAX_NAME``
   characters; a value is printable US-ASCII, space and tab (no CR, LF or NUL, so no
   header injection and no folding done by hand), at most ``MAX_VALUE`` characters; all
-  names and values together at most ``MAX_TOTAL`` characters (Mailgun takes 16 kB of
-  ``o:``, ``h:`` and ``v:`` fields in all);
-- no field Homing or a vendor owns (``OWNED``, ``OWNED_PREFIXES``): the addresses, the
-  subject, the date, the ids, the MIME structure, signatures and trace fields.
+  names and values together at most ``MAX_TOTAL`` characters (one vendor takes 16 kB of
+  prefixed form fields in all);
+- no field Homing or a vendor owns (``OWNED``, ``OWNED_PREFIXES``, and each vendor
+  descriptor's ``owned_headers``): the addresses, the subject, the date, the ids, the
+  MIME structure, signatures and trace fields.
 
-``unstructured`` writes a field of tenant text Homing owns (the subject, over SMTP) in
-printable US-ASCII itself, RFC 2047 encoded words where needed, rather than leaving the
-standard library to parse the text: Python's ``email`` package decodes encoded words in
-a value it is given and, before the CVE-2024-6923 fix (3.11.10, 3.12.5), wrote a decoded
-CR LF out raw, a field and a body of the tenant's own (docs/security.md, 10h).
+``unstructured`` writes a field of tenant text Homing owns (the subject, in a message
+Homing writes whole) in printable US-ASCII itself, RFC 2047 encoded words where needed,
+rather than leaving the standard library to parse the text: Python's ``email`` package
+decodes encoded words in a value it is given and, before the CVE-2024-6923 fix (3.11.10,
+3.12.5), wrote a decoded CR LF out raw, a field and a body of the tenant's own
+(docs/security.md, 10h).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import base64
 import re
 from collections.abc import Sequence
 from typing import Final
+
+from homing.vendors import VENDORS
 
 Headers = tuple[tuple[str, str], ...]
 
@@ -70,9 +74,7 @@ OWNED: Final = frozenset(
         "authentication-results",
         "received",
         "return-path",
-        "x-sg-id",
-        "x-sg-eid",
-        "x-mailgun-variables",
+        *(name for vendor in VENDORS.values() for name in vendor.owned_headers),
     }
 )
 OWNED_PREFIXES: Final = ("content-", "resent-", "arc-", "x-homing-")

@@ -17,15 +17,28 @@ from typing import Any
 
 import structlog
 
+from homing.vendors import VENDORS
+
 _SECRET_KEYS = re.compile(
     r"pass(word)?|secret|token|api[_-]?key|authorization|credential|signature|cookie",
     re.IGNORECASE,
 )
-# The last two: a Telegram bot token's secret part (it sits in the Bot API's URL path)
-# and a Slack incoming webhook's path (the URL is the credential).
+# Homing's own key prefixes, signing secrets, the billing keys, HTTP auth, and how each
+# vendor's secrets begin (its descriptor's ``secret_shapes``: a key prefix, or the part
+# of a URL after which the URL is the credential). No two alternatives begin alike.
 _SECRET_VALUES = re.compile(
-    r"(hk_(?:test_)?|whsec_|sk_(?:live|test)_|SG\.|re_|key-|Bearer\s+|Basic\s+"
-    r"|bot[0-9]{1,20}:|hooks\.slack\.com/services/)[A-Za-z0-9._~+/=-]{6,}"
+    "("
+    + "|".join(
+        [
+            r"hk_(?:test_)?",
+            r"whsec_",
+            r"sk_(?:live|test)_",
+            r"Bearer\s+",
+            r"Basic\s+",
+            *(shape for vendor in VENDORS.values() for shape in vendor.secret_shapes),
+        ]
+    )
+    + r")[A-Za-z0-9._~+/=-]{6,}"
 )
 
 

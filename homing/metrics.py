@@ -1,7 +1,7 @@
 """Every Prometheus metric Homing exports, defined once, with bounded labels only.
 
-Labels name kinds, never instances: channel, provider *kind* (``sendgrid``, ``twilio``,
-not an account id), outcome class, queue, priority, status, reason. No tenant id, URL,
+Labels name kinds, never instances: channel, provider *kind* (a vendor's name, not an
+account id), outcome class, queue, priority, status, reason. No tenant id, URL,
 address or free text is ever a label value; per-tenant figures live in the admin API.
 
 Modules import the metric they move from here, so the full list (and docs/operations.md's table)

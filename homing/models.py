@@ -12,18 +12,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal, Required, TypedDict, cast
 
+from homing.channels import Channel as Channel  # re-exported: every layer reads it here
 from homing.email_headers import email_headers
-
-
-class Channel(enum.StrEnum):
-    """How a notification travels: email, SMS, chat or webhook."""
-
-    EMAIL = "email"
-    WEBHOOK = "webhook"
-    SMS = "sms"
-    CHAT = "chat"
-    # Stored by Homing itself, in the recipient's feed (docs/feed.md): no provider.
-    IN_APP = "in_app"
 
 
 class Priority(enum.IntEnum):

@@ -610,7 +610,7 @@ class Settings(BaseSettings):
         default=None,
         max_length=2000,
         description="The public base URL Homing is reached at (https://homing.example.com);"
-        " the URL Twilio signs is this plus /inbound/twilio/<account id>",
+        " the URL a vendor signs is this plus /inbound/<provider>/<account id>",
     )
     # The Host names a request may carry besides loopback and HOMING_PUBLIC_URL's host
     # (homing.hosts); any other is refused before anything else is done.

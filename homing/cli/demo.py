@@ -20,21 +20,24 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from homing import vendors
 from homing.errors import Conflict, NotFound
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CLI_ACTOR
 from homing.models import Channel, Plan, Role, Tenant
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
+from homing.vendors import VENDORS
 
 SANDBOX_PORT = 8025  # the sandbox's port in the docs (MailHog's, Mailpit's)
 SANDBOX_SMTP_PORT = 2525
 LOOPBACK = "127.0.0.0/8,::1/128"
 DEMO_EMAIL = "demo@example.com"
 _STATE_FILE = "demo-tenant"
-# Email providers of the demo tenant, in priority order (the walk makes the first fail).
-_PROVIDERS = (vendors.resend.VENDOR.name, vendors.sendgrid.VENDOR.name)
+# Email providers of the demo tenant, in priority order (the walk makes the first fail):
+# the vendors whose descriptor gives them a ``demo`` place.
+_PROVIDERS = tuple(
+    v.name for v in sorted(VENDORS.values(), key=lambda v: v.demo or 0) if v.demo is not None
+)
 
 
 def allow_loopback_webhooks(environ: dict[str, str] | os._Environ[str]) -> bool:
@@ -47,7 +50,7 @@ def allow_loopback_webhooks(environ: dict[str, str] | os._Environ[str]) -> bool:
 
 
 async def start_sandbox(host: str) -> tuple[SandboxServer, bool]:
-    """The sandbox on 8025 and its SMTP sink on 2525 when both are free, else on free
+    """The sandbox on 8025 and its mail sink on 2525 when both are free, else on free
     ports; True when it got the documented ports."""
     sandbox = SandboxServer(host=host, port=SANDBOX_PORT, smtp_port=SANDBOX_SMTP_PORT)
     try:
@@ -167,7 +170,7 @@ def announce(
     )
     lines = [
         f"demo tenant {demo.tenant.id} ({'reused' if demo.reused else 'new'}), "
-        "with Resend and SendGrid on the sandbox",
+        f"with {' and '.join(VENDORS[name].title for name in _PROVIDERS)} on the sandbox",
         where,
         "paste this into another shell (the API key is shown once):",
         "",

@@ -258,11 +258,11 @@ async def run_all(
         from homing.cli import demo as demo_mode
 
         sandbox, documented = await demo_mode.start_sandbox(host)
-        smtp = f"smtp://{host}:{sandbox.smtp_port}"
-        for url in (sandbox.base_url, smtp):
+        mail_sink = f"smtp://{host}:{sandbox.smtp_port}"
+        for url in (sandbox.base_url, mail_sink):
             services.sandbox.allow(url)  # test keys may send to it
         env["HOMING_SANDBOX_URLS"] = ",".join(
-            filter(None, [env.get("HOMING_SANDBOX_URLS"), sandbox.base_url, smtp])
+            filter(None, [env.get("HOMING_SANDBOX_URLS"), sandbox.base_url, mail_sink])
         )
         prepared = await demo_mode.prepare(services, sandbox)
         demo_mode.announce(

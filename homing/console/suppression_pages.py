@@ -2,7 +2,7 @@
 
 The list is the store's (``SuppressionStore.page``): by address, 50 a page, filtered
 by channel and by the start of an address as stored (an email address in lower case,
-a number in E.164, a chat as ``telegram:<chat id>``). An owner adds an email address
+a number in E.164, a chat as ``<vendor>:<chat id>``). An owner adds an email address
 or a number, read strictly by the check ``POST /v1/suppressions`` uses
 (``entered_key``), or removes any entry (the next send to it goes again); both are
 recorded as the API's twins record them, with the user as actor.

@@ -38,7 +38,7 @@ log = logging.getLogger("homing.dispatch")
 # The payload fields a batch item carries; any other makes the job go alone.
 # Header fields travel per item in Resend's email objects, Postmark's messages and
 # SendGrid's personalizations; Mailgun puts items with other header fields in other
-# requests (homing/providers/email/mailgun.py).
+# requests (homing/vendors/mailgun/adapter.py).
 BATCHABLE_FIELDS = frozenset({"to", "from", "subject", "text", "html", "headers"})
 
 

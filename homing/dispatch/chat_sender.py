@@ -1,7 +1,7 @@
-"""Turn (chat provider account, chat job) into one Telegram or Slack call.
+"""Turn (chat provider account, chat job) into one call to a chat vendor.
 
 The credentials are opened right before the call, as for email
-(``homing.dispatch.senders``). A chat that refused the bot (Telegram's 403) is
+(``homing.dispatch.senders``). A chat that refused the bot (``RecipientBlocked``) is
 suppressed for that vendor here, after the call returned: the next job to it ends
 SUPPRESSED before any provider is called.
 """
@@ -16,7 +16,7 @@ from homing.crypto import Sealer
 from homing.errors import EndpointRefused
 from homing.models import Channel, FailureClass, Job, ProviderAccount, chat_payload
 from homing.providers.base import ProviderFailure, SendResult
-from homing.providers.chat import OutgoingChat, RecipientBlocked
+from homing.providers.chat_base import OutgoingChat, RecipientBlocked
 from homing.providers.guard import EndpointGuard
 from homing.providers.registry import CHAT_PROVIDERS, chat_provider
 from homing.store.providers import open_credentials
@@ -47,8 +47,8 @@ class ChatSender:
         return bool(getattr(CHAT_PROVIDERS.get(account.provider), "supports_idempotency", False))
 
     def destination(self, account: ProviderAccount, job: Job) -> str | None:
-        """Where a send goes: Slack's webhook URL, Telegram's ``base_url`` (None: the
-        real API)."""
+        """Where a send goes: the webhook URL of a vendor whose endpoint is one, else the
+        ``base_url`` (None: the real API)."""
         vendor = VENDORS.get(account.provider)
         if vendor is not None and vendor.endpoint == "webhook_url":
             url = open_credentials(self._sealer, account).get("webhook_url")

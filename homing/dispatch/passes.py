@@ -83,7 +83,7 @@ def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAc
 
 def named(provider: str, detail: str) -> str:
     """``detail`` naming its provider once: adapters name themselves in most of theirs
-    ("resend: HTTP 503…"), and the pass names the provider of those that do not."""
+    ("<provider>: HTTP 503…"), and the pass names the provider of those that do not."""
     return detail if detail.startswith(f"{provider}:") else f"{provider}: {detail}"
 
 
@@ -165,7 +165,7 @@ class PassRunner:
 
     def replays(self, job: Job, account: ProviderAccount) -> bool:
         """Whether calling ``account`` again for ``job`` is a replay, not a second
-        send: its vendor takes the job's idempotency key (Resend)."""
+        send: its vendor takes the job's idempotency key (``supports_idempotency``)."""
         return self._sender_for(job).supports_idempotency(account)
 
     async def run(

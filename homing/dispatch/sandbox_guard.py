@@ -4,7 +4,7 @@ A job accepted with a test key (``hk_test_…``) carries ``test=True``. Right be
 the provider call, the sender asks ``SandboxGuard.check`` about the destination it is
 about to use. The call goes ahead only when that destination is one of
 ``HOMING_SANDBOX_URLS``: same scheme, host and port, and a path at or under the listed
-one (``smtp://host:port`` for SMTP). Anything else is refused as
+one (``smtp://host:port`` for a mail server). Anything else is refused as
 ``provider_permanent``: the refusal is recorded as an attempt and that provider is
 skipped for the rest of the job, so a test job falls through to the tenant's sandbox
 providers, or fails, but never reaches a real provider. A provider with no

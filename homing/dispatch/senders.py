@@ -61,12 +61,13 @@ class EmailSender:
         return bool(getattr(EMAIL_PROVIDERS[account.provider], "supports_idempotency", False))
 
     def destination(self, account: ProviderAccount, job: Job) -> str | None:
-        """Where a send through ``account`` goes: its ``base_url``, or the SMTP server.
+        """Where a send through ``account`` goes: its ``base_url``, or its mail server as
+        an ``smtp://`` URL.
 
         None when the account has no ``base_url``: the adapter's default, a real API.
         """
         vendor = VENDORS.get(account.provider)
-        if vendor is not None and vendor.endpoint == "smtp_server":
+        if vendor is not None and vendor.endpoint == "mail_server":
             credentials = open_credentials(self._sealer, account)
             host = str(credentials.get("host") or "")
             host = f"[{host}]" if ":" in host else host

@@ -9,8 +9,8 @@ telling costs no statement.
 
 Such a call is written into the job's history as an attempt with outcome ``unknown``,
 and an ``at_most_once`` job is not sent again: it ends FAILED ``uncertain``, unless its
-one provider takes an idempotency key, so that the call again is a replay (Resend).
-docs/reliability.md, "Calls whose outcome was lost".
+one provider takes an idempotency key, so that the call again is a replay
+(``supports_idempotency``). docs/reliability.md, "Calls whose outcome was lost".
 """
 
 from __future__ import annotations

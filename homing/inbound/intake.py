@@ -12,7 +12,7 @@ from homing.clock import Clock, as_datetime
 from homing.inbound.receiver import Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
-from homing.inbound.verify import Nonce
+from homing.inbound.verification import Nonce
 from homing.store.inbound import Entry, InboundStore
 
 
@@ -29,9 +29,9 @@ class Intake:
         self, target: InboundTarget, body: bytes, headers: Mapping[str, str], url: str = ""
     ) -> Nonce | None:
         """Raise VerificationFailed unless the request is the account's provider's; the
-        signature's one-time value (Mailgun's token), which ``receiver.receive`` claims
-        with the body's journal. ``url``: the public URL the request was posted to
-        (Twilio signs it)."""
+        signature's one-time value (a token the signature covers), which
+        ``receiver.receive`` claims with the body's journal. ``url``: the public URL the
+        request was posted to (for the schemes that sign it)."""
         return target.verify(body, headers, self.clock.now(), url)
 
     async def history(self, tenant_id: str, job_id: str) -> list[Entry]:

@@ -9,7 +9,7 @@ again; the same id with another body is a security conflict, kept and alerted, n
 applied. An event that cannot be read, or names no job of the tenant that owns the
 account, is quarantined with its error; ``reprocess`` tries quarantined entries again.
 
-A signature's one-time value (Mailgun's token) is claimed in the transaction that
+A signature's one-time value (a token it covers, ``Nonce``) is claimed in the transaction that
 journals the body, never before: a 429 or a 5xx of Homing's, or a crash, before the
 journal commits leaves it unclaimed, and the vendor's retry with the same signature is
 taken. The same token with another body is refused as unverified, with nothing stored.
@@ -31,9 +31,9 @@ from homing.clock import as_datetime
 from homing.errors import RateLimited, StoreError
 from homing.inbound.billing import BILLING_SOURCES, BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
-from homing.inbound.parse import too_many_events
+from homing.inbound.parsing import too_many_events
 from homing.inbound.sources import SOURCES, Splitter
-from homing.inbound.verify import Nonce, VerificationFailed
+from homing.inbound.verification import Nonce, VerificationFailed
 from homing.metrics import INBOUND_EVENTS, bounded
 from homing.ratelimit import RateLimiter
 from homing.settings import InboundSettings

@@ -1,14 +1,10 @@
 """Each provider account's inbound secret: checked, sealed, masked, and used to verify.
 
-| provider | body of ``PUT /v1/providers/{id}/inbound`` |
-| --- | --- |
-| sendgrid | ``{"verification_key": "<base64 DER public key>"}`` |
-| resend | ``{"signing_secret": "whsec_…"}`` |
-| mailgun | ``{"signing_secret": "<webhook signing key>"}`` |
-| postmark | ``{"basic_auth": {"username": …, "password": …}}`` |
-| twilio | ``{"signing_secret": "<the account's auth token>"}`` |
-| vonage | ``{"signing_secret": "<the account's signature secret>"}`` |
-| telegram | ``{"secret_token": "<the bot's setWebhook secret_token>"}`` |
+The body of ``PUT /v1/providers/{id}/inbound`` is ``{"<kind>": <secret>}``, with the
+kind the vendor's descriptor names (``inbound_secret``: a signing secret, a verification
+key, HTTP Basic credentials, a secret token); what a usable secret of that vendor looks
+like is its verifier's to say (``homing/vendors/<name>/verify.py``, ``accept``; the
+vendors' bodies are in docs/sending.md and docs/channels.md).
 
 The secret is sealed with AES-256-GCM bound to (provider_inbound, account id, kind)
 and opened only to verify a request; responses show a masked preview.
@@ -27,7 +23,7 @@ from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.errors import InvalidRequest, NotFound
 from homing.inbound.sources import KINDS, SOURCES
-from homing.inbound.verify import Nonce, Signed
+from homing.inbound.verification import Nonce, Signed
 from homing.store.audit import AuditEvent
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
@@ -62,7 +58,7 @@ class InboundTarget:
         self, body: bytes, headers: Mapping[str, str], now: float, url: str = ""
     ) -> Nonce | None:
         """Raise VerificationFailed unless the request is this account's provider's; the
-        signature's one-time value where the scheme has one (Mailgun's token). ``url``
+        signature's one-time value where the scheme has one (a token in the body). ``url``
         is the public URL the provider posted to, for the schemes that sign it."""
         value = self.secret[KINDS[self.provider]]
         return SOURCES[self.provider].signature.check(value, Signed(body, headers, now, url))

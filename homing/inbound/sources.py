@@ -1,10 +1,11 @@
 """The inbound layer's registry: each vendor's verifier and parser, under its name.
 
 A vendor that sends delivery events names the kind of secret they are verified with in
-its descriptor (``homing.vendors``, ``inbound_secret``) and has two modules here: its
-verifier (``homing.inbound.verify.<name>``: ``accept``, ``check``, ``preview``) and its
-parser (``homing.inbound.parse.<name>``: ``split``, ``interpret``). Adding one adds one
-line to ``SOURCES``; ``tests/unit/test_vendors.py`` checks that the two agree.
+its descriptor (``homing.vendors``, ``inbound_secret``) and has two modules in its own
+folder: its verifier (``homing.vendors.<name>.verify``: ``accept``, ``check``,
+``preview``) and its parser (``homing.vendors.<name>.parse``: ``split``,
+``interpret``). Adding one adds one line to ``SOURCES``; ``tests/unit/test_vendors.py``
+checks that the two agree.
 """
 
 from __future__ import annotations
@@ -15,20 +16,20 @@ from typing import Any, Final, Protocol
 
 from homing import vendors
 from homing.inbound.events import DeliveryEvent, RawEvent
-from homing.inbound.parse import mailgun as mailgun_events
-from homing.inbound.parse import postmark as postmark_events
-from homing.inbound.parse import resend as resend_events
-from homing.inbound.parse import sendgrid as sendgrid_events
-from homing.inbound.parse import telegram as telegram_events
-from homing.inbound.parse import twilio as twilio_events
-from homing.inbound.verify import RETRY_MARGIN, Nonce, Signed
-from homing.inbound.verify import mailgun as mailgun_signature
-from homing.inbound.verify import postmark as postmark_signature
-from homing.inbound.verify import resend as resend_signature
-from homing.inbound.verify import sendgrid as sendgrid_signature
-from homing.inbound.verify import telegram as telegram_signature
-from homing.inbound.verify import twilio as twilio_signature
+from homing.inbound.verification import RETRY_MARGIN, Nonce, Signed
 from homing.vendors import VENDORS
+from homing.vendors.mailgun import parse as mailgun_events
+from homing.vendors.mailgun import verify as mailgun_signature
+from homing.vendors.postmark import parse as postmark_events
+from homing.vendors.postmark import verify as postmark_signature
+from homing.vendors.resend import parse as resend_events
+from homing.vendors.resend import verify as resend_signature
+from homing.vendors.sendgrid import parse as sendgrid_events
+from homing.vendors.sendgrid import verify as sendgrid_signature
+from homing.vendors.telegram import parse as telegram_events
+from homing.vendors.telegram import verify as telegram_signature
+from homing.vendors.twilio import parse as twilio_events
+from homing.vendors.twilio import verify as twilio_signature
 from homing.vendors.vonage import parse as vonage_events
 from homing.vendors.vonage import verify as vonage_signature
 

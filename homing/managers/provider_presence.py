@@ -26,7 +26,7 @@ from homing.store.providers import ProviderStore
 CACHE_SECONDS = 5.0
 _MAX_CACHED = 10_000
 # The fields of an SMS provider's config that give it a sender of its own (Twilio's
-# messaging service picks one; homing/providers/sms/twilio.py).
+# messaging service picks one; homing/vendors/twilio/adapter.py).
 SENDER_FIELDS = ("from", "messaging_service_sid")
 # The channels that need one of the tenant's providers (webhooks and the feed need none).
 _PROVIDED = frozenset({Channel.EMAIL, Channel.SMS, Channel.CHAT})

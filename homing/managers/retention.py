@@ -8,9 +8,9 @@ a webhook's body — and their sealed headers; the rest (recipient, sender, URL,
 type, status, attempts, idempotency key and request hash) stays, so an idempotent
 replay still answers the original job. Invitations that ended (accepted, revoked or
 expired) go ``invitation_days`` after they ended; pending ones stay. Inbound signature
-nonces (Mailgun's tokens) go once their signature's window has passed. A purge runs in
-small batches, one short transaction each, yielding between them, so it never stalls
-claiming.
+nonces (one-time tokens, ``Nonce``) go once their signature's window has passed. A purge
+runs in small batches, one short transaction each, yielding between them, so it never
+stalls claiming.
 """
 
 from __future__ import annotations

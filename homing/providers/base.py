@@ -29,7 +29,8 @@ class OutgoingEmail:
 
 def mailboxes(content: EmailContent, provider: str) -> tuple[Mailbox, Mailbox]:
     """(to, from) of ``content``, each the one mailbox ``homing.addresses`` reads, so
-    every adapter sends the canonical form (and SMTP the bare address in its envelope).
+    every adapter sends the canonical form (and a mail server the bare address in its
+    envelope).
     ProviderFailure (message_permanent) when either is not exactly one mailbox: a job
     stored before the API parsed addresses is refused, never sent as it came."""
     try:
@@ -86,7 +87,7 @@ class ProviderFailure(Exception):
 
 
 class EmailProvider(Protocol):
-    """One email vendor. ``supports_idempotency``: a resend after a timeout is safe."""
+    """One email vendor. ``supports_idempotency``: sending again after a timeout is safe."""
 
     name: ClassVar[str]
     supports_idempotency: ClassVar[bool]
@@ -128,7 +129,7 @@ class OutgoingSms:
 
 
 class SmsProvider(Protocol):
-    """One SMS vendor (``homing.providers.sms``)."""
+    """One SMS vendor."""
 
     name: ClassVar[str]
     supports_idempotency: ClassVar[bool]

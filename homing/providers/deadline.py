@@ -1,6 +1,6 @@
 """One total deadline per provider or webhook call.
 
-The HTTP clients and the SMTP client time each phase (connect, each read), so a peer
+The HTTP clients and the mail client time each phase (connect, each read), so a peer
 that answers one byte at a time never trips them. ``within`` bounds the whole call:
 connect, send, and reading the answer. Each path applies it in one place: the pass
 for sends (``homing.dispatch.passes``), the registration manager for credential checks

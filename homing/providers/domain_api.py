@@ -1,9 +1,9 @@
 """Sending domains at the email providers: register one, get its DNS records, verify it.
 
-The HTTP email adapters (SendGrid, Resend, Postmark, Mailgun) implement
-``DomainProvider``; SMTP has no such API. Each adapter maps its vendor's reply onto
-``homing.models.DomainInfo``: the provider's id for the domain, a status and the DNS
-records. ``homing.providers.registry.domain_provider`` builds the adapter by name.
+The HTTP email adapters implement ``DomainProvider``; a mail server has no such API.
+Each adapter maps its vendor's reply onto ``homing.models.DomainInfo``: the provider's
+id for the domain, a status and the DNS records.
+``homing.providers.registry.domain_provider`` builds the adapter by name.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ A provider's ``config.base_url`` must be its vendor's official API host (or one 
 vendor's documented regional hosts), over https on the standard port. Anything else is
 refused with ``EndpointRefused`` unless the operator allows it: an exact
 ``HOMING_SANDBOX_URLS`` entry (same scheme, host and port) or a target inside
-``HOMING_PROVIDER_ALLOWED_NETWORKS`` (plain http allowed there). SMTP servers are any
-host that resolves to public addresses, an address inside the allowed networks, or an
-``smtp://`` sandbox entry.
+``HOMING_PROVIDER_ALLOWED_NETWORKS`` (plain http allowed there). A mail server (an
+account that names a ``host`` and ``port``) is any host that resolves to public
+addresses, an address inside the allowed networks, or an ``smtp://`` sandbox entry.
 
 The URL is checked here without DNS, at registration and before every request; the
 addresses a host resolves to are checked when the connection is opened
@@ -46,6 +46,8 @@ OFFICIAL_HOSTS: Final[Mapping[str, frozenset[str]]] = {
 _ALL_OFFICIAL: Final = frozenset().union(*OFFICIAL_HOSTS.values())
 _HTTPS_PORT: Final = 443
 _MAX_HOST_LENGTH: Final = 253
+# The vendors whose account names a mail server (``host``, ``port``), as refusals say.
+_SERVERS: Final = " or ".join(v.title for v in VENDORS.values() if v.endpoint == "mail_server")
 _MAX_PASSED: Final = 4096
 _EVERYWHERE = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 # What an operator-named sandbox server may resolve to: anything, it was named exactly.
@@ -199,34 +201,34 @@ class EndpointPolicy:
         public = _host_key(host) in _ALL_OFFICIAL and port == _HTTPS_PORT
         return AddressPolicy(self.allowed_networks, allow_public=public)
 
-    def smtp_addresses(self, host: str, port: int) -> AddressPolicy:
-        """What an SMTP connection may reach: public addresses and the allowed networks,
-        anything for an ``smtp://`` sandbox entry."""
+    def server_addresses(self, host: str, port: int) -> AddressPolicy:
+        """What a mail server's connection may reach: public addresses and the allowed
+        networks, anything for an ``smtp://`` sandbox entry."""
         if self._sandbox.serves("smtp", host, port):
             return ANY_ADDRESS
         return AddressPolicy(self.allowed_networks, allow_public=True)
 
-    def check_smtp(self, host: str, port: int) -> None:
-        """Refuse an SMTP host that is malformed or an address it may not reach."""
+    def check_server(self, host: str, port: int) -> None:
+        """Refuse a mail server's host that is malformed or an address it may not reach."""
         if len(host) > _MAX_HOST_LENGTH or any(c in _NOT_IN_HOST for c in host):
-            raise refuse("host", "the SMTP host is not a valid host name or IP address")
+            raise refuse("host", f"the {_SERVERS} host is not a valid host name or IP address")
         bracketed = f"[{host}]" if ":" in host else host
         target = parse_target(f"http://{bracketed}:{port}/")
         if target.address is not None:
-            _refuse_address(self.smtp_addresses(host, port), target.address)
+            _refuse_address(self.server_addresses(host, port), target.address)
 
     def check_account(self, provider: str, credentials: Mapping[str, Any], config: Any) -> None:
         """Refuse an account whose endpoint this policy does not allow (registration,
         and before every send)."""
         vendor = VENDORS.get(provider)
         endpoint = "base_url" if vendor is None else vendor.endpoint
-        if endpoint == "smtp_server":
+        if endpoint == "mail_server":
             host = str(credentials.get("host") or "")
             try:
                 port = int(credentials.get("port") or 587)
             except (TypeError, ValueError):
                 return  # the adapter refuses it with its own message
-            self.check_smtp(host, port)
+            self.check_server(host, port)
             return
         if endpoint == "webhook_url":
             self._check_webhook_url(credentials.get("webhook_url"), provider)
@@ -240,7 +242,8 @@ class EndpointPolicy:
             raise refuse("malformed", "base_url must not carry a query or a fragment")
 
     def _check_webhook_url(self, url: Any, provider: str) -> None:
-        """A webhook URL (Slack's) is checked as a base_url is, and must name a path."""
+        """A webhook URL (a chat vendor's) is checked as a base_url is, and must name a
+        path."""
         label = provider.capitalize()
         if not isinstance(url, str) or not url:
             raise refuse("malformed", f"the {label} webhook_url must be a URL")

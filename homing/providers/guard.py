@@ -12,8 +12,8 @@ Two guards, one mechanism, two policies. ``EndpointGuard`` holds provider calls 
 vendor's hosts, the operator's allowed networks and the sandbox URLs (refusals are
 ``EndpointRefused``; a redirect is refused too). ``WebhookGuard`` holds deliveries to
 public addresses and the webhook allowed networks (refusals are ``AddressRefused``;
-a redirect is returned, and the sender fails the job on its status). For SMTP,
-``EndpointGuard.open_smtp`` opens the socket itself and hands it to aiosmtplib.
+a redirect is returned, and the sender fails the job on its status). For a mail server,
+``EndpointGuard.open_server`` opens the socket itself and hands it to the mail client.
 """
 
 from __future__ import annotations
@@ -169,11 +169,11 @@ class EndpointGuard:
         """aiohttp's resolver under this guard (``homing.providers.transport``)."""
         return CheckedResolver(self)
 
-    async def open_smtp(self, host: str, port: int, timeout: float | None) -> socket.socket:
-        """A connected socket to a checked address of the SMTP server ``host:port``."""
-        self.policy.check_smtp(host, port)
-        smtp = self.policy.smtp_addresses(host, port)
-        addresses = await self.checked(host, port, timeout, smtp)
+    async def open_server(self, host: str, port: int, timeout: float | None) -> socket.socket:
+        """A connected socket to a checked address of the mail server ``host:port``."""
+        self.policy.check_server(host, port)
+        allowed = self.policy.server_addresses(host, port)
+        addresses = await self.checked(host, port, timeout, allowed)
         failure: OSError | None = None
         for address in addresses:
             family = socket.AF_INET6 if address.version == 6 else socket.AF_INET

@@ -84,8 +84,8 @@ async def send_request(
     """Send one request through the injected client, turning transport errors into failures.
 
     Keyword arguments go to ``httpx.AsyncClient.request`` unchanged. Redirects are never
-    followed: a provider API that redirects is misconfigured, and following would resend
-    the credentials to another host.
+    followed: a provider API that redirects is misconfigured, and following would send
+    the credentials again, to another host.
     """
     try:
         return await http.request(method, url, follow_redirects=False, **kwargs)
@@ -178,8 +178,8 @@ def _vendor_code(body: Any) -> str | None:
 
 
 def status_detail(response: httpx.Response) -> str:
-    """The status and the vendor's error code (Resend's ``name``, Postmark's
-    ``ErrorCode``) and nothing else of the body: what a credential check may show, since
+    """The status and the vendor's error code (a ``name`` or an ``ErrorCode`` field)
+    and nothing else of the body: what a credential check may show, since
     the tenant chose the endpoint and its words must not come back through Homing."""
     code = _vendor_code(json_body(response))
     return f"HTTP {response.status_code}" + (f", {code}" if code else "")
@@ -226,7 +226,7 @@ def seconds_until_epoch(value: str | None, *, now: float | None = None) -> float
 
 
 def seconds_until_date_in_text(text: str, *, now: float | None = None) -> float | None:
-    """Seconds until the RFC 2822 date in "… try again after <date>" (Mailgun's 429 text).
+    """Seconds until the RFC 2822 date in "… try again after <date>" (a vendor's 429 text).
 
     Linear in the text, of which at most ``MAX_HINT_TEXT`` characters are read.
     """

@@ -15,16 +15,16 @@ same for all of them:
 - every failure is a ``ProviderFailure`` named ``"<vendor>: HTTP <status>: …"`` with the
   vendor's secrets masked, and a retry hint only when the class is ``throttled``.
 
-Batch sends (``send_batch``: Resend, Postmark, SendGrid, Mailgun) return one
+Batch sends (``send_batch``, where a vendor has a batch endpoint) return one
 ``SendResult`` or ``ProviderFailure`` per message, in order: an error reply for the
 whole call is that failure for every item (classified by the vendor's same table), and
 an answer that cannot be read item by item is ``uncertain`` for every item
-(``unreadable_batch``). SendGrid and Mailgun answer a request once for all its items,
-so a ``message_permanent`` refusal of it is followed by each item alone
-(``homing.providers.email.one_answer``).
+(``unreadable_batch``). The vendors that answer a request once for all its items follow
+a ``message_permanent`` refusal of it with each item alone
+(``homing.providers.one_answer``).
 
-Email and SMS adapters (``homing.providers.email``, ``homing.providers.sms``) are
-built on it; each keeps its status table and its wire format in its own file.
+Email and SMS adapters (``homing/vendors/<name>/adapter.py``) are built on it; each
+keeps its status table and its wire format in its own file.
 """
 
 from __future__ import annotations

@@ -20,17 +20,17 @@ from homing.providers.base import (
     SmsProvider,
     SmsProviderFactory,
 )
-from homing.providers.chat import ChatProvider, ChatProviderFactory
-from homing.providers.chat.slack import SlackProvider
-from homing.providers.chat.telegram import TelegramProvider
+from homing.providers.chat_base import ChatProvider, ChatProviderFactory
 from homing.providers.domain_api import DomainProvider, DomainProviderFactory, DomainsUnsupported
-from homing.providers.email.mailgun import MailgunProvider
-from homing.providers.email.postmark import PostmarkProvider
-from homing.providers.email.resend import ResendProvider
-from homing.providers.email.sendgrid import SendGridProvider
-from homing.providers.email.smtp import SmtpProvider
-from homing.providers.sms.twilio import TwilioProvider
 from homing.vendors import VENDORS
+from homing.vendors.mailgun.adapter import MailgunProvider
+from homing.vendors.postmark.adapter import PostmarkProvider
+from homing.vendors.resend.adapter import ResendProvider
+from homing.vendors.sendgrid.adapter import SendGridProvider
+from homing.vendors.slack.adapter import SlackProvider
+from homing.vendors.smtp.adapter import SmtpProvider
+from homing.vendors.telegram.adapter import TelegramProvider
+from homing.vendors.twilio.adapter import TwilioProvider
 from homing.vendors.vonage.adapter import VonageProvider
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def email_provider(
     except KeyError:
         raise UnknownEmailProvider(f"unknown email provider {name!r}") from None
     if factory is SmtpProvider and endpoints is not None:
-        return SmtpProvider(credentials, config, http, opener=endpoints.open_smtp)
+        return SmtpProvider(credentials, config, http, opener=endpoints.open_server)
     return factory(credentials, config, http)
 
 

@@ -30,7 +30,7 @@ from homing.store.tables.inbound import inbound_events
 
 MAX_JOB_ID = 36
 # The most jobs one provider message id can name: a SendGrid or Mailgun batch call's
-# messages all share its id (homing/providers/email/one_answer.py), 1,000 at most.
+# messages all share its id (homing/providers/one_answer.py), 1,000 at most.
 MAX_SHARED_ID = 1000
 _REASONS = {EventType.BOUNCED: "hard_bounce", EventType.COMPLAINED: "complaint"}
 

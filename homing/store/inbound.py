@@ -2,7 +2,7 @@
 
 ``journal_many`` stores a body's events (in a few transactions of their own) before
 anything acts on any of them, so every verified event is on disk first; a signature's
-one-time value (Mailgun's token) is claimed in the first of them, so it counts as used
+one-time value (``Nonce``) is claimed in the first of them, so it counts as used
 only once its body is on disk. Applying an event (its job's history, a suppression, a
 plan change) and settling its entry commit together.
 """

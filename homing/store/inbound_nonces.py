@@ -1,6 +1,6 @@
 """Signature nonces: each one-time value accepted with one body per provider account.
 
-Mailgun signs a token, not the body, and retries a refused post with the same token
+A vendor that signs a token, not the body, retries a refused post with the same token
 for hours. So a token is remembered with the hash of the body it came with, for as long
 as its signature verifies: the same body again is the vendor's retry (the journal then
 answers it as a repeat), another body is a captured token grafted onto a forged event.

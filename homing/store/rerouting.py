@@ -1,5 +1,5 @@
 """Outcome-driven fallback: a job the provider accepted, then could not deliver because
-of the route (Twilio 30007 carrier filtering, 30008 unknown), continues at the next
+of the route (carrier filtering, an unknown destination), continues at the next
 provider when it asked to (``"fallback_on_undelivered": true``).
 
 It runs inside the transaction that applies the provider's event: the job goes back to

@@ -70,7 +70,7 @@ def normalize_address(value: str) -> str:
 def suppression_key(channel: Channel, value: str) -> str:
     """What a suppression of ``channel`` is keyed by: an email address's key, a phone
     number's E.164 form (a value that is no number is kept stripped: it matches none),
-    a chat's ``<vendor>:<chat id>`` in lower case (Telegram's @names ignore case)."""
+    a chat's ``<vendor>:<chat id>`` in lower case (``@names`` ignore case)."""
     if channel is Channel.SMS:
         try:
             return phone_key(value)
@@ -91,7 +91,7 @@ def entered_key(channel: Channel, value: str) -> str:
 
 
 def chat_recipient(kind: str, to: str) -> str:
-    """The suppression key of a chat job: (vendor, chat id) as ``telegram:-100123``."""
+    """The suppression key of a chat job: (vendor, chat id) as ``<vendor>:-100123``."""
     return suppression_key(Channel.CHAT, f"{kind}:{to}")
 
 

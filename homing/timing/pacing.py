@@ -3,7 +3,7 @@
 A rule is ``{"scope": "account"|"recipient"|"individual"|"group", "limit": N,
 "per_seconds": S}`` in the account's ``config.rate_rules``; an account without them gets
 its vendor's preset (``homing.timing.presets``). ``individual`` and ``group`` rules apply
-to chat jobs: a Telegram chat id below zero (or an ``@channel``) is a group or channel,
+to chat jobs: a chat id below zero (or an ``@channel``) is a group or channel,
 any other an individual chat. A send takes one slot from every rule that applies;
 when any is full the provider counts as throttled for this job (docs/architecture.md,
 "Failure classes"), and the job learns when the fullest rule frees a slot. A lower

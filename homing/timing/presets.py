@@ -2,7 +2,7 @@
 
 An account that sets ``config.rate_rules`` replaces its vendor's preset (``[]`` turns
 pacing off for it). Each preset is its vendor descriptor's ``pacing``, with its source
-beside it (``homing/vendors/<name>.py``). docs/architecture.md, "Pacing";
+beside it (``homing/vendors/<name>/__init__.py``). docs/architecture.md, "Pacing";
 docs/channels.md, "Pacing presets".
 """
 

@@ -1,8 +1,8 @@
 """Every vendor Homing sends through, one descriptor each (``homing.vendors.descriptor``).
 
-Adding a vendor starts here: its own ``homing/vendors/<name>.py`` declaring ``VENDOR``,
-and one line below (docs/architecture.md, "Adding a vendor"). The order is the order
-tenants see them in (email, SMS, chat).
+Adding a vendor starts here: its own folder ``homing/vendors/<name>/``, whose
+``__init__.py`` declares ``VENDOR``, and one line below (docs/architecture.md, "Adding a
+vendor"). The order is the order tenants see them in (email, SMS, chat).
 """
 
 from __future__ import annotations

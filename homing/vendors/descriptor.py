@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from homing.models import Channel
+from homing.channels import Channel
 
 __all__ = ["ChatAddress", "Credential", "Endpoint", "RateRuleSpec", "Vendor"]
 
 # How an account's destination is named and checked (``homing.providers.endpoints``):
-# an HTTP API under ``config.base_url`` (default: the vendor's own), an SMTP server in
-# the credentials, or a whole webhook URL in the credentials.
-Endpoint = Literal["base_url", "smtp_server", "webhook_url"]
+# an HTTP API under ``config.base_url`` (default: the vendor's own), a mail server by
+# ``host`` and ``port`` in the credentials, or a whole webhook URL in the credentials.
+Endpoint = Literal["base_url", "mail_server", "webhook_url"]
 # (scope, limit, per_seconds), in the shape of ``homing.timing.pacing.RateRule``.
 RateRuleSpec = tuple[str, int, int]
 
@@ -52,15 +52,22 @@ class ChatAddress:
 class Vendor:
     """One vendor, named once.
 
-    ``credentials``: what a registration carries (required ones first); ``config``: the
-    config values worth setting at the start; ``hosts``: its official API hosts and the
-    regional hosts its reference documents; ``endpoint``: how the destination is named;
-    ``inbound_secret``: the kind of secret its events are verified with (None: it sends
-    no events Homing verifies); ``pacing``: its published rate rules; ``chat``: the chat
-    ids it takes (chat vendors only).
+    ``name``: how Homing calls it (the API's ``provider``); ``title``: its own spelling,
+    for texts made from the registries; ``credentials``: what a registration carries
+    (required ones first); ``config``: the config values worth setting at the start;
+    ``hosts``: its official API hosts and the regional hosts its reference documents;
+    ``endpoint``: how the destination is named; ``inbound_secret``: the kind of secret
+    its events are verified with (None: it sends no events Homing verifies); ``pacing``:
+    its published rate rules; ``chat``: the chat ids it takes (chat vendors only);
+    ``owned_headers``: the email header fields it sets itself, which a job may not carry
+    (``homing.email_headers``); ``secret_shapes``: how its secrets begin in text
+    (regular expressions: a key's prefix, a URL that is a credential), redacted from
+    every log line (``homing.logs``); ``demo``: its place among the demo tenant's
+    providers (``homing run --demo``; None: not one of them).
     """
 
     name: str
+    title: str
     channel: Channel
     credentials: tuple[Credential, ...]
     config: tuple[str, ...] = ()
@@ -69,6 +76,9 @@ class Vendor:
     inbound_secret: str | None = None
     pacing: tuple[RateRuleSpec, ...] = ()
     chat: ChatAddress | None = field(default=None)
+    owned_headers: frozenset[str] = frozenset()
+    secret_shapes: tuple[str, ...] = ()
+    demo: int | None = None
 
     @property
     def required(self) -> tuple[str, ...]:

@@ -25,9 +25,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
-from homing.inbound.verify.mailgun import MAX_AGE_SECONDS
 from homing.services import Services
 from homing.store.tables.inbound import inbound_conflicts, inbound_events, suppressions
+from homing.vendors.mailgun.verify import MAX_AGE_SECONDS
 from tests.conftest import TenantClient
 from tests.inbound.conftest import MAILGUN_KEY, connect, mailgun_body
 

@@ -9,10 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from homing.inbound import billing
+from homing.inbound.billing import paystack
 from homing.inbound.events import EventError, EventType, delivery_status
-from homing.inbound.parse import mailgun, postmark, resend, sendgrid
 from homing.inbound.report import p95, summarize
 from homing.models import Plan
+from homing.vendors.mailgun import parse as mailgun
+from homing.vendors.postmark import parse as postmark
+from homing.vendors.resend import parse as resend
+from homing.vendors.sendgrid import parse as sendgrid
 
 
 def test_sendgrid_batch_is_split_and_read() -> None:
@@ -176,12 +180,12 @@ def test_paystack_charge_success_is_a_payment_in_minor_units() -> None:
             },
         }
     ).encode()
-    [entry] = billing.paystack_split(body, {})
+    [entry] = paystack.split(body, {})
     assert entry.event_id == "charge.success:302961"
-    event = billing.paystack_interpret(entry.payload)
+    event = paystack.interpret(entry.payload)
     assert event.payment == billing.Payment("t-1", Plan.INDIE, 500000, "NGN", "ref-1")
     with pytest.raises(EventError, match="whole number"):
-        billing.paystack_interpret(
+        paystack.interpret(
             {
                 "event": "charge.success",
                 "data": {

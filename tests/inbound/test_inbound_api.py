@@ -11,8 +11,6 @@ import pytest
 from sqlalchemy import func, select, update
 
 from homing.clock import ManualClock
-from homing.inbound.parse.resend import split as resend_split
-from homing.inbound.verify import sendgrid as sendgrid_verify
 from homing.services import Services
 from homing.store.tables.core import jobs, queue_entries
 from homing.store.tables.inbound import (
@@ -21,6 +19,8 @@ from homing.store.tables.inbound import (
     provider_inbound,
     suppressions,
 )
+from homing.vendors.resend.parse import split as resend_split
+from homing.vendors.sendgrid import verify as sendgrid_verify
 from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import (
     MAILGUN_KEY,

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from homing.inbound.events import EventError, EventType
-from homing.inbound.parse import telegram as parse
-from homing.inbound.verify import VerificationFailed
-from homing.inbound.verify.telegram import check_token, verify
+from homing.inbound.verification import VerificationFailed
+from homing.vendors.telegram import parse
+from homing.vendors.telegram.verify import check_token, verify
 
 TOKEN = "Secret_token-0123456789abcdefABCDEF"
 

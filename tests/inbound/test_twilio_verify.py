@@ -10,10 +10,10 @@ from urllib.parse import urlencode
 import pytest
 
 from homing.inbound.events import EventType
-from homing.inbound.parse import twilio as parse
-from homing.inbound.verify import VerificationFailed
-from homing.inbound.verify.twilio import signature, spellings, verify
+from homing.inbound.verification import VerificationFailed
 from homing.sandbox.twilio_events import sign
+from homing.vendors.twilio import parse
+from homing.vendors.twilio.verify import signature, spellings, verify
 
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parent.parent / "data" / "signatures.json").read_text()

@@ -18,8 +18,12 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from svix.webhooks import Webhook as SvixWebhook
 
-from homing.inbound.verify import VerificationFailed, mailgun, paystack, polar, postmark, resend
-from homing.inbound.verify import sendgrid as sendgrid_verify
+from homing.inbound.billing import paystack, polar
+from homing.inbound.verification import VerificationFailed
+from homing.vendors.mailgun import verify as mailgun
+from homing.vendors.postmark import verify as postmark
+from homing.vendors.resend import verify as resend
+from homing.vendors.sendgrid import verify as sendgrid_verify
 
 VECTORS = json.loads((Path(__file__).parents[1] / "data" / "inbound_vectors.json").read_text())
 SG = VECTORS["sendgrid_event_webhook_ecdsa"]

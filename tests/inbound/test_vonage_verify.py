@@ -9,7 +9,7 @@ import json
 import pytest
 
 from homing.inbound.events import EventType
-from homing.inbound.verify import VerificationFailed
+from homing.inbound.verification import VerificationFailed
 from homing.sandbox.vonage_events import jwt
 from homing.vendors.vonage import parse
 from homing.vendors.vonage.verify import b64url, sign, verify

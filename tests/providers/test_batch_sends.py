@@ -10,8 +10,8 @@ import pytest
 
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
-from homing.providers.email.postmark import PostmarkProvider
-from homing.providers.email.resend import ResendProvider
+from homing.vendors.postmark.adapter import PostmarkProvider
+from homing.vendors.resend.adapter import ResendProvider
 from tests.providers.replying import replying
 
 KEY = "re_secret_key_123"

@@ -87,13 +87,13 @@ def test_a_base_url_with_a_query_is_refused_but_a_request_with_one_is_not() -> N
 
 def test_smtp_hosts_must_be_public_or_allowed() -> None:
     policy = _policy(sandbox=("smtp://127.0.0.1:2525",))
-    policy.check_smtp("smtp.example.com", 587)
-    policy.check_smtp("127.0.0.1", 2525)
-    assert _reason(lambda: policy.check_smtp("127.0.0.1", 25)) == "loopback"
-    assert _reason(lambda: policy.check_smtp("localhost", 2525)) == "loopback"
-    assert _reason(lambda: policy.check_smtp("192.168.1.1", 25)) == "private"
-    assert _reason(lambda: policy.check_smtp("mail.example.com/x", 25)) == "host"
-    _policy("192.168.0.0/16").check_smtp("192.168.1.1", 25)
+    policy.check_server("smtp.example.com", 587)
+    policy.check_server("127.0.0.1", 2525)
+    assert _reason(lambda: policy.check_server("127.0.0.1", 25)) == "loopback"
+    assert _reason(lambda: policy.check_server("localhost", 2525)) == "loopback"
+    assert _reason(lambda: policy.check_server("192.168.1.1", 25)) == "private"
+    assert _reason(lambda: policy.check_server("mail.example.com/x", 25)) == "host"
+    _policy("192.168.0.0/16").check_server("192.168.1.1", 25)
 
 
 class StubResolver:
@@ -173,9 +173,9 @@ async def test_smtp_connects_only_to_the_address_it_checked() -> None:
     async with server:
         strict = EndpointGuard(_policy(), stub)
         with pytest.raises(EndpointRefused):
-            await strict.open_smtp("mail.example", port, 2)
+            await strict.open_server("mail.example", port, 2)
         with pytest.raises(EndpointRefused):
-            await strict.open_smtp("relay.example", port, 2)
+            await strict.open_server("relay.example", port, 2)
         allowed = EndpointGuard(_policy("127.0.0.0/8"), stub)
-        with await allowed.open_smtp("relay.example", port, 2) as sock:
+        with await allowed.open_server("relay.example", port, 2) as sock:
             assert sock.getpeername() == ("127.0.0.1", port)

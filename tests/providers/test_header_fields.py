@@ -13,11 +13,11 @@ import httpx
 
 from homing.models import EmailContent
 from homing.providers.base import OutgoingEmail
-from homing.providers.email.mailgun import MailgunProvider
-from homing.providers.email.postmark import PostmarkProvider
-from homing.providers.email.resend import ResendProvider
-from homing.providers.email.sendgrid import SendGridProvider
-from homing.providers.email.smtp import build_message
+from homing.vendors.mailgun.adapter import MailgunProvider
+from homing.vendors.postmark.adapter import PostmarkProvider
+from homing.vendors.resend.adapter import ResendProvider
+from homing.vendors.sendgrid.adapter import SendGridProvider
+from homing.vendors.smtp.adapter import build_message
 from tests.providers.replying import replying
 
 UNSUBSCRIBE = "<https://example.test/u/abc>"

@@ -16,7 +16,7 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
-from homing.providers.email.mailgun import MailgunProvider
+from homing.vendors.mailgun.adapter import MailgunProvider
 from tests.providers.replying import Reply, replying
 
 KEY = "key-mailgun-secret"

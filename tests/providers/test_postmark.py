@@ -13,7 +13,7 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
-from homing.providers.email.postmark import PostmarkProvider
+from homing.vendors.postmark.adapter import PostmarkProvider
 from tests.providers.replying import Reply, replying
 
 KEY = "pm-server-token-secret"

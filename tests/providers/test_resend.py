@@ -13,7 +13,7 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
-from homing.providers.email.resend import ResendProvider
+from homing.vendors.resend.adapter import ResendProvider
 from tests.providers.replying import Reply, replying
 
 KEY = "re_test_secret_key"

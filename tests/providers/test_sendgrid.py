@@ -14,7 +14,7 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
-from homing.providers.email.sendgrid import SendGridProvider
+from homing.vendors.sendgrid.adapter import SendGridProvider
 from tests.providers.replying import Reply, replying
 
 KEY = "SG.test-secret-key"

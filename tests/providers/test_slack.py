@@ -12,8 +12,8 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import ProviderFailure
-from homing.providers.chat import OutgoingChat
-from homing.providers.chat.slack import SlackProvider
+from homing.providers.chat_base import OutgoingChat
+from homing.vendors.slack.adapter import SlackProvider
 
 URL = "https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX"
 MESSAGE = OutgoingChat(job_id="job_1", to="#alerts", text="*deploy* done", format="markdown")

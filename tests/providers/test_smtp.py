@@ -21,7 +21,7 @@ from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
 from homing.errors import InvalidCredentials
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
-from homing.providers.email.smtp import SmtpProvider, build_message, classify_reply
+from homing.vendors.smtp.adapter import SmtpProvider, build_message, classify_reply
 
 USERNAME = "mailer"
 PASSWORD = "smtp-secret-pass"

@@ -13,8 +13,8 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass
 from homing.providers.base import ProviderFailure
-from homing.providers.chat import MAX_RETRY_AFTER, OutgoingChat, RecipientBlocked
-from homing.providers.chat.telegram import TelegramProvider
+from homing.providers.chat_base import MAX_RETRY_AFTER, OutgoingChat, RecipientBlocked
+from homing.vendors.telegram.adapter import TelegramProvider
 
 TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 MESSAGE = OutgoingChat(job_id="job_1", to="-1001234", text="Deploy *done*", format="markdown")

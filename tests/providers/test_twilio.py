@@ -14,7 +14,7 @@ import pytest
 from homing.errors import InvalidCredentials
 from homing.models import FailureClass, SmsContent
 from homing.providers.base import OutgoingSms, ProviderFailure
-from homing.providers.sms.twilio import TwilioProvider
+from homing.vendors.twilio.adapter import TwilioProvider
 from tests.providers.replying import Reply, replying
 
 SID = "AC" + "a" * 32

@@ -13,10 +13,10 @@ from urllib.parse import parse_qs
 import httpx
 
 from homing.models import EmailContent, FailureClass
+from homing.providers import one_answer
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
-from homing.providers.email import one_answer
-from homing.providers.email.mailgun import MailgunProvider
-from homing.providers.email.sendgrid import SUBSTITUTION_BYTES, SendGridProvider
+from homing.vendors.mailgun.adapter import MailgunProvider
+from homing.vendors.sendgrid.adapter import SUBSTITUTION_BYTES, SendGridProvider
 
 KEY = "SG.secret_key_123"
 MG = {"api_key": "key-secret", "domain": "mg.acme.test"}

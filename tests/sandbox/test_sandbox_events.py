@@ -10,15 +10,18 @@ import httpx
 import pytest
 
 from homing.inbound.events import EventType
-from homing.inbound.parse import mailgun, postmark, resend, sendgrid
 from homing.inbound.sources import KINDS as SECRET_KINDS
 from homing.inbound.sources import SOURCES
-from homing.inbound.verify import Signed
-from homing.inbound.verify.sendgrid import load_verification_key
+from homing.inbound.verification import Signed
 from homing.sandbox import SandboxServer
 from homing.sandbox.event_bodies import KINDS, build
 from homing.sandbox.signing import SandboxKeys
 from homing.sandbox.state import RecordedMessage
+from homing.vendors.mailgun import parse as mailgun
+from homing.vendors.postmark import parse as postmark
+from homing.vendors.resend import parse as resend
+from homing.vendors.sendgrid import parse as sendgrid
+from homing.vendors.sendgrid.verify import load_verification_key
 
 MESSAGE = RecordedMessage(
     provider="resend",

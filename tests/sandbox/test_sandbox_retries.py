@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from homing.inbound.sources import MAX_AGE, RETRY_WINDOWS
-from homing.inbound.verify import RETRY_MARGIN
+from homing.inbound.verification import RETRY_MARGIN
 from homing.sandbox import SandboxServer
 from homing.sandbox.retries import MAX_CLOCK_SECONDS, SCHEDULES, Pending, RetryBook
 from homing.sandbox.state import RecordedMessage

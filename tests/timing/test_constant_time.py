@@ -30,7 +30,9 @@ SCOPE = [
     "homing/api/deps.py",
     "homing/api/routes/inbound.py",
     "homing/inbound/secrets.py",
-    "homing/inbound/verify/*.py",
+    "homing/inbound/verification.py",
+    "homing/inbound/billing/*.py",
+    "homing/vendors/*/verify.py",
     "homing/store/keys.py",
     "homing/store/tenants.py",
     "homing/store/inbound_secrets.py",
@@ -55,9 +57,9 @@ REVIEWED: dict[tuple[str, str], str] = {
 CONSTANT_TIME_CALLERS = {
     "homing/crypto.py": "compare_digest",
     "homing/api/middleware/admin_guard.py": "constant_time_equals",
-    "homing/inbound/verify/mailgun.py": "compare_digest",
-    "homing/inbound/verify/paystack.py": "compare_digest",
-    "homing/inbound/verify/postmark.py": "compare_digest",
+    "homing/vendors/mailgun/verify.py": "compare_digest",
+    "homing/inbound/billing/paystack.py": "compare_digest",
+    "homing/vendors/postmark/verify.py": "compare_digest",
     "homing/webhooks/verify.py": "compare_digest",
 }
 

@@ -1,5 +1,5 @@
 """Homing writes an SMTP subject itself (``homing.email_headers.unstructured``) and
-checks the serialised header section (``homing.providers.email.smtp.serialise``), so no
+checks the serialised header section (``homing.vendors.smtp.adapter.serialise``), so no
 tenant text becomes a field of its own whatever the interpreter's ``email`` package
 does with encoded words (CVE-2024-6923: 3.11 before 3.11.10, 3.12 before 3.12.5)."""
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from homing.email_headers import unstructured
 from homing.models import EmailContent, FailureClass
 from homing.providers.base import OutgoingEmail, ProviderFailure
-from homing.providers.email.smtp import build_message, serialise
+from homing.vendors.smtp.adapter import build_message, serialise
 
 ENCODED_BREAK = "=?utf-8?q?Invoice=0D=0AReply-To=3A_evil=40attacker.example?="
 PRINTABLE = re.compile(r"[ -~]*")

@@ -1,4 +1,4 @@
-"""``POST /v1/notifications/chat``: one chat message, to Telegram or Slack.
+"""``POST /v1/notifications/chat``: one chat message, to a chat vendor.
 
 The job is addressed to one vendor's chat: the pinned provider's, or the tenant's
 first enabled chat provider's. Its chat id is checked against that vendor's form

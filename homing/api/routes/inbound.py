@@ -2,7 +2,7 @@
 
 An unknown provider account (or one without an inbound secret) is 404, a body over
 HOMING_INBOUND_MAX_BODY_BYTES is 413 before it is read whole, and a request that does
-not verify is 401 with the same words whatever was wrong with it (a Mailgun token
+not verify is 401 with the same words whatever was wrong with it (a one-time token
 grafted onto another body included). A verified body is answered 200 with what became
 of its events, repeats included: a vendor's retry of a body already taken is a repeat.
 """
@@ -21,10 +21,11 @@ from homing.api.middleware.body_limit import read_body
 from homing.errors import NotFound, PayloadTooLarge, RateLimited, Unauthenticated
 from homing.inbound.billing import BILLING_SOURCES
 from homing.inbound.receiver import Scope
-from homing.inbound.sources import KINDS, MAX_BODY_BYTES
-from homing.inbound.verify import VerificationFailed
+from homing.inbound.sources import KINDS, MAX_BODY_BYTES, SOURCES
+from homing.inbound.verification import VerificationFailed
 from homing.metrics import INBOUND_EVENTS
 from homing.settings import Settings
+from homing.vendors import VENDORS
 
 # The result label of a body that failed verification (homing_inbound_events_total).
 UNVERIFIED: Final = "unverified"
@@ -32,6 +33,18 @@ UNVERIFIED: Final = "unverified"
 router = APIRouter(tags=["inbound"])
 
 MAX_ACCOUNT_ID: Final = 36
+
+
+def _either(titles: list[str]) -> str:
+    return ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else "".join(titles)
+
+
+# The vendors each route serves, by their own spelling (the registries list them); the
+# line break is the one docs/openapi.json has always carried.
+BILLING_SUMMARY: Final = f"Billing events ({', '.join(s.title for s in BILLING_SOURCES.values())})"
+EVENTS_DESCRIPTION: Final = (
+    f"{_either([VENDORS[name].title for name in SOURCES])} events for one\nprovider account."
+)
 
 
 def _not_found() -> JSONResponse:
@@ -44,7 +57,7 @@ def _unverified() -> JSONResponse:
 
 async def _body(request: Request, settings: Settings, provider: str = "") -> bytes:
     """The body, read up to HOMING_INBOUND_MAX_BODY_BYTES, or less for a provider whose
-    events are small (Telegram: 64 KiB); PayloadTooLarge past it."""
+    events are small (its source's ``max_body_bytes``); PayloadTooLarge past it."""
     limit = min(settings.inbound.max_body_bytes, MAX_BODY_BYTES.get(provider, 1 << 62))
     return await read_body(request.headers.raw, request.receive, limit)
 
@@ -61,7 +74,7 @@ def public_url(request: Request, settings: Settings) -> str:
 
 @router.post(
     "/inbound/billing/{vendor}",
-    summary="Billing events (Paystack, Polar)",
+    summary=BILLING_SUMMARY,
     responses=refusals(Unauthenticated, NotFound, PayloadTooLarge, RateLimited),
 )
 async def billing_events(vendor: str, request: Request, services: ServicesDep) -> JSONResponse:
@@ -83,13 +96,13 @@ async def billing_events(vendor: str, request: Request, services: ServicesDep) -
 @router.post(
     "/inbound/{provider}/{account_id}",
     summary="Provider delivery events",
+    description=EVENTS_DESCRIPTION,
     responses=refusals(Unauthenticated, NotFound, PayloadTooLarge, RateLimited),
 )
 async def provider_events(
     provider: str, account_id: str, request: Request, services: ServicesDep
 ) -> JSONResponse:
-    """SendGrid, Resend, Postmark, Mailgun, Twilio, Vonage or Telegram events for one
-    provider account."""
+    """Delivery events for one provider account, from a vendor of ``SOURCES``."""
     if provider not in KINDS or len(account_id) > MAX_ACCOUNT_ID:
         return _not_found()
     target = await services.inbound.secrets.target(provider, account_id)

@@ -3,20 +3,23 @@ docs/recipients.md, "Erasure"."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
 from homing.api.schemas.shared import Strict
 from homing.managers.erasure import ErasureReport
+from homing.vendors import VENDORS
 
 # An email address is at most 320 characters, a phone number or chat id far fewer.
 ErasedAddress = Annotated[str, StringConstraints(min_length=1, max_length=320)]
+# The chat address of the example: the first chat vendor's.
+_CHAT_VENDOR: Final = next(name for name, v in VENDORS.items() if v.chat is not None)
 
 
 class ErasureCreate(Strict):
-    """``POST /v1/erasure``: one address on one channel (a chat's as
-    ``<vendor>:<chat id>``, e.g. ``telegram:4242``)."""
+    __doc__ = f"""``POST /v1/erasure``: one address on one channel (a chat's as
+    ``<vendor>:<chat id>``, e.g. ``{_CHAT_VENDOR}:4242``)."""
 
     address: ErasedAddress
     channel: Literal["email", "sms", "chat"]

@@ -8,11 +8,12 @@ parser (``parse.py``, both inbound layer). Its emulator is the sandbox's own
 
 from __future__ import annotations
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.vendors.descriptor import Credential, Vendor
 
 VENDOR = Vendor(
     name="vonage",
+    title="Vonage",
     channel=Channel.SMS,
     credentials=(Credential("api_key", secret=True), Credential("api_secret", secret=True)),
     config=("from", "base_url"),

@@ -8,7 +8,7 @@ A status is ``{"message_uuid", "to", "from", "timestamp", "status", "error"?,
 on to its next provider. An inbound message (``{"message_uuid", "from", "to", "text",
 "message_type", "channel"}``, no status; the application's inbound URL may point at the
 same address as its status URL) is ``<message_uuid>:inbound`` and an event only when it
-is an opt-out or opt-in keyword, as for Twilio (``homing.inbound.parse.keywords``).
+is an opt-out or opt-in keyword, as for every SMS vendor (``homing.inbound.keywords``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, Final
 
 from homing.addresses import InvalidPhoneNumber, phone_key
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
-from homing.inbound.parse import iso, load_json, mapping, text, unreadable
-from homing.inbound.parse.keywords import inbound_sms
+from homing.inbound.keywords import inbound_sms
+from homing.inbound.parsing import iso, load_json, mapping, text, unreadable
 from homing.models import Channel
 
 STATUSES: Final = {

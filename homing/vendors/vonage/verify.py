@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from homing.inbound.verify import (
+from homing.inbound.verification import (
     HOUR,
     RETRY_MARGIN,
     Signed,

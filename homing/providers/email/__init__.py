@@ -1,1 +1,0 @@
-"""Email adapters: SendGrid, Resend, Postmark, Mailgun over HTTP, and SMTP submission."""

@@ -1,1 +1,0 @@
-"""SMS adapters: Twilio (Programmable Messaging) and Vonage (Messages API)."""
