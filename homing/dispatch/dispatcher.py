@@ -19,6 +19,7 @@ from homing.dispatch.policy import (
     decide,
 )
 from homing.dispatch.unaccounted import not_resent, unknown_calls
+from homing.domain.queue import Completed, Failed, Outcome, Rescheduled
 from homing.logs import job_context
 from homing.models import (
     EXPIRED,
@@ -30,7 +31,6 @@ from homing.models import (
     ProviderAccount,
     Queue,
 )
-from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
 
 log = logging.getLogger("homing.dispatch")

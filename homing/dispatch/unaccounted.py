@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from homing.clock import as_datetime
 from homing.dispatch.passes import DIRECT_TARGET_ID
+from homing.domain.queue import Failed
 from homing.models import Attempt, AttemptOutcome, ClaimedJob, FailureClass, ProviderAccount
-from homing.store.queue import Failed
 
 UNRECORDED = "the outcome of this call was never recorded (its worker stopped or lost its lease)"
 UNRECORDED_OF_SEVERAL = UNRECORDED + "; it may have reached this provider or a later one"

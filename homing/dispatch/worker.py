@@ -19,6 +19,7 @@ from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.outcome_watch import Findings, OutcomeWatcher, findings
 from homing.dispatch.policy import CALL_LIMIT
+from homing.domain.queue import Applied, Completed, Failed, Outcome, Rescheduled
 from homing.errors import StoreError
 from homing.logs import job_context
 from homing.metrics import DEAD_LETTERS, IN_FLIGHT, JOBS_FINISHED, THROTTLED_DEFERRALS, bounded
@@ -33,7 +34,7 @@ from homing.models import (
 )
 from homing.settings import WorkerSettings
 from homing.store.claiming import Claim
-from homing.store.queue import Applied, Completed, Failed, Outcome, QueueStore, Rescheduled
+from homing.store.queue import QueueStore
 from homing.timing.wakeups import Wakeup
 
 _DEFAULT = WorkerSettings()

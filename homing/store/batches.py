@@ -19,13 +19,12 @@ from sqlalchemy.exc import IntegrityError
 
 from homing.clock import Clock
 from homing.crypto import AddressRefs
+from homing.domain.accepting import Accepted, NewJob
 from homing.errors import HomingError
 from homing.models import Quota
 from homing.store.accepting import (
     Accept,
     AcceptCheck,
-    Accepted,
-    NewJob,
     TraceReader,
     accept_together,
     traced,

@@ -10,7 +10,6 @@ because its writes are serialised (``BEGIN IMMEDIATE`` on one connection).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select, tuple_, update
@@ -18,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
-from homing.models import Attempt, AttemptOutcome, ClaimedJob, JobStatus, Queue, new_id
+from homing.domain.queue import Applied, Completed, Failed, Outcome, Rescheduled
+from homing.models import AttemptOutcome, ClaimedJob, JobStatus, Queue, new_id
 from homing.store.claiming import Claim, ready
 from homing.store.database import Database
 from homing.store.ordering import lock_ordering_keys, release_next
@@ -26,63 +26,6 @@ from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
 from homing.store.suppressions import add_suppression, address_key_of
 from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries, tenants
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Completed:
-    """The outcome of a job a provider accepted, applied under its claim token."""
-
-    job_id: str
-    claim_token: str
-    attempts: Sequence[Attempt]
-    provider: str
-    provider_message_id: str | None
-    attempts_made: int
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Rescheduled:
-    """Back on the queue at ``available_at``; ``refund`` gives the claim's attempt back."""
-
-    job_id: str
-    claim_token: str
-    attempts: Sequence[Attempt]
-    available_at: float
-    attempts_made: int
-    error: str | None
-    error_class: str | None
-    skipped_providers: Sequence[str] = ()
-    refund: bool = False
-    deferred_seconds: float = 0.0
-    provider_calls: int = 0  # made by this pass; added to the entry's count
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Failed:
-    """The outcome of a failed pass (retry, deferral or dead letter), applied under its
-    claim token."""
-
-    job_id: str
-    claim_token: str
-    attempts: Sequence[Attempt]
-    attempts_made: int
-    error: str
-    error_class: str
-    skipped_providers: Sequence[str] = ()
-    # The provider refused the recipient for good (Twilio 21610, opted out): suppress
-    # them for the tenant, with this reason, in the same transaction.
-    suppress: str | None = None
-
-
-Outcome = Completed | Rescheduled | Failed
-
-
-@dataclass(slots=True)
-class Applied:
-    """What a batch of outcomes did: dead-lettered jobs and lost leases."""
-
-    dead_lettered: list[tuple[str, str, str]] = field(default_factory=list)
-    lost_leases: list[str] = field(default_factory=list)
 
 
 class QueueStore:

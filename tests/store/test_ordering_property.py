@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from homing.clock import ManualClock
 from homing.crypto import generate_master_key
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
 from homing.services import build
-from homing.store.accepting import NewJob
-from homing.store.queue import Completed, Failed, Rescheduled
 from tests.fixtures import HOMING_TIMING, settings_for, sqlite_url
 
 KEYS = ["a", "b", None]

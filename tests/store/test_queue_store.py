@@ -11,11 +11,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.errors import Conflict, IdempotencyConflict, NotFound
 from homing.models import Channel, JobStatus, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob, entry_row, job_row
-from homing.store.queue import Completed, Failed, Rescheduled
+from homing.store.accepting import entry_row, job_row
 from tests.conftest import stored_tenant
 
 

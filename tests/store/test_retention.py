@@ -13,12 +13,12 @@ import pytest
 from sqlalchemy import func, select, text
 
 from homing.clock import ManualClock, as_datetime
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.errors import Conflict, NotFound
 from homing.managers.retention import PURGED, SCRUBBED
 from homing.models import Attempt, AttemptOutcome, Channel, JobStatus, Priority, Queue, new_id
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.queue import Completed, Failed, Rescheduled
 from homing.store.retention import RETENTION_LOCK_KEY
 from homing.store.tables.core import attempts, dead_letters, jobs
 from homing.store.tables.inbound import inbound_conflicts, inbound_events

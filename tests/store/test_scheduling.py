@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.models import Channel, ClaimedJob, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.queue import Completed, Failed, QueueStore, Rescheduled
+from homing.store.queue import QueueStore
 from tests.conftest import stored_tenant
 
 LEASE = 30.0

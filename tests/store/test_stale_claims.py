@@ -6,10 +6,10 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Failed, Rescheduled
 from homing.models import Channel, ClaimedJob, JobStatus, Plan, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.queue import Failed, Rescheduled
 from homing.store.tables.core import dead_letters, queue_entries
 
 LEASE = 30.0

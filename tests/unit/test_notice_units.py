@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import pytest
 
 from homing.dispatch.outcome_watch import findings
+from homing.domain.queue import Completed, Failed
 from homing.managers.alert_checks import Thresholds, p95
 from homing.managers.notices import notice_body
 from homing.models import Attempt, AttemptOutcome
 from homing.settings import Settings
 from homing.store.notices import Notice
-from homing.store.queue import Completed, Failed
 
 AT = datetime(2026, 5, 4, 9, 12, tzinfo=UTC)
 
