@@ -18,18 +18,18 @@ class Completed:
     attempts: Sequence[Attempt]
     provider: str
     provider_message_id: str | None
-    attempts_made: int
+    passes_made: int
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)
 class Rescheduled:
-    """Back on the queue at ``available_at``; ``refund`` gives the claim's attempt back."""
+    """Back on the queue at ``available_at``; ``refund`` gives the claim's pass back."""
 
     job_id: str
     claim_token: str
     attempts: Sequence[Attempt]
     available_at: float
-    attempts_made: int
+    passes_made: int
     error: str | None
     error_class: str | None
     skipped_providers: Sequence[str] = ()
@@ -46,7 +46,7 @@ class Failed:
     job_id: str
     claim_token: str
     attempts: Sequence[Attempt]
-    attempts_made: int
+    passes_made: int
     error: str
     error_class: str
     skipped_providers: Sequence[str] = ()

@@ -143,7 +143,7 @@ class JobStore:
         *,
         test_only: bool = False,
     ) -> Job:
-        """Put a FAILED job back on its queue with fresh attempts.
+        """Put a FAILED job back on its queue with fresh passes.
 
         The status change is conditional (``WHERE status = 'FAILED'``), so of two
         concurrent retries exactly one re-queues the job; the other gets Conflict. A

@@ -1,8 +1,9 @@
 """The queue's SQL: claim under lease, and record what a worker did, in batches.
 
-A claim moves ``available_at`` to the end of the lease and bumps the attempt
-counter in the same statement, so a worker that dies simply lets the lease run out
-and the entry is claimed again, one attempt closer to the dead-letter queue.
+A claim moves ``available_at`` to the end of the lease and bumps the pass counter
+(the entry's ``attempts`` column) in the same statement, so a worker that dies simply
+lets the lease run out and the entry is claimed again, one pass closer to the
+dead-letter queue.
 PostgreSQL claims with ``FOR UPDATE SKIP LOCKED``; SQLite needs no row locks
 because its writes are serialised (``BEGIN IMMEDIATE`` on one connection).
 """
@@ -127,7 +128,7 @@ class QueueStore:
             ClaimedJob(
                 job=job_from_row(row),
                 claim_token=token,
-                attempt_number=claimed[row.id].attempts,
+                pass_number=claimed[row.id].attempts,
                 deferred_seconds=claimed[row.id].deferred_seconds,
                 provider_calls=claimed[row.id].provider_calls,
             )
@@ -221,7 +222,7 @@ _COMPLETE = (
         status=JobStatus.COMPLETED.value,
         provider=bindparam("b_provider"),
         provider_message_id=bindparam("b_message_id"),
-        attempts_made=bindparam("b_attempts"),
+        attempts_made=bindparam("b_passes"),
         error=None,
         error_class=None,
         updated_at=bindparam("b_now"),
@@ -250,7 +251,7 @@ async def _complete(conn: AsyncConnection, done: Sequence[Completed], now: Any) 
             "b_id": o.job_id,
             "b_provider": o.provider,
             "b_message_id": o.provider_message_id,
-            "b_attempts": o.attempts_made,
+            "b_passes": o.passes_made,
             "b_now": now,
         }
         for o in done
@@ -305,7 +306,7 @@ async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> 
         .where(jobs.c.id == outcome.job_id)
         .values(
             status=JobStatus.PENDING.value,
-            attempts_made=outcome.attempts_made,
+            attempts_made=outcome.passes_made,
             skipped_providers=list(outcome.skipped_providers),
             error=outcome.error,
             error_class=outcome.error_class,
@@ -329,7 +330,7 @@ async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> bool
             .where(jobs.c.id == outcome.job_id)
             .values(
                 status=JobStatus.FAILED.value,
-                attempts_made=outcome.attempts_made,
+                attempts_made=outcome.passes_made,
                 skipped_providers=list(outcome.skipped_providers),
                 error=outcome.error,
                 error_class=outcome.error_class,

@@ -92,7 +92,7 @@ async def test_an_at_most_once_job_is_not_sent_after_a_lost_claim_and_a_late_suc
         attempts=(success,),
         provider="sendgrid",
         provider_message_id="late",
-        attempts_made=1,
+        passes_made=1,
     )
     await services.queue.apply([late])
     body = await job(tenant, job_id)

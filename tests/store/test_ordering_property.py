@@ -101,14 +101,14 @@ def _outcome(kind: str, item: ClaimedJob, clock: ManualClock) -> object:
             attempts=(),
             provider="resend",
             provider_message_id=None,
-            attempts_made=1,
+            passes_made=1,
         )
     if kind == "fail":
         return Failed(
             job_id=item.job.id,
             claim_token=item.claim_token,
             attempts=(),
-            attempts_made=1,
+            passes_made=1,
             error="x",
             error_class="transient",
         )
@@ -117,7 +117,7 @@ def _outcome(kind: str, item: ClaimedJob, clock: ManualClock) -> object:
         claim_token=item.claim_token,
         attempts=(),
         available_at=clock.now(),
-        attempts_made=1,
+        passes_made=1,
         error="x",
         error_class="transient",
     )

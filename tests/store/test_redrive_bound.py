@@ -38,7 +38,7 @@ async def _dead_letter(services: Services, job_id: str | None, tenant_id: str) -
         job_id=job_id,
         claim_token=claimed.claim_token,
         attempts=(),
-        attempts_made=1,
+        passes_made=1,
         error="bad address",
         error_class="message_permanent",
     )

@@ -77,7 +77,7 @@ async def _finished(
             job_id=job_id,
             claim_token=claimed.claim_token,
             attempts=[attempt],
-            attempts_made=1,
+            passes_made=1,
             error="bad",
             error_class="message_permanent",
         )
@@ -88,7 +88,7 @@ async def _finished(
             attempts=[attempt],
             provider="resend",
             provider_message_id="m-1",
-            attempts_made=1,
+            passes_made=1,
         )
     await services.queue.apply([outcome])
     return job_id
@@ -121,7 +121,7 @@ async def test_old_finished_jobs_go_with_their_rows_and_unfinished_ones_stay(
         claim_token=first.claim_token,
         attempts=(),
         available_at=clock.now() + 365 * DAY,
-        attempts_made=1,
+        passes_made=1,
         error="boom",
         error_class="x",
     )

@@ -61,7 +61,7 @@ async def test_a_stale_reschedule_changes_nothing(services: Services, clock: Man
                 claim_token=stale.claim_token,
                 attempts=(),
                 available_at=clock.now(),
-                attempts_made=0,
+                passes_made=0,
                 error="late",
                 error_class="throttled",
                 refund=True,
@@ -83,7 +83,7 @@ async def test_a_stale_dead_letter_changes_nothing(services: Services, clock: Ma
                 job_id=stale.job.id,
                 claim_token=stale.claim_token,
                 attempts=(),
-                attempts_made=1,
+                passes_made=1,
                 error="late",
                 error_class="message_permanent",
             )
@@ -106,7 +106,7 @@ async def test_the_new_claim_still_records_its_outcome(
                 job_id=new.job.id,
                 claim_token=new.claim_token,
                 attempts=(),
-                attempts_made=2,
+                passes_made=2,
                 error="bad",
                 error_class="message_permanent",
             )
