@@ -34,11 +34,11 @@ from bench.common import (
     say,
     services_for,
 )
+from homing.domain.accepting import NewJob
+from homing.domain.dead_letters import DeadLetterFilter
 from homing.managers.accounts import NewProvider
 from homing.models import Channel, Plan, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.dead_letters import DeadLetterFilter
 
 TOKEN = "700000001:AAHbenchbenchbenchbenchbenchbench"
 PROBE_EVERY = 2.0

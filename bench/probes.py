@@ -8,9 +8,9 @@ from datetime import datetime
 
 import httpx
 
+from homing.domain.accepting import NewJob
 from homing.models import Channel, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
 
 PAYLOAD = {"to": "probe@example.com", "from": "b@example.com", "subject": "probe", "text": "x"}
 

@@ -43,12 +43,13 @@ _SECRET_VALUES = re.compile(
 
 
 def job_context(
-    job_id: str, tenant_id: str | None, attempt: int | None
+    job_id: str, tenant_id: str | None, pass_number: int | None
 ) -> AbstractContextManager[None]:
-    """Bind ``job_id``, ``tenant_id`` and ``attempt`` to every log line written inside
-    the ``with`` block, stdlib and structlog alike (contextvars: a delivery's task sees
-    only its own job's)."""
-    return _bound(job_id=job_id, tenant_id=tenant_id, attempt=attempt)
+    """Bind ``job_id``, ``tenant_id`` and the pass's number to every log line written
+    inside the ``with`` block, stdlib and structlog alike (contextvars: a delivery's task
+    sees only its own job's). The pass's number is logged as ``attempt``, the field's
+    public name (docs/settings.md, ``HOMING_LOG_LEVEL``)."""
+    return _bound(job_id=job_id, tenant_id=tenant_id, attempt=pass_number)
 
 
 def request_context(request_id: str) -> AbstractContextManager[None]:

@@ -461,7 +461,8 @@ class Job:
     provider_pin: str | None
     fallback_pin: str | None
     idempotency_key: str | None
-    attempts_made: int
+    # The passes over its providers it has spent (the ``attempts_made`` column).
+    passes_made: int
     skipped_providers: tuple[str, ...]
     provider: str | None
     provider_message_id: str | None
@@ -507,11 +508,13 @@ class Attempt:
 
 @dataclass(frozen=True, slots=True)
 class ClaimedJob:
-    """A job a worker holds under lease; ``claim_token`` proves the lease."""
+    """A job a worker holds under lease; ``claim_token`` proves the lease, and
+    ``pass_number`` is the pass this claim runs (the queue entry's ``attempts`` column,
+    moved by the claim)."""
 
     job: Job
     claim_token: str
-    attempt_number: int
+    pass_number: int
     deferred_seconds: float
     provider_calls: int = 0
 

@@ -502,7 +502,7 @@ class Services:
     def retry_policy(self) -> RetryPolicy:
         s = self.settings
         return RetryPolicy(
-            max_attempts=s.retries.max_attempts,
+            max_passes=s.retries.max_attempts,
             base_seconds=s.retries.base_seconds,
             max_seconds=s.retries.max_seconds,
             max_deferral_seconds=s.retries.max_deferral_seconds,
@@ -510,10 +510,10 @@ class Services:
         )
 
     def platform_retry_policy(self) -> RetryPolicy:
-        """Homing's own email (CRITICAL): same attempts, a much shorter backoff."""
+        """Homing's own email (CRITICAL): same passes, a much shorter backoff."""
         s = self.settings
         return RetryPolicy(
-            max_attempts=s.retries.max_attempts,
+            max_passes=s.retries.max_attempts,
             base_seconds=s.retries.platform_base_seconds,
             max_seconds=s.retries.platform_max_seconds,
             max_deferral_seconds=s.retries.max_deferral_seconds,

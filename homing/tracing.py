@@ -13,7 +13,7 @@ pays a function call per accept, pass and provider call. (redis-py imports the S
 metrics part when it is installed, for its own optional metrics: docs/tracing.md.)
 
 What a span holds: ids (job, tenant, provider account), kinds (channel, provider,
-event type), outcome classes, attempt numbers and HTTP status codes. Never an address,
+event type), outcome classes, pass numbers and HTTP status codes. Never an address,
 a body, a subject, an error's text or a URL path (a path may carry a recipient's id):
 an API span is named after its route's template.
 
@@ -71,6 +71,7 @@ EXPORTERS: Final = frozenset({"otlp", "console"})
 JOB_ID: Final = "homing.job_id"
 TENANT_ID: Final = "homing.tenant_id"
 CHANNEL: Final = "homing.channel"
+# The number of a delivery pass (its public name predates "pass": docs/tracing.md).
 ATTEMPT: Final = "homing.attempt"
 OUTCOME: Final = "homing.outcome"
 ERROR_CLASS: Final = "homing.error_class"
@@ -389,7 +390,7 @@ def request(
 
 
 def delivery(
-    traceparent: str | None, *, job_id: str, tenant_id: str, channel: str, attempt: int
+    traceparent: str | None, *, job_id: str, tenant_id: str, channel: str, pass_number: int
 ) -> AbstractContextManager[SpanHandle]:
     """The span of one delivery pass of a job, a child of the span that accepted it
     (its stored ``traceparent``), or a trace of its own when it has none."""
@@ -398,7 +399,7 @@ def delivery(
     parent = _parent(traceparent)
     if parent is not None and not _sampled(traceparent):
         return _Carried(parent)
-    attributes = {JOB_ID: job_id, TENANT_ID: tenant_id, CHANNEL: channel, ATTEMPT: attempt}
+    attributes = {JOB_ID: job_id, TENANT_ID: tenant_id, CHANNEL: channel, ATTEMPT: pass_number}
     return _span("deliver", "INTERNAL", attributes, parent)
 
 

@@ -10,10 +10,10 @@ from contextlib import asynccontextmanager
 import httpx
 
 from homing.api.app import create_app
+from homing.domain.people import User
 from homing.managers.audit import CLI_ACTOR
 from homing.models import Role
 from homing.services import Services
-from homing.store.people import User
 
 PASSWORD = "correct horse battery staple"
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]{64})"')

@@ -25,7 +25,7 @@ def a_job(**changes: Any) -> Job:
         provider_pin=None,
         fallback_pin=None,
         idempotency_key=None,
-        attempts_made=1,
+        passes_made=1,
         skipped_providers=(),
         provider=None,
         provider_message_id=None,

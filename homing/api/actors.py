@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from homing.domain.tenants import Principal
 from homing.models import Actor, ActorKind
-from homing.store.tenants import Principal
 
 __all__ = ["ADMIN", "actor_of"]
 

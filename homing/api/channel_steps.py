@@ -33,6 +33,10 @@ from homing.api.schemas.email import EmailCreate
 from homing.api.schemas.notifications import NotificationsCreate
 from homing.api.schemas.sms import SmsCreate
 from homing.api.templated import render_one
+from homing.domain.accepting import NewJob
+from homing.domain.feed import FeedContent
+from homing.domain.preferences import PreferenceCheck
+from homing.domain.recipients import Recipient
 from homing.errors import (
     HomingError,
     InvalidRequest,
@@ -48,11 +52,7 @@ from homing.managers.recipients import ADDRESS_FIELDS
 from homing.models import QUEUE_FOR_CHANNEL, Channel
 from homing.rendering import TemplateError
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.feed import FeedContent
 from homing.store.notification_rows import StepPlan
-from homing.store.preferences import PreferenceCheck
-from homing.store.recipients import Recipient
 from homing.vendors import VENDORS
 
 __all__ = ["checked_recipient", "step_plans"]

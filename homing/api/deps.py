@@ -9,6 +9,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from homing.api.key_scope import check_key_scope
 from homing.api.middleware.sending_gate import PRINCIPAL_STATE, principal_for
+from homing.domain.tenants import Principal
 from homing.errors import (
     Forbidden,
     HomingError,
@@ -23,7 +24,6 @@ from homing.errors import (
 )
 from homing.rendering.kernel import TemplateError
 from homing.services import Services
-from homing.store.tenants import Principal
 
 _bearer = HTTPBearer(auto_error=False)
 

@@ -16,12 +16,12 @@ from pydantic import ValidationError
 
 from homing.api.channel_steps import checked_recipient, step_plans
 from homing.api.schemas.notifications import NotificationsCreate
+from homing.domain.digests import DueDigest, Gathering
+from homing.domain.tenants import Principal
 from homing.errors import InvalidRequest
 from homing.managers.digests import DigestPlanner, closes_at
 from homing.services import Services
-from homing.store.digests import DueDigest, Gathering
 from homing.store.notifications import NewNotification
-from homing.store.tenants import Principal
 
 __all__ = ["gathering", "planner"]
 

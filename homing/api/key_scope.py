@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from homing.domain.tenants import Principal
 from homing.errors import Forbidden
-from homing.store.tenants import Principal
 
 __all__ = ["TEST_KEY_ROUTES", "check_key_scope"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from homing.domain.preferences import PreferenceCheck
 from homing.email_headers import Headers
 from homing.managers.recipients import Addressed
 from homing.services import Services
-from homing.store.preferences import PreferenceCheck
 
 __all__ = ["LinkExtras", "link_extras", "unsubscribe_mailbox"]
 

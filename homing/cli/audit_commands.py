@@ -9,9 +9,9 @@ import argparse
 
 from homing.api.schemas.audit import AuditEventPublic
 from homing.cli.output import emit
+from homing.domain.audit import AuditFilter
 from homing.models import AuditAction
 from homing.services import Services
-from homing.store.audit import AuditFilter
 
 
 async def run(services: Services, args: argparse.Namespace) -> int:

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from homing.cli.output import emit
+from homing.domain.dead_letters import DeadLetterFilter
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.dead_letters import MAX_IDS, BulkResult
 from homing.models import AuditAction
 from homing.services import Services
-from homing.store.dead_letters import DeadLetterFilter
 
 
 def _filter(args: argparse.Namespace) -> DeadLetterFilter:

@@ -12,12 +12,12 @@ from typing import Any
 from homing.api.schemas.tenants import TenantDetail, TenantList, TenantPublic
 from homing.api.schemas.usage import UsagePublic
 from homing.cli.output import emit
+from homing.domain.audit import AuditEvent
 from homing.errors import InvalidRequest
 from homing.managers.audit import CLI_ACTOR, diff, tenant_fields
 from homing.managers.plans import RATE_WINDOW_SECONDS
 from homing.models import AuditAction, Plan, Tenant
 from homing.services import Services
-from homing.store.audit import AuditEvent
 
 
 def parse_quotas(items: list[str] | None) -> dict[str, int | None] | None:

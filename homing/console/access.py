@@ -21,12 +21,12 @@ from starlette.requests import Request
 from homing.console.forms import Form, read_form
 from homing.console.routing import SignInNeeded
 from homing.crypto import constant_time_equals, csrf_token
+from homing.domain.people import Membership, Session, User
 from homing.errors import Forbidden, NotFound
 from homing.managers.flashes import Flash
 from homing.managers.suspension import refuse_suspended
 from homing.models import Actor, ActorKind, Role
 from homing.services import Services
-from homing.store.people import Membership, Session, User
 
 SESSION_COOKIE = "homing_session"
 VIEW_STATE = "console_view"

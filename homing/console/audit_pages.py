@@ -22,10 +22,10 @@ from starlette.responses import Response
 from homing.console.access import OperatorDep, OwnerDep, ServicesDep
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.domain.audit import AuditEvent, AuditFilter
 from homing.errors import InvalidRequest
 from homing.models import AuditAction
 from homing.services import Services
-from homing.store.audit import AuditEvent, AuditFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 _SORTED = orjson.OPT_SORT_KEYS

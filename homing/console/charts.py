@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from homing.store.volume import DayVolume
+from homing.domain.volume import DayVolume
 
 WIDTH = 560
 HEIGHT = 160

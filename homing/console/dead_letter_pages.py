@@ -24,11 +24,11 @@ from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
+from homing.domain.dead_letters import DeadLetterFilter
 from homing.errors import InvalidRequest
 from homing.managers.dead_letters import BulkResult
 from homing.models import AuditAction, Tenant
 from homing.services import Services
-from homing.store.dead_letters import DeadLetterFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

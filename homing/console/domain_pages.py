@@ -20,10 +20,10 @@ from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
+from homing.domain.domain_rows import SendingDomain
 from homing.errors import Conflict, HomingError, InvalidRequest, QuotaExceeded
 from homing.models import AuditAction, Channel
 from homing.services import Services
-from homing.store.domain_rows import SendingDomain
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

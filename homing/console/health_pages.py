@@ -24,8 +24,8 @@ from homing.clock import as_datetime
 from homing.console.access import OperatorDep, ServicesDep
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.domain.provider_health import LATENCY_BOUNDS_MS, Health
 from homing.managers.alert_checks import Thresholds
-from homing.store.provider_health import LATENCY_BOUNDS_MS, Health
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

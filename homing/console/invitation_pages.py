@@ -26,10 +26,10 @@ from homing.console.routing import ConsoleRoute, status_of
 from homing.console.signin import same_origin, signed_in_to
 from homing.console.templating import render
 from homing.crypto import constant_time_equals, csrf_token
+from homing.domain.invitations import Invitation
 from homing.errors import Conflict, Forbidden, InvalidRequest, RateLimited, Unauthenticated
 from homing.managers.people import MAX_PASSWORD
 from homing.services import Services
-from homing.store.invitations import Invitation
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

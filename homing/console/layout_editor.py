@@ -33,9 +33,9 @@ from homing.console.template_editor import (
 )
 from homing.console.template_pages import sentence, tenant_of
 from homing.console.templating import CSP, FRAMED_CSP, render
+from homing.domain.templates import DRAFT, TemplateRow, VersionRow
 from homing.errors import HomingError
 from homing.services import Services
-from homing.store.templates import DRAFT, TemplateRow, VersionRow
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

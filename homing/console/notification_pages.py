@@ -21,9 +21,9 @@ from homing.clock import as_datetime
 from homing.console.access import MemberDep, ServicesDep
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.domain.digests import GATHERED
+from homing.domain.notification_search import NotificationFilter
 from homing.store import flow_rules as rules
-from homing.store.digests import GATHERED
-from homing.store.notification_search import NotificationFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

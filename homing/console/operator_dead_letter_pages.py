@@ -26,10 +26,10 @@ from homing.console.dead_letter_pages import redrive_and_say
 from homing.console.forms import Form
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.domain.dead_letters import DeadLetterFilter
 from homing.errors import InvalidRequest, NotFound
 from homing.models import Queue
 from homing.services import Services
-from homing.store.dead_letters import DeadLetterFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

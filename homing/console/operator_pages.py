@@ -20,10 +20,10 @@ from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep, Ten
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.domain.audit import AuditEvent
 from homing.managers.audit import diff, tenant_fields
 from homing.models import AuditAction, Plan
 from homing.services import Services
-from homing.store.audit import AuditEvent
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

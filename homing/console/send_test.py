@@ -25,11 +25,11 @@ from homing.addresses import (
     phone_key,
     sms_sender,
 )
+from homing.domain.accepting import NewJob
 from homing.errors import HomingError, InvalidRequest, PayloadTooLarge
 from homing.managers.templates import Rendered
 from homing.models import QUEUE_FOR_CHANNEL, Channel, Priority, SmsSegments
 from homing.services import Services
-from homing.store.accepting import NewJob
 from homing.vendors import VENDORS
 from homing.webhooks.message import write_message
 

@@ -35,13 +35,13 @@ from homing.console.send_test import (
 )
 from homing.console.template_pages import sentence
 from homing.console.templating import render
+from homing.domain.accepting import NewJob
+from homing.domain.tenants import Principal
 from homing.errors import HomingError, InvalidRequest
 from homing.managers.suspension import refuse_suspended
 from homing.managers.templates import Rendered
 from homing.models import Channel
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.tenants import Principal
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

@@ -21,9 +21,9 @@ from homing.console.access import SESSION_COOKIE, FormDep, ServicesDep, SignedIn
 from homing.console.forms import read_form
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
+from homing.domain.people import Membership
 from homing.errors import Forbidden, InvalidRequest, RateLimited, Unauthenticated
 from homing.services import Services
-from homing.store.people import Membership
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

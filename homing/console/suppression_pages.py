@@ -23,10 +23,11 @@ from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
+from homing.domain.suppressions import ENTERED_REASONS
 from homing.errors import InvalidRequest
 from homing.models import AuditAction, Channel
 from homing.services import Services
-from homing.store.suppressions import ENTERED_REASONS, entered_key, normalize_address
+from homing.store.suppressions import entered_key, normalize_address
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

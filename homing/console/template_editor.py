@@ -28,13 +28,13 @@ from homing.console.message_view import frame_document
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.template_pages import sentence, tenant_of
 from homing.console.templating import CSP, FRAMED_CSP, render
+from homing.domain.accepting import NewJob
+from homing.domain.templates import DRAFT, TemplateRow, VersionRow
+from homing.domain.tenants import Principal
 from homing.errors import Forbidden, HomingError, InvalidRequest
 from homing.managers.suspension import refuse_suspended
 from homing.models import QUEUE_FOR_CHANNEL, Channel, Priority
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.templates import DRAFT, TemplateRow, VersionRow
-from homing.store.tenants import Principal
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

@@ -22,9 +22,9 @@ from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
+from homing.domain.templates import VersionRow
 from homing.errors import HomingError
 from homing.services import Services
-from homing.store.templates import VersionRow
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

@@ -26,11 +26,11 @@ from homing.console.message_view import content_of, timeline
 from homing.console.notification_pages import WHY
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import CSP, FRAMED_CSP, render
+from homing.domain.job_search import JobFilter
+from homing.domain.tenants import Principal
 from homing.errors import InvalidRequest
 from homing.inbound.events import delivery_status
 from homing.models import Channel, JobStatus
-from homing.store.job_search import JobFilter
-from homing.store.tenants import Principal
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

@@ -26,12 +26,12 @@ from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import moment, render
+from homing.domain.audit import AuditEvent
+from homing.domain.job_search import JobFilter
 from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
 from homing.models import AuditAction, Channel, Job
 from homing.services import Services
-from homing.store.audit import AuditEvent
-from homing.store.job_search import JobFilter
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

@@ -19,6 +19,7 @@ from homing.dispatch.policy import (
     decide,
 )
 from homing.dispatch.unaccounted import not_resent, unknown_calls
+from homing.domain.queue import Completed, Failed, Outcome, Rescheduled
 from homing.logs import job_context
 from homing.models import (
     EXPIRED,
@@ -30,7 +31,6 @@ from homing.models import (
     ProviderAccount,
     Queue,
 )
-from homing.store.queue import Completed, Failed, Outcome, Rescheduled
 from homing.store.tenants import HELD_ERROR_CLASS
 
 log = logging.getLogger("homing.dispatch")
@@ -60,9 +60,9 @@ class Dispatcher:
         outcome is written by the caller afterwards.
         """
         job = claimed.job
-        number = claimed.attempt_number
+        number = claimed.pass_number
         # Every line logged during this pass (here, in the pass, in an adapter) says
-        # which job, tenant and attempt it is about; the binding ends with the pass.
+        # which job, tenant and pass it is about; the binding ends with the pass.
         # Its span is a child of the one that accepted the job (docs/tracing.md).
         with (
             job_context(job.id, job.tenant_id, number),
@@ -71,7 +71,7 @@ class Dispatcher:
                 job_id=job.id,
                 tenant_id=job.tenant_id,
                 channel=job.channel.value,
-                attempt=number,
+                pass_number=number,
             ) as span,
         ):
             outcome = await self._process(claimed, accounts)
@@ -102,7 +102,7 @@ class Dispatcher:
 
     async def _pass(self, claimed: ClaimedJob, usable: Sequence[ProviderAccount]) -> Outcome:
         job = claimed.job
-        number = claimed.attempt_number
+        number = claimed.pass_number
         policy = self._policies.get(job.queue, self._default)
         spent = _expired(claimed, self._clock.now()) or _spent(claimed, policy)
         if spent is not None:
@@ -115,7 +115,7 @@ class Dispatcher:
                 attempts=result.attempts,
                 provider=result.accepted_by.provider,
                 provider_message_id=result.result.provider_message_id if result.result else None,
-                attempts_made=number,
+                passes_made=number,
             )
         skipped = _skipped_after(job.skipped_providers, result, usable)
         if result.uncertain_give_up:
@@ -133,7 +133,7 @@ class Dispatcher:
         return self._outcome(claimed, result, decision, skipped)
 
     def hold(self, claimed: ClaimedJob, seconds: float) -> Rescheduled:
-        """Put a claimed job back for ``seconds`` without a pass: no attempt is spent."""
+        """Put a claimed job back for ``seconds`` without a pass: no pass is spent."""
         job = claimed.job
         return Rescheduled(
             job_id=job.id,
@@ -142,7 +142,7 @@ class Dispatcher:
             available_at=_capped(job, self._clock.now() + seconds),
             # What was recorded before (claim number - 1, unless an earlier claim
             # recorded nothing: that stays to be told by the next claim).
-            attempts_made=job.attempts_made,
+            passes_made=job.passes_made,
             error="held: the tenant is suspended",
             error_class=HELD_ERROR_CLASS,
             skipped_providers=job.skipped_providers,
@@ -152,13 +152,13 @@ class Dispatcher:
     def _outcome(
         self, claimed: ClaimedJob, result: PassResult, decision: Decision, skipped: list[str]
     ) -> Outcome:
-        job, number, token = claimed.job, claimed.attempt_number, claimed.claim_token
+        job, number, token = claimed.job, claimed.pass_number, claimed.claim_token
         if isinstance(decision, GiveUp):
             return Failed(
                 job_id=job.id,
                 claim_token=token,
                 attempts=result.attempts,
-                attempts_made=number,
+                passes_made=number,
                 error=decision.error,
                 error_class=decision.error_class,
                 skipped_providers=skipped,
@@ -172,7 +172,7 @@ class Dispatcher:
                 job_id=job.id,
                 claim_token=token,
                 attempts=result.attempts,
-                attempts_made=number,
+                passes_made=number,
                 error=f"expires at {_moment(job)} before its next try: {decision.error}",
                 error_class=EXPIRED,
                 skipped_providers=skipped,
@@ -183,7 +183,7 @@ class Dispatcher:
                 claim_token=token,
                 attempts=result.attempts,
                 available_at=now + decision.delay,
-                attempts_made=number - 1,
+                passes_made=number - 1,
                 error=decision.error,
                 error_class=FailureClass.THROTTLED.value,
                 skipped_providers=skipped,
@@ -197,7 +197,7 @@ class Dispatcher:
             claim_token=token,
             attempts=result.attempts,
             available_at=now + decision.delay,
-            attempts_made=number,
+            passes_made=number,
             error=decision.error,
             error_class=decision.error_class,
             skipped_providers=skipped,
@@ -228,7 +228,7 @@ def _moment(job: Job) -> str:
 
 def _expired(claimed: ClaimedJob, now: float) -> Failed | None:
     """The job's end, without a pass, once its ``expires_at`` has come: a one-time code
-    an hour late is worse than none. No attempt is spent on it."""
+    an hour late is worse than none. No pass is spent on it."""
     job = claimed.job
     if not _past_expiry(job, now):
         return None
@@ -236,7 +236,7 @@ def _expired(claimed: ClaimedJob, now: float) -> Failed | None:
         job_id=job.id,
         claim_token=claimed.claim_token,
         attempts=(),
-        attempts_made=claimed.attempt_number - 1,
+        passes_made=claimed.pass_number - 1,
         error=f"not delivered before it expired at {_moment(job)}",
         error_class=EXPIRED,
         skipped_providers=job.skipped_providers,
@@ -246,14 +246,14 @@ def _expired(claimed: ClaimedJob, now: float) -> Failed | None:
 def _spent(claimed: ClaimedJob, policy: RetryPolicy) -> Failed | None:
     """The job's end, without a pass, when it has nothing left to spend."""
     job = claimed.job
-    if claimed.attempt_number > policy.max_attempts:
-        # The attempt counter moves at claim time: a job whose workers keep
+    if claimed.pass_number > policy.max_passes:
+        # The pass counter moves at claim time: a job whose workers keep
         # dying before they record anything still ends in the dead-letter queue.
         return Failed(
             job_id=job.id,
             claim_token=claimed.claim_token,
             attempts=(),
-            attempts_made=policy.max_attempts,
+            passes_made=policy.max_passes,
             error="lease expired on every attempt (worker lost)",
             error_class="worker_lost",
             skipped_providers=job.skipped_providers,
@@ -264,7 +264,7 @@ def _spent(claimed: ClaimedJob, policy: RetryPolicy) -> Failed | None:
             job_id=job.id,
             claim_token=claimed.claim_token,
             attempts=(),
-            attempts_made=claimed.attempt_number,
+            passes_made=claimed.pass_number,
             error=(
                 f"gave up after {claimed.provider_calls} provider calls, the most one job may make"
             ),

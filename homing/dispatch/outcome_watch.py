@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
 
+from homing.domain.queue import Outcome
 from homing.models import AttemptOutcome
-from homing.store.queue import Outcome
 
 __all__ = ["Findings", "OutcomeWatcher", "findings"]
 

@@ -1,4 +1,5 @@
-"""One attempt = one pass over the candidate providers, stopping at the first success."""
+"""One pass over the candidate providers, stopping at the first success; each provider
+call in it is one attempt."""
 
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ class PassRunner:
     async def _pace(self, account: ProviderAccount, job: Job) -> None:
         """Take a slot of every rate rule of ``account``, waiting up to ``pacing_wait``
         in all for a full one to free one; past that the provider is throttled for the
-        job (no call made, no attempt spent: the job is deferred to the slot)."""
+        job (no call made, no pass spent: the job is deferred to the slot)."""
         if self._pacer is None:
             return
         waited = 0.0
@@ -169,7 +170,7 @@ class PassRunner:
         return self._sender_for(job).supports_idempotency(account)
 
     async def run(
-        self, job: Job, attempt_number: int, accounts: Sequence[ProviderAccount]
+        self, job: Job, pass_number: int, accounts: Sequence[ProviderAccount]
     ) -> PassResult:
         """Try each candidate in order; record one Attempt per provider call."""
         outcome = PassResult()
@@ -195,7 +196,7 @@ class PassRunner:
                 count_call(job, account, failure, seconds)
             duration_ms = int(seconds * 1000)
             attempt = self._attempt(
-                job, attempt_number, account, started, duration_ms, failure, result
+                job, pass_number, account, started, duration_ms, failure, result
             )
             outcome.attempts.append(attempt)
             if failure is None:
@@ -265,7 +266,7 @@ class PassRunner:
     def _attempt(
         self,
         job: Job,
-        number: int,
+        pass_number: int,
         account: ProviderAccount,
         started: float,
         duration_ms: int,
@@ -278,7 +279,7 @@ class PassRunner:
         return Attempt(
             job_id=job.id,
             tenant_id=job.tenant_id,
-            number=number,
+            number=pass_number,
             provider_account_id=None if account.id == DIRECT_TARGET_ID else account.id,
             provider=account.provider,
             outcome=(

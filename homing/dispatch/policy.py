@@ -23,10 +23,10 @@ CALL_LIMIT = "call_limit"
 
 @dataclass(kw_only=True, frozen=True, slots=True)
 class RetryPolicy:
-    """The numbers of the retry policy: attempts, backoff base and cap, the deferral
+    """The numbers of the retry policy: passes, backoff base and cap, the deferral
     bound and the call limit per job."""
 
-    max_attempts: int
+    max_passes: int
     base_seconds: float
     max_seconds: float
     max_deferral_seconds: float
@@ -35,14 +35,14 @@ class RetryPolicy:
 
 
 def backoff(
-    attempt: int,
+    pass_number: int,
     base: float,
     cap: float,
     rand: Callable[[], float] = random.random,
 ) -> float:
-    """Seconds to wait after failed attempt ``attempt`` (1-based): exponential, capped,
+    """Seconds to wait after failed pass ``pass_number`` (1-based): exponential, capped,
     with equal jitter so that a burst of failures does not retry in lock-step."""
-    ceiling = min(cap, base * (2.0 ** max(0, attempt - 1)))
+    ceiling = min(cap, base * (2.0 ** max(0, pass_number - 1)))
     return float(ceiling / 2 + rand() * ceiling / 2)
 
 
@@ -67,7 +67,7 @@ class Retry:
 
 @dataclass(frozen=True, slots=True)
 class Defer:
-    """Every provider was throttled: wait without spending an attempt."""
+    """Every provider was throttled: wait without spending a pass."""
 
     delay: float
     error: str
@@ -86,7 +86,7 @@ Decision = Retry | Defer | GiveUp
 
 def decide(
     policy: RetryPolicy,
-    attempt: int,
+    pass_number: int,
     failures: Sequence[PassFailure],
     *,
     providers_left: int,
@@ -94,13 +94,13 @@ def decide(
     calls_so_far: int = 0,
     rand: Callable[[], float] = random.random,
 ) -> Decision:
-    """Next step for a job whose pass ``attempt`` found no provider that accepted it.
+    """Next step for a job whose pass ``pass_number`` found no provider that accepted it.
 
     ``providers_left`` counts the candidates that remain usable for later passes
     (those not skipped as provider_permanent); ``calls_so_far`` the provider calls the
     job has made, this pass's included.
     """
-    decision = _next_step(policy, attempt, failures, providers_left, deferred_so_far, rand)
+    decision = _next_step(policy, pass_number, failures, providers_left, deferred_so_far, rand)
     if not isinstance(decision, GiveUp) and calls_so_far >= policy.max_provider_calls:
         return GiveUp(
             f"gave up after {calls_so_far} provider calls, the most one job may make: "
@@ -120,7 +120,7 @@ def deferral(waits: Sequence[float], default: float) -> float:
 
 def _next_step(
     policy: RetryPolicy,
-    attempt: int,
+    pass_number: int,
     failures: Sequence[PassFailure],
     providers_left: int,
     deferred_so_far: float,
@@ -140,10 +140,10 @@ def _next_step(
         if deferred_so_far + delay > policy.max_deferral_seconds:
             return GiveUp(f"throttled beyond the maximum deferral: {last.detail}", "throttled")
         return Defer(delay, last.detail)
-    if attempt >= policy.max_attempts:
+    if pass_number >= policy.max_passes:
         return GiveUp(last.detail, last.failure_class.value)
     return Retry(
-        backoff(attempt, policy.base_seconds, policy.max_seconds, rand),
+        backoff(pass_number, policy.base_seconds, policy.max_seconds, rand),
         last.detail,
         last.failure_class.value,
     )

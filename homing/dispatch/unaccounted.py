@@ -1,8 +1,8 @@
 """Claims whose outcome was never recorded, and the fence of ``at_most_once`` jobs.
 
-A claim moves the entry's attempt counter; a recorded outcome sets the job's
-``attempts_made`` to the claim's number (or one less, with the attempt given back).
-So when a claim finds the counter more than one past ``attempts_made``, each claim in
+A claim moves the entry's pass counter; a recorded outcome sets the job's
+``passes_made`` to the claim's number (or one less, with the pass given back).
+So when a claim finds the counter more than one past ``passes_made``, each claim in
 between ended without a recorded outcome: its worker died, or lost its lease, maybe
 after the vendor accepted the message. Both numbers come back with the claim, so
 telling costs no statement.
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from homing.clock import as_datetime
 from homing.dispatch.passes import DIRECT_TARGET_ID
+from homing.domain.queue import Failed
 from homing.models import Attempt, AttemptOutcome, ClaimedJob, FailureClass, ProviderAccount
-from homing.store.queue import Failed
 
 UNRECORDED = "the outcome of this call was never recorded (its worker stopped or lost its lease)"
 UNRECORDED_OF_SEVERAL = UNRECORDED + "; it may have reached this provider or a later one"
@@ -32,7 +32,7 @@ NOT_RESENT = (
 
 def unaccounted(claimed: ClaimedJob) -> range:
     """The numbers of the earlier claims of this job that recorded no outcome."""
-    return range(claimed.job.attempts_made + 1, claimed.attempt_number)
+    return range(claimed.job.passes_made + 1, claimed.pass_number)
 
 
 def unknown_calls(
@@ -71,7 +71,7 @@ def not_resent(claimed: ClaimedJob, unknown: Sequence[Attempt]) -> Failed:
         job_id=job.id,
         claim_token=claimed.claim_token,
         attempts=tuple(unknown),
-        attempts_made=claimed.attempt_number - 1,
+        passes_made=claimed.pass_number - 1,
         error=NOT_RESENT,
         error_class=FailureClass.UNCERTAIN.value,
         skipped_providers=job.skipped_providers,

@@ -19,6 +19,7 @@ from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.outcome_watch import Findings, OutcomeWatcher, findings
 from homing.dispatch.policy import CALL_LIMIT
+from homing.domain.queue import Applied, Completed, Failed, Outcome, Rescheduled
 from homing.errors import StoreError
 from homing.logs import job_context
 from homing.metrics import DEAD_LETTERS, IN_FLIGHT, JOBS_FINISHED, THROTTLED_DEFERRALS, bounded
@@ -33,7 +34,7 @@ from homing.models import (
 )
 from homing.settings import WorkerSettings
 from homing.store.claiming import Claim
-from homing.store.queue import Applied, Completed, Failed, Outcome, QueueStore, Rescheduled
+from homing.store.queue import QueueStore
 from homing.timing.wakeups import Wakeup
 
 _DEFAULT = WorkerSettings()
@@ -61,11 +62,11 @@ COMPLETED, FAILED, SUPPRESSED = "completed", "failed", "suppressed"
 
 @dataclass(frozen=True, slots=True)
 class _Held:
-    """What the log lines and the metrics of a held job need: its tenant, attempt,
+    """What the log lines and the metrics of a held job need: its tenant, pass,
     channel and queue."""
 
     tenant_id: str
-    attempt: int
+    pass_number: int
     channel: str
     queue: str
 
@@ -228,7 +229,7 @@ class Worker:
             JOBS_FINISHED.labels(gone.job.channel.value, SUPPRESSED).inc()
         for job in claim.jobs:
             self._held[job.job.id] = _Held(
-                job.job.tenant_id, job.attempt_number, job.job.channel.value, job.job.queue.value
+                job.job.tenant_id, job.pass_number, job.job.channel.value, job.job.queue.value
             )
             if job.job.tenant_id in claim.suspended:
                 # A suspended tenant's jobs stay queued, untouched, until it is unsuspended.
@@ -407,17 +408,17 @@ class Worker:
                 THROTTLED_DEFERRALS.labels(held.channel).inc()
 
     def _forget_held(self) -> None:
-        """Keep the tenant and attempt of jobs still in flight or waiting to be recorded
+        """Keep the tenant and pass of jobs still in flight or waiting to be recorded
         only (a call that ended without an outcome is dropped here too)."""
         live = self._calls.keys() | {o.job_id for o in (*self._writing, *self._outcomes)}
         self._held = {job_id: about for job_id, about in self._held.items() if job_id in live}
 
     def _about(self, job_id: str) -> AbstractContextManager[None]:
-        """Log lines inside carry the job's id, tenant and attempt (as a delivery's do)."""
+        """Log lines inside carry the job's id, tenant and pass (as a delivery's do)."""
         held = self._held.get(job_id)
         if held is None:
             return job_context(job_id, None, None)
-        return job_context(job_id, held.tenant_id, held.attempt)
+        return job_context(job_id, held.tenant_id, held.pass_number)
 
     async def _drain(self) -> None:
         if self._inflight:

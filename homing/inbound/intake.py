@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from homing.clock import Clock, as_datetime
+from homing.domain.inbound import Entry
 from homing.inbound.receiver import Receiver
 from homing.inbound.report import ReportRow, summarize
 from homing.inbound.secrets import InboundSecrets, InboundTarget
 from homing.inbound.verification import Nonce
-from homing.store.inbound import Entry, InboundStore
+from homing.store.inbound import InboundStore
 
 
 @dataclass

@@ -28,6 +28,7 @@ from typing import Any, Final
 from homing import tracing
 from homing.alerts import Alerter
 from homing.clock import as_datetime
+from homing.domain.inbound import Entry
 from homing.errors import RateLimited, StoreError
 from homing.inbound.billing import BILLING_SOURCES, BillingEvent, Prices, check_price
 from homing.inbound.events import DeliveryEvent, EntryStatus, EventError, EventType, RawEvent
@@ -38,7 +39,7 @@ from homing.metrics import INBOUND_EVENTS, bounded
 from homing.ratelimit import RateLimiter
 from homing.settings import InboundSettings
 from homing.store.delivery import DeliveryStore
-from homing.store.inbound import Entry, InboundStore, Journaled, event_values
+from homing.store.inbound import InboundStore, Journaled, event_values
 from homing.store.inbound_nonces import OneTime, TokenReused
 
 _DEFAULT = InboundSettings()

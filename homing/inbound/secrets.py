@@ -21,10 +21,10 @@ import orjson
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
+from homing.domain.audit import AuditEvent
 from homing.errors import InvalidRequest, NotFound
 from homing.inbound.sources import KINDS, SOURCES
 from homing.inbound.verification import Nonce, Signed
-from homing.store.audit import AuditEvent
 from homing.store.inbound_secrets import InboundSecretStore, StoredSecret
 from homing.store.providers import ProviderStore
 

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from homing.crypto import Sealer, mask, mask_password
+from homing.domain.audit import AuditEvent
 from homing.errors import InvalidRequest, ProviderTimeout
 from homing.managers.suspension import refuse_suspended_id
 from homing.models import Channel, ProviderAccount, new_id
@@ -25,7 +26,7 @@ from homing.providers.registry import (
     SECRET_CREDENTIAL_FIELDS,
     checkable_provider,
 )
-from homing.store.audit import AuditEvent, by_tenant
+from homing.store.audit import by_tenant
 from homing.store.providers import ProviderStore, open_credentials, seal_credentials
 from homing.store.tenants import TenantStore
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, replace
 
 from homing.clock import Clock, SystemClock
 from homing.crypto import hash_api_key
+from homing.domain.accepting import Accepted, NewJob
+from homing.domain.tenants import Principal
 from homing.errors import HomingError, SendAtTooFar
 from homing.managers.plans import RATE_WINDOW_SECONDS, Limits, Quota, effective_limits
 from homing.managers.quiet_hours import QuietWindow, window_of
@@ -32,11 +34,11 @@ from homing.metrics import ACCEPTED, REFUSED, SUPPRESSED, refusal_reason
 from homing.models import Job, JobStatus, Plan, Tenant
 from homing.ratelimit import RateDecision, RateLimiter
 from homing.settings import AdmissionSettings
-from homing.store.accepting import AcceptCheck, Accepted, NewJob
+from homing.store.accepting import AcceptCheck
 from homing.store.batches import BatchStore, ItemResult
 from homing.store.jobs import JobStore
 from homing.store.tenant_settings import TenantSettingsStore
-from homing.store.tenants import Principal, TenantStore
+from homing.store.tenants import TenantStore
 
 _DEFAULT = AdmissionSettings()
 

@@ -29,9 +29,10 @@ from typing import Any
 import orjson
 
 from homing.clock import Clock, as_datetime
+from homing.domain.audit import AuditEvent, AuditFilter
 from homing.logs import current_request_id, redact_text
 from homing.models import Actor, ActorKind, AuditAction, Tenant, new_id
-from homing.store.audit import AuditEvent, AuditFilter, AuditStore
+from homing.store.audit import AuditStore
 
 __all__ = [
     "CHANGED",

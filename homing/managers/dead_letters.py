@@ -24,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from homing.domain.dead_letters import DeadLetterFilter
 from homing.errors import Conflict, Forbidden, NotFound
 from homing.managers.admission import Admission
 from homing.managers.suspension import refuse_suspended
 from homing.models import FailureClass, Tenant
-from homing.store.dead_letters import DeadLetterFilter, DeadLetterStore
+from homing.store.dead_letters import DeadLetterStore
 from homing.store.jobs import JobStore
 from homing.store.tenants import TenantStore
 

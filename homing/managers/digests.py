@@ -27,15 +27,17 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from homing.clock import Clock, as_datetime
+from homing.domain.digests import DueDigest, Gathering
+from homing.domain.notification_rows import Notification
+from homing.domain.tenants import Principal
 from homing.errors import HomingError, StoreError
 from homing.managers.notifications import Notifications
 from homing.managers.periodic import repeat
 from homing.managers.quiet_hours import next_reading, zone
 from homing.settings import DigestSettings
-from homing.store.digests import DigestStore, DueDigest, Gathering
-from homing.store.notification_rows import Notification
+from homing.store.digests import DigestStore
 from homing.store.notifications import NewNotification
-from homing.store.tenants import Principal, TenantStore
+from homing.store.tenants import TenantStore
 
 _DEFAULT = DigestSettings()
 

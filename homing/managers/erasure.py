@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from homing.addresses import address_key
+from homing.domain.recipients import Recipient
 from homing.errors import InvalidRequest
 from homing.managers.audit import AuditLog
 from homing.models import Actor, AuditAction, Channel
 from homing.ratelimit import RateLimiter
 from homing.settings import ErasureSettings
 from homing.store.erasure import ERASED, ErasureStore, ErasureTarget
-from homing.store.recipients import Recipient, RecipientStore
+from homing.store.recipients import RecipientStore
 from homing.store.suppressions import chat_recipient, entered_key
 from homing.vendors import VENDORS
 

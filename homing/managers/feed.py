@@ -27,15 +27,16 @@ import orjson
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask
+from homing.domain.accepting import Accepted, NewJob
+from homing.domain.audit import AuditEvent
+from homing.domain.feed import FeedContent, FeedItem, Mark
 from homing.errors import InvalidRequest, NotFound, Unauthenticated
 from homing.managers.feed_streams import FeedStreams, StreamKey
 from homing.managers.feed_tokens import ParsedToken, parse_token, refused, sign_token, verify_mac
 from homing.managers.feed_watch import FeedWatch
 from homing.metrics import FEED_ITEMS, FEED_READS
 from homing.models import JobStatus, Quota
-from homing.store.accepting import Accepted, NewJob
-from homing.store.audit import AuditEvent
-from homing.store.feed import FeedContent, FeedItem, FeedStore, Mark
+from homing.store.feed import FeedStore
 from homing.store.feed_access import (
     FEED_SECRET_FIELD,
     FEED_SECRETS_TABLE,

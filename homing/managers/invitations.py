@@ -32,15 +32,16 @@ from datetime import timedelta
 from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
 from homing.crypto import hash_password, hash_token
+from homing.domain.audit import AuditEvent
+from homing.domain.invitations import Invitation
+from homing.domain.people import User
 from homing.errors import Conflict, Forbidden, HomingError, InvalidRequest, NotFound
 from homing.managers.audit import AuditLog
 from homing.managers.people import MAX_EMAIL, People, check_new_password
 from homing.managers.platform_email import PlatformEmail
 from homing.models import Actor, ActorKind, AuditAction, Role, new_id
 from homing.ratelimit import RateLimiter
-from homing.store.audit import AuditEvent
-from homing.store.invitations import Invitation, InvitationStore, NewInvitation
-from homing.store.people import User
+from homing.store.invitations import InvitationStore, NewInvitation
 
 __all__ = ["INVALID", "MAX_PENDING", "PER_HOUR", "Invitations", "Invited", "invited_email"]
 

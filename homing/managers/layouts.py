@@ -18,13 +18,13 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, ClassVar, Final
 
+from homing.domain.templates import TemplateRow, VersionRow
 from homing.errors import InvalidRequest
 from homing.managers.templates import Frame, TemplateBounds, Templates, normal_locale
 from homing.models import Actor, AuditAction
 from homing.ratelimit import RateLimiter
 from homing.rendering import RenderPool, TemplateError
 from homing.store.layouts import LayoutStore
-from homing.store.templates import TemplateRow, VersionRow
 
 DEFAULT: Final = "default"  # the key of the layout that frames emails naming none
 NONE: Final = "none"  # an email part's ``layout`` that opts out of the default

@@ -27,11 +27,11 @@ import orjson
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
+from homing.domain.accepting import NewJob
 from homing.errors import HomingError
 from homing.managers.platform_email import PlatformEmail
 from homing.metrics import NOTICES
 from homing.models import Channel, Priority, Queue
-from homing.store.accepting import NewJob
 from homing.store.jobs import JobStore
 from homing.store.notices import Notice, NoticeStore
 from homing.store.tenant_settings import TenantSettingsStore

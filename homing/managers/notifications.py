@@ -20,16 +20,17 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from homing.clock import Clock
+from homing.domain.notification_rows import Notification
+from homing.domain.notification_search import NotificationFilter
+from homing.domain.tenants import Principal
 from homing.managers.admission import Admission, count_accepted
 from homing.managers.feed import Feed
 from homing.managers.periodic import repeat
 from homing.metrics import FEED_ITEMS, NOTIFICATION_STEPS, bounded
 from homing.store import flow_rules as rules
-from homing.store.notification_rows import Notification
-from homing.store.notification_search import NotificationFilter, NotificationPage
+from homing.store.notification_search import NotificationPage
 from homing.store.notification_watch import NotificationWatch, Watched
 from homing.store.notifications import Moves, NewNotification, NotificationStore
-from homing.store.tenants import Principal
 
 __all__ = ["Notifications"]
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from homing.clock import Clock
+from homing.domain.audit import AuditEvent
+from homing.domain.categories import Category
 from homing.email_headers import Headers
 from homing.errors import NotFound, PublicUrlRequired
 from homing.managers.audit import AuditLog
@@ -24,8 +26,7 @@ from homing.managers.optout_links import LinkClaim, LinkPurpose, OptOutLinks
 from homing.managers.recipients import PREFERENCE_CHANNELS
 from homing.models import Actor, ActorKind, AuditAction
 from homing.ratelimit import RateLimiter
-from homing.store.audit import AuditEvent
-from homing.store.categories import Category, CategoryStore
+from homing.store.categories import CategoryStore
 from homing.store.opt_outs import OptOutStore
 from homing.store.preferences import PreferenceStore
 

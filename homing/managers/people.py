@@ -27,11 +27,12 @@ from datetime import timedelta
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import hash_password, hash_token, verify_password
+from homing.domain.people import Membership, Session, User
 from homing.errors import InvalidRequest, RateLimited, RateLimitUnavailable, Unauthenticated
 from homing.managers.audit import AuditLog
 from homing.models import Actor, AuditAction, Role
 from homing.ratelimit import RateLimiter
-from homing.store.people import Membership, PeopleStore, Session, User
+from homing.store.people import PeopleStore
 
 MAX_EMAIL = 254
 MIN_PASSWORD = 12

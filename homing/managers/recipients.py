@@ -23,6 +23,10 @@ from zoneinfo import available_timezones
 
 import orjson
 
+from homing.domain.audit import AuditEvent
+from homing.domain.categories import Category
+from homing.domain.preferences import PreferenceCheck
+from homing.domain.recipients import Recipient
 from homing.errors import (
     HomingError,
     InvalidRequest,
@@ -32,10 +36,9 @@ from homing.errors import (
 )
 from homing.models import Channel
 from homing.settings import LimitSettings
-from homing.store.audit import AuditEvent
-from homing.store.categories import Category, CategoryPage, CategoryStore
-from homing.store.preferences import PreferenceCheck, PreferenceStore
-from homing.store.recipients import Recipient, RecipientPage, RecipientStore
+from homing.store.categories import CategoryPage, CategoryStore
+from homing.store.preferences import PreferenceStore
+from homing.store.recipients import RecipientPage, RecipientStore
 
 _DEFAULT = LimitSettings()
 

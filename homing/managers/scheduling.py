@@ -17,10 +17,10 @@ from typing import Final
 from zoneinfo import ZoneInfoNotFoundError
 
 from homing.clock import Clock, as_datetime
+from homing.domain.accepting import NewJob
 from homing.errors import SendAtTooFar
 from homing.managers.quiet_hours import QuietWindow, quiet_until, window_of, zone
 from homing.models import Job, Priority
-from homing.store.accepting import NewJob
 from homing.store.schedules import REQUESTED, ScheduleStore
 
 __all__ = [

@@ -18,6 +18,8 @@ import httpx
 from homing.addresses import InvalidAddress, parse_mailbox
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
+from homing.domain.audit import AuditEvent
+from homing.domain.domain_rows import SendingDomain
 from homing.errors import Conflict, InvalidRequest, ProviderTimeout
 from homing.managers.notices import NoticeKind, Notices
 from homing.managers.suspension import refuse_suspended_id
@@ -26,8 +28,7 @@ from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.registry import domain_provider
 from homing.store.accepting import AcceptCheck
-from homing.store.audit import AuditEvent
-from homing.store.domain_rows import DomainStore, SendingDomain
+from homing.store.domain_rows import DomainStore
 from homing.store.providers import ProviderStore, open_credentials
 from homing.store.tenants import TenantStore
 

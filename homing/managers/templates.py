@@ -20,14 +20,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import orjson
 
+from homing.domain.audit import AuditEvent
+from homing.domain.templates import TemplateRow, VersionRow
 from homing.errors import InvalidRequest, NotFound
 from homing.models import Actor, AuditAction
 from homing.ratelimit import RateLimiter
 from homing.rendering import RenderPool, TemplateError
 from homing.rendering.kernel import check_depth
 from homing.settings import TemplateSettings
-from homing.store.audit import AuditEvent
-from homing.store.templates import TemplateRow, TemplateStore, VersionRow
+from homing.store.templates import TemplateStore
 
 _DEFAULT = TemplateSettings()
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from homing.clock import Clock
+from homing.domain.audit import AuditEvent
 from homing.errors import InvalidRequest, NotFound
 from homing.managers.admission import Admission
 from homing.managers.plans import (
@@ -20,7 +21,6 @@ from homing.managers.plans import (
 )
 from homing.models import Channel, Plan, Tenant
 from homing.ratelimit import RateDecision
-from homing.store.audit import AuditEvent
 from homing.store.tenants import TenantPage, TenantStore
 from homing.store.usage import UsageStore
 

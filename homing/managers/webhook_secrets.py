@@ -14,9 +14,9 @@ from datetime import datetime
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer, mask
+from homing.domain.audit import AuditEvent
 from homing.errors import NotFound
 from homing.models import new_id
-from homing.store.audit import AuditEvent
 from homing.store.webhooks import (
     SECRET_FIELD,
     WEBHOOK_SECRETS_TABLE,

@@ -19,13 +19,12 @@ from sqlalchemy.exc import IntegrityError
 
 from homing.clock import Clock
 from homing.crypto import AddressRefs
+from homing.domain.accepting import Accepted, NewJob
 from homing.errors import HomingError
 from homing.models import Quota
 from homing.store.accepting import (
     Accept,
     AcceptCheck,
-    Accepted,
-    NewJob,
     TraceReader,
     accept_together,
     traced,
@@ -70,7 +69,7 @@ class BatchStore:
         rules = [None] * len(news) if checks is None else checks
         news = [traced(n, self._trace) for n in news]
         accepts = [Accept(n, tuple(quotas), c) for n, c in zip(news, rules, strict=True)]
-        for attempt in (1, 2):
+        for try_number in (1, 2):
             try:
                 async with self._db.transaction() as conn:
                     epoch, postgres = self._clock.now(), not self._db.is_sqlite
@@ -79,7 +78,7 @@ class BatchStore:
                     )
                 return [_result(outcome) for outcome in outcomes]
             except IntegrityError:
-                if attempt == 2:
+                if try_number == 2:
                     raise
         raise AssertionError("unreachable")
 

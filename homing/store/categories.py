@@ -8,39 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from homing.clock import Clock, as_datetime
+from homing.domain.audit import AuditEvent
+from homing.domain.categories import Category
 from homing.errors import NotFound, QuotaExceeded
 from homing.models import AuditAction
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.sql import one_of
 from homing.store.tables.recipients import categories
 
-__all__ = ["CATEGORY_FIELDS", "Category", "CategoryPage", "CategoryStore"]
+__all__ = ["CATEGORY_FIELDS", "CategoryPage", "CategoryStore"]
 
 CATEGORY_FIELDS = frozenset({"name", "kind", "defaults", "frequency_cap", "quiet_hours"})
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Category:
-    """One of a tenant's categories: its name, kind, defaults by channel, and the
-    frequency cap and quiet hours it carries (stored; enforced by a later slice)."""
-
-    tenant_id: str
-    key: str
-    name: str
-    kind: str
-    defaults: dict[str, bool]
-    frequency_cap: dict[str, int] | None
-    quiet_hours: dict[str, str] | None
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,29 +23,26 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.domain.digests import GATHERED, DueDigest, Gathering
+from homing.domain.notification_rows import Notification
 from homing.errors import StoreError
 from homing.models import new_id
 from homing.store.database import Database
-from homing.store.notification_rows import Notification, prior_notification, read
+from homing.store.notification_rows import prior_notification, read
 from homing.store.tables.notifications import digest_items, digests, notifications
 
 __all__ = [
     "FAILED",
-    "GATHERED",
     "OPEN",
     "SENT",
     "DigestLimits",
     "DigestStore",
-    "DueDigest",
-    "Gathering",
     "mark_sent",
 ]
 
 OPEN = "open"
 SENT = "sent"
 FAILED = "failed"
-# The status of a notification gathered into a digest: it makes no job itself.
-GATHERED = "gathered"
 
 _d = digests.c
 
@@ -56,41 +53,6 @@ class DigestLimits:
 
     max_items: int = 1000
     max_bytes: int = 60_000
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Gathering:
-    """A validated notification to gather: the window it joins (recipient, key) and
-    the close time a window opened now would have; its data and its size; the
-    request a window it opens is sent as."""
-
-    tenant_id: str
-    recipient: str
-    key: str
-    close_at: float
-    data: dict[str, Any] | None
-    data_bytes: int
-    request: dict[str, Any]
-    api_key_id: str | None
-    strategy: str
-    template: str
-    category: str | None
-    escalate_after_seconds: int | None
-    idempotency_key: str | None
-    request_hash: str
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class DueDigest:
-    """An open digest whose window has closed: what its send needs."""
-
-    id: str
-    tenant_id: str
-    recipient: str
-    key: str
-    item_count: int
-    request: dict[str, Any]
-    api_key_id: str | None
 
 
 class DigestStore:

@@ -7,8 +7,6 @@ A tenant holds at most ``HOMING_MAX_DOMAINS_PER_TENANT`` of them, over all its p
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -16,31 +14,16 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.domain.audit import AuditEvent
+from homing.domain.domain_rows import SendingDomain
 from homing.errors import Conflict, NotFound
 from homing.models import DnsRecord, DomainStatus
 from homing.store.accepting import AcceptCheck
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.bounds import Bound, make_room
 from homing.store.database import Database
 from homing.store.tables.core import provider_accounts
 from homing.store.tables.inbound import sending_domains
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class SendingDomain:
-    """A tenant's sending domain, its provider's id for it, status and DNS records."""
-
-    id: str
-    tenant_id: str
-    provider_account_id: str
-    provider: str
-    domain: str
-    provider_domain_id: str
-    status: DomainStatus
-    records: tuple[DnsRecord, ...]
-    created_at: datetime
-    updated_at: datetime
-    verified_at: datetime | None = None
 
 
 def _domain(row: Any) -> SendingDomain:

@@ -25,8 +25,9 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
+from homing.domain.audit import AuditEvent
 from homing.models import Channel
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.erasure_steps import KEPT_SPEC, erase_digests, erase_steps
 from homing.store.flow_rules import RUNNING

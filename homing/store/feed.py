@@ -15,16 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from sqlalchemy import and_, case, delete, func, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime, month_of
+from homing.domain.accepting import Accepted, NewJob
+from homing.domain.feed import FeedContent, FeedItem, Mark
 from homing.models import JobStatus, Quota, new_id
-from homing.store.accepting import Accepted, NewJob, StoredRow, job_row, replay
+from homing.store.accepting import StoredRow, job_row, replay
 from homing.store.database import Database
 from homing.store.ordering import lock_keys
 from homing.store.preferences import unwanted_rows
@@ -35,47 +36,13 @@ from homing.store.usage import charge
 
 __all__ = [
     "SIGNAL_CHUNK",
-    "FeedContent",
-    "FeedItem",
     "FeedSignals",
     "FeedStore",
-    "Mark",
     "write_item",
 ]
 
-Mark = Literal["seen", "read", "archived"]
 # Recipients per statement of the poll: 1,000 parameters, within every driver's bound.
 SIGNAL_CHUNK: Final = 500
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class FeedContent:
-    """What one in-app send puts in the feed, validated and bounded by the caller."""
-
-    recipient_id: str
-    body: str
-    title: str | None = None
-    url: str | None = None
-    category: str | None = None
-    data: dict[str, Any] | None = None
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class FeedItem:
-    """One item of a recipient's feed."""
-
-    id: str
-    seq: int
-    job_id: str
-    created_at: datetime
-    title: str | None
-    body: str
-    url: str | None
-    category: str | None
-    data: dict[str, Any] | None
-    seen_at: datetime | None
-    read_at: datetime | None
-    archived_at: datetime | None
 
 
 def _item(row: Any) -> FeedItem:

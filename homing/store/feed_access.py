@@ -11,7 +11,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from homing.store.audit import AuditEvent, write_event
+from homing.domain.audit import AuditEvent
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.feed import feed_origins, feed_secrets
 

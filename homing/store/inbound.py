@@ -21,6 +21,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.domain.inbound import Entry
 from homing.errors import StoreError
 from homing.models import DeliveryEvent, EntryStatus, EventType, RawEvent, new_id
 from homing.store.database import Database
@@ -44,47 +45,25 @@ class Journaled:
     unsettled: bool = False
 
 
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Entry:
-    """One journal entry, as reprocessing and the job history read it."""
-
-    id: str
-    source: str
-    provider_account_id: str
-    event_id: str
-    tenant_id: str | None
-    status: EntryStatus
-    event_type: EventType | None
-    vendor_type: str | None
-    job_id: str | None
-    payload: Any
-    raw: str | None
-    detail: dict[str, Any] | None
-    error: str | None
-    occurred_at: datetime | None
-    received_at: datetime
-    processed_at: datetime | None
-
-    @classmethod
-    def of(cls, row: Any) -> Entry:
-        return cls(
-            id=row.id,
-            source=row.source,
-            provider_account_id=row.provider_account_id,
-            event_id=row.event_id,
-            tenant_id=row.tenant_id,
-            status=EntryStatus(row.status),
-            event_type=EventType(row.event_type) if row.event_type else None,
-            vendor_type=row.vendor_type,
-            job_id=row.job_id,
-            payload=row.payload,
-            raw=row.raw,
-            detail=row.detail,
-            error=row.error,
-            occurred_at=row.occurred_at,
-            received_at=row.received_at,
-            processed_at=row.processed_at,
-        )
+def _entry(row: Any) -> Entry:
+    return Entry(
+        id=row.id,
+        source=row.source,
+        provider_account_id=row.provider_account_id,
+        event_id=row.event_id,
+        tenant_id=row.tenant_id,
+        status=EntryStatus(row.status),
+        event_type=EventType(row.event_type) if row.event_type else None,
+        vendor_type=row.vendor_type,
+        job_id=row.job_id,
+        payload=row.payload,
+        raw=row.raw,
+        detail=row.detail,
+        error=row.error,
+        occurred_at=row.occurred_at,
+        received_at=row.received_at,
+        processed_at=row.processed_at,
+    )
 
 
 def stored_event_id(event_id: str, body_hash: str) -> str:
@@ -232,7 +211,7 @@ class InboundStore:
             .order_by(c.occurred_at, c.received_at, c.id)
         )
         async with self._db.transaction() as conn:
-            return [Entry.of(row) for row in (await conn.execute(query)).all()]
+            return [_entry(row) for row in (await conn.execute(query)).all()]
 
     async def unprocessed(self, ids: Sequence[str], stale_before: datetime) -> list[Entry]:
         """Quarantined entries, and entries stored but never settled (a crash in between)
@@ -248,7 +227,7 @@ class InboundStore:
             query = query.where(c.id.in_(list(ids)))
         async with self._db.transaction() as conn:
             rows = (await conn.execute(query.order_by(c.received_at, c.id))).all()
-        return [Entry.of(row) for row in rows]
+        return [_entry(row) for row in rows]
 
     async def window(
         self, since: datetime, tenant_id: str | None = None

@@ -19,29 +19,17 @@ from sqlalchemy import and_, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.domain.audit import AuditEvent
+from homing.domain.invitations import Invitation
 from homing.errors import Conflict, NotFound
-from homing.models import Role, Tenant, new_id
-from homing.store.audit import AuditEvent, write_event
+from homing.models import Role, new_id
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.console import invitations, memberships, users
 from homing.store.tables.core import tenants
 from homing.store.tenants import tenant_of
 
 _c = invitations.c
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Invitation:
-    """One invitation as stored (no token: only its hash is kept)."""
-
-    id: str
-    tenant: Tenant
-    email: str
-    role: Role
-    invited_by: str | None
-    created_at: datetime
-    expires_at: datetime
-    mailed: bool = False
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

@@ -8,33 +8,14 @@ newest first (ids are time-ordered), reads the index backwards and stops after
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.models import Channel, Job, JobStatus
+from homing.domain.job_search import JobFilter
+from homing.models import Job
 from homing.store.rows import job_from_row
 from homing.store.tables.core import jobs
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class JobFilter:
-    """What a job search asks for; every field that is set must match (AND).
-
-    ``recipient`` is the comparison key of an address (``Mailbox.key``), ``since`` and
-    ``until`` bound ``created_at`` (inclusive, exclusive), ``tenant_id`` None means every
-    tenant (the operator's search), and ``test_only`` leaves live jobs out (a test key).
-    """
-
-    tenant_id: str | None = None
-    recipient: str | None = None
-    channel: Channel | None = None
-    status: JobStatus | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    idempotency_key: str | None = None
-    test_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,19 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime, month_of
 from homing.crypto import AddressRefs
+from homing.domain.accepting import Accepted, NewJob
+from homing.domain.job_search import JobFilter
 from homing.errors import Conflict, Forbidden, NotFound
 from homing.models import Attempt, Channel, Job, JobStatus, Quota
-from homing.store.accepting import (
-    AcceptCheck,
-    Accepted,
-    AcceptGroups,
-    NewJob,
-    TraceReader,
-    entry_row,
-    untraced,
-)
+from homing.store.accepting import AcceptCheck, AcceptGroups, TraceReader, entry_row, untraced
 from homing.store.database import Database
-from homing.store.job_search import JobFilter, JobPage, search
+from homing.store.job_search import JobPage, search
 from homing.store.ordering import lock_ordering_keys, place, release_next
 from homing.store.queue_view import (
     Claimable,
@@ -149,7 +143,7 @@ class JobStore:
         *,
         test_only: bool = False,
     ) -> Job:
-        """Put a FAILED job back on its queue with fresh attempts.
+        """Put a FAILED job back on its queue with fresh passes.
 
         The status change is conditional (``WHERE status = 'FAILED'``), so of two
         concurrent retries exactly one re-queues the job; the other gets Conflict. A

@@ -10,7 +10,6 @@ processes through the short TTL of their authentication caches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
@@ -18,25 +17,14 @@ from typing import Any
 from sqlalchemy import select, update
 
 from homing.crypto import generate_api_key
+from homing.domain.audit import AuditEvent
+from homing.domain.keys import ApiKey
 from homing.errors import Conflict, NotFound
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.bounds import Bound, make_room
 from homing.store.database import Database
 from homing.store.tables.core import api_keys
 from homing.store.tenants import key_row
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class ApiKey:
-    """An API key as listed: its id, name and prefix, never the key."""
-
-    id: str
-    tenant_id: str
-    name: str
-    prefix: str
-    test: bool
-    created_at: datetime
-    last_used_at: datetime | None
 
 
 def _key(row: Any) -> ApiKey:

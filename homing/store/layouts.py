@@ -11,10 +11,11 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from homing.clock import Clock
+from homing.domain.templates import PUBLISHED
 from homing.store.database import Database
 from homing.store.sql import one_of
 from homing.store.tables.templates import layout_versions, layouts, template_versions, templates
-from homing.store.templates import PUBLISHED, Kind, TemplateStore
+from homing.store.templates import Kind, TemplateStore
 
 LAYOUTS = Kind(layouts, layout_versions, "layout_id", "layout")
 

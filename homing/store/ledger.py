@@ -130,7 +130,7 @@ class LedgerStore:
         await lock_ordering_keys(conn, postgres, keys)
         for row in sorted(rows, key=lambda r: r.id):
             entry = entry_row(row._mapping, epoch)
-            # The attempts it already made still count toward the dead-letter queue.
+            # The passes it already spent still count toward the dead-letter queue.
             entry["attempts"] = row.attempts_made
             await place(conn, postgres, entry, locked=True)
             await conn.execute(queue_entries.insert().values(**entry))

@@ -14,9 +14,10 @@ from datetime import datetime
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.domain.audit import AuditEvent
 from homing.errors import Conflict, NotFound
 from homing.models import Role
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.console import memberships, users
 

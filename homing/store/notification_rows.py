@@ -8,18 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.domain.accepting import NewJob
+from homing.domain.feed import FeedContent
+from homing.domain.notification_rows import Gathered, Notification, Step
+from homing.domain.preferences import PreferenceCheck
 from homing.errors import IdempotencyConflict, NotFound
 from homing.models import Channel, DeliveryMode, Priority, Queue, Quota
-from homing.store.accepting import AcceptCheck, NewJob
-from homing.store.feed import FeedContent
+from homing.store.accepting import AcceptCheck
 from homing.store.flow_rules import PENDING, SKIPPED
-from homing.store.preferences import PreferenceCheck
 from homing.store.tables.core import jobs
 from homing.store.tables.notifications import (
     digest_items,
@@ -29,9 +30,6 @@ from homing.store.tables.notifications import (
 )
 
 __all__ = [
-    "Gathered",
-    "Notification",
-    "Step",
     "StepPlan",
     "notification_of",
     "plan_of",
@@ -55,61 +53,6 @@ class StepPlan:
     content: FeedContent | None = None
     reason: str | None = None
     check: AcceptCheck | None = None
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Step:
-    """A step as the tenant reads it."""
-
-    position: int
-    channel: str
-    status: str
-    reason: str | None
-    job_id: str | None
-    job_status: str | None
-    signal: str | None
-    signal_at: datetime | None
-    updated_at: datetime
-    # When the step was stored (with its notification); ``updated_at``: its last move.
-    created_at: datetime | None = None
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Gathered:
-    """The digest a notification was gathered into, as it stands: its window, where
-    the notification is in it, and once sent, the notification it was sent as and the
-    steps (jobs) of that one."""
-
-    digest_id: str
-    key: str
-    # open | sent | failed
-    status: str
-    reason: str | None
-    close_at: float
-    position: int
-    count: int
-    sent_as: str | None
-    sent_at: datetime | None
-    steps: tuple[Step, ...] = ()
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Notification:
-    """A notification as the tenant reads it, its steps in order (none for one
-    gathered into a digest: ``gathered`` says where it went)."""
-
-    id: str
-    tenant_id: str
-    strategy: str
-    status: str
-    escalate_after_seconds: int | None
-    recipient: str
-    template: str
-    category: str | None
-    created_at: datetime
-    completed_at: datetime | None
-    steps: tuple[Step, ...]
-    gathered: Gathered | None = None
 
 
 def spec_of(plan: StepPlan) -> dict[str, Any]:

@@ -18,11 +18,12 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from homing.store.notification_rows import Notification, read
+from homing.domain.notification_rows import Notification
+from homing.domain.notification_search import NotificationFilter
+from homing.store.notification_rows import read
 from homing.store.tables.notifications import notification_steps, notifications
 
 __all__ = [
-    "NotificationFilter",
     "NotificationPage",
     "Summary",
     "of_job",
@@ -33,14 +34,6 @@ __all__ = [
 
 _notes = notifications.c
 _steps = notification_steps.c
-
-
-@dataclass(frozen=True, slots=True)
-class NotificationFilter:
-    """What a page asks for: the tenant's notifications, of one status when set."""
-
-    tenant_id: str
-    status: str | None = None
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

@@ -23,13 +23,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.domain.accepting import Accepted
+from homing.domain.notification_rows import Notification
+from homing.domain.notification_search import NotificationFilter
 from homing.errors import HomingError
 from homing.models import JobStatus, new_id
 from homing.store import flow_rules as rules
 from homing.store.accepting import (
     Accept,
     AcceptCheck,
-    Accepted,
     TraceReader,
     accept_together,
     traced,
@@ -38,15 +40,8 @@ from homing.store.accepting import (
 from homing.store.database import Database
 from homing.store.digests import mark_sent
 from homing.store.feed import write_item
-from homing.store.notification_rows import (
-    Notification,
-    StepPlan,
-    plan_of,
-    prior_notification,
-    read,
-    step_row,
-)
-from homing.store.notification_search import NotificationFilter, NotificationPage, of_job, search
+from homing.store.notification_rows import StepPlan, plan_of, prior_notification, read, step_row
+from homing.store.notification_search import NotificationPage, of_job, search
 from homing.store.tables.notifications import notification_steps, notifications
 
 __all__ = ["Moves", "NewNotification", "NotificationStore"]

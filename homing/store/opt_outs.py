@@ -19,7 +19,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
-from homing.store.audit import AuditEvent, write_event
+from homing.domain.audit import AuditEvent
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.recipients import address_opt_outs, recipient_preferences, recipients
 

@@ -10,7 +10,6 @@ its audit event in the same transaction (``write_event``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
@@ -19,44 +18,15 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.domain.audit import AuditEvent
+from homing.domain.people import Membership, Session, User
 from homing.errors import Conflict, NotFound
-from homing.models import Role, Tenant, new_id
-from homing.store.audit import AuditEvent, write_event
+from homing.models import Role, new_id
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.console import console_sessions, memberships, users
 from homing.store.tables.core import tenants
 from homing.store.tenants import tenant_of
-
-
-@dataclass(frozen=True, slots=True)
-class User:
-    """A person who signs in to the console; never carries the password hash."""
-
-    id: str
-    email: str
-    operator: bool
-    created_at: datetime
-
-    def __repr__(self) -> str:
-        return f"User(id={self.id!r}, operator={self.operator})"
-
-
-@dataclass(frozen=True, slots=True)
-class Membership:
-    """One user's role in one tenant."""
-
-    tenant: Tenant
-    role: Role
-
-
-@dataclass(frozen=True, slots=True)
-class Session:
-    """A signed-in session as stored (no token: only its hash is kept)."""
-
-    id: str
-    user: User
-    last_seen_at: datetime
-    expires_at: datetime
 
 
 def _user(row: Any) -> User:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,8 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
+from homing.domain.audit import AuditEvent
+from homing.domain.preferences import PreferenceCheck
 from homing.models import JobStatus
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.ordering import lock_by_tenant
 from homing.store.sql import one_of
@@ -42,7 +43,6 @@ __all__ = [
     "FREQUENCY_CAP_ERROR_CLASS",
     "PREFERENCE_ERROR_CLASS",
     "Address",
-    "PreferenceCheck",
     "PreferenceStore",
     "address_jobs_query",
     "recipient_jobs_query",
@@ -51,20 +51,6 @@ __all__ = [
 
 PREFERENCE_ERROR_CLASS = "preference"
 FREQUENCY_CAP_ERROR_CLASS = "frequency_cap"
-
-
-@dataclass(frozen=True, slots=True)
-class PreferenceCheck:
-    """What the accepting transaction checks for a job sent in a category: the
-    recipient's row id, or (an address-only send) the address's keyed hash
-    (``OptOutLinks.address_ref``), and the category's key (the channel is the job's)."""
-
-    recipient_id: str | None
-    category: str
-    address_ref: str | None = None
-    # The address's refs under the previous master keys the service holds (none
-    # without a rotation): an opt-out stored before a rotation matches by one of them.
-    earlier_refs: tuple[str, ...] = ()
 
 
 class PreferenceStore:

@@ -11,20 +11,18 @@ Accounts are ordered by failures, then calls, and read a bounded page at a time.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, case, func, select
 
+from homing.domain.provider_health import FAILED_OUTCOMES, LATENCY_BOUNDS_MS, Health
 from homing.models import AttemptOutcome
 from homing.store.database import Database
 from homing.store.tables.core import attempts, tenants
 
-__all__ = ["LATENCY_BOUNDS_MS", "Health", "ProviderHealthStore", "p95_bound"]
+__all__ = ["ProviderHealthStore", "p95_bound"]
 
-# The latency buckets' upper bounds, milliseconds.
-LATENCY_BOUNDS_MS = (100, 250, 500, 1000, 2500, 5000, 10_000, 30_000)
 _OUTCOMES = (
     AttemptOutcome.SUCCESS,
     AttemptOutcome.TRANSIENT,
@@ -33,35 +31,6 @@ _OUTCOMES = (
     AttemptOutcome.MESSAGE_PERMANENT,
     AttemptOutcome.UNCERTAIN,
 )
-# The provider's failures, as the provider-failing alert counts them
-# (``homing.store.alert_signals``): a refused message or a throttled call is no failure.
-_FAILED = (AttemptOutcome.TRANSIENT, AttemptOutcome.PROVIDER_PERMANENT, AttemptOutcome.UNCERTAIN)
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Health:
-    """One vendor's (or one account's) calls in the window: how many ended in each
-    outcome, and the latency bound 95 % of them stayed under (None: above the last)."""
-
-    provider: str
-    calls: int
-    outcomes: dict[str, int]
-    p95_ms: int | None
-    tenant_id: str | None = None
-    tenant_name: str | None = None
-    account_id: str | None = None
-
-    @property
-    def failed(self) -> int:
-        return sum(self.outcomes.get(o.value, 0) for o in _FAILED)
-
-    @property
-    def throttled(self) -> int:
-        return self.outcomes.get(AttemptOutcome.THROTTLED.value, 0)
-
-    @property
-    def failure_ratio(self) -> float:
-        return self.failed / self.calls if self.calls else 0.0
 
 
 def _count_if(condition: ColumnElement[bool]) -> ColumnElement[Any]:
@@ -77,7 +46,7 @@ def _aggregates() -> list[ColumnElement[Any]]:
 
 
 def _failures() -> ColumnElement[Any]:
-    return _count_if(attempts.c.outcome.in_([o.value for o in _FAILED]))
+    return _count_if(attempts.c.outcome.in_([o.value for o in FAILED_OUTCOMES]))
 
 
 def p95_bound(within: Sequence[int], calls: int) -> int | None:

@@ -1,8 +1,9 @@
 """The queue's SQL: claim under lease, and record what a worker did, in batches.
 
-A claim moves ``available_at`` to the end of the lease and bumps the attempt
-counter in the same statement, so a worker that dies simply lets the lease run out
-and the entry is claimed again, one attempt closer to the dead-letter queue.
+A claim moves ``available_at`` to the end of the lease and bumps the pass counter
+(the entry's ``attempts`` column) in the same statement, so a worker that dies simply
+lets the lease run out and the entry is claimed again, one pass closer to the
+dead-letter queue.
 PostgreSQL claims with ``FOR UPDATE SKIP LOCKED``; SQLite needs no row locks
 because its writes are serialised (``BEGIN IMMEDIATE`` on one connection).
 """
@@ -10,7 +11,6 @@ because its writes are serialised (``BEGIN IMMEDIATE`` on one connection).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import bindparam, delete, select, tuple_, update
@@ -18,7 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
-from homing.models import Attempt, AttemptOutcome, ClaimedJob, JobStatus, Queue, new_id
+from homing.domain.queue import Applied, Completed, Failed, Outcome, Rescheduled
+from homing.models import AttemptOutcome, ClaimedJob, JobStatus, Queue, new_id
 from homing.store.claiming import Claim, ready
 from homing.store.database import Database
 from homing.store.ordering import lock_ordering_keys, release_next
@@ -26,63 +27,6 @@ from homing.store.picking import FairPicker
 from homing.store.rows import attempt_to_row, job_from_row
 from homing.store.suppressions import add_suppression, address_key_of
 from homing.store.tables.core import attempts, dead_letters, jobs, queue_entries, tenants
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Completed:
-    """The outcome of a job a provider accepted, applied under its claim token."""
-
-    job_id: str
-    claim_token: str
-    attempts: Sequence[Attempt]
-    provider: str
-    provider_message_id: str | None
-    attempts_made: int
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Rescheduled:
-    """Back on the queue at ``available_at``; ``refund`` gives the claim's attempt back."""
-
-    job_id: str
-    claim_token: str
-    attempts: Sequence[Attempt]
-    available_at: float
-    attempts_made: int
-    error: str | None
-    error_class: str | None
-    skipped_providers: Sequence[str] = ()
-    refund: bool = False
-    deferred_seconds: float = 0.0
-    provider_calls: int = 0  # made by this pass; added to the entry's count
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Failed:
-    """The outcome of a failed pass (retry, deferral or dead letter), applied under its
-    claim token."""
-
-    job_id: str
-    claim_token: str
-    attempts: Sequence[Attempt]
-    attempts_made: int
-    error: str
-    error_class: str
-    skipped_providers: Sequence[str] = ()
-    # The provider refused the recipient for good (Twilio 21610, opted out): suppress
-    # them for the tenant, with this reason, in the same transaction.
-    suppress: str | None = None
-
-
-Outcome = Completed | Rescheduled | Failed
-
-
-@dataclass(slots=True)
-class Applied:
-    """What a batch of outcomes did: dead-lettered jobs and lost leases."""
-
-    dead_lettered: list[tuple[str, str, str]] = field(default_factory=list)
-    lost_leases: list[str] = field(default_factory=list)
 
 
 class QueueStore:
@@ -172,7 +116,7 @@ class QueueStore:
             ClaimedJob(
                 job=job_from_row(row),
                 claim_token=token,
-                attempt_number=claimed[row.id].attempts,
+                pass_number=claimed[row.id].attempts,
                 deferred_seconds=claimed[row.id].deferred_seconds,
                 provider_calls=claimed[row.id].provider_calls,
             )
@@ -259,7 +203,7 @@ _COMPLETE = (
         status=JobStatus.COMPLETED.value,
         provider=bindparam("b_provider"),
         provider_message_id=bindparam("b_message_id"),
-        attempts_made=bindparam("b_attempts"),
+        attempts_made=bindparam("b_passes"),
         error=None,
         error_class=None,
         updated_at=bindparam("b_now"),
@@ -288,7 +232,7 @@ async def _complete(conn: AsyncConnection, done: Sequence[Completed], now: Any) 
             "b_id": o.job_id,
             "b_provider": o.provider,
             "b_message_id": o.provider_message_id,
-            "b_attempts": o.attempts_made,
+            "b_passes": o.passes_made,
             "b_now": now,
         }
         for o in done
@@ -343,7 +287,7 @@ async def _reschedule(conn: AsyncConnection, outcome: Rescheduled, now: Any) -> 
         .where(jobs.c.id == outcome.job_id)
         .values(
             status=JobStatus.PENDING.value,
-            attempts_made=outcome.attempts_made,
+            attempts_made=outcome.passes_made,
             skipped_providers=list(outcome.skipped_providers),
             error=outcome.error,
             error_class=outcome.error_class,
@@ -367,7 +311,7 @@ async def _dead_letter(conn: AsyncConnection, outcome: Failed, now: Any) -> bool
             .where(jobs.c.id == outcome.job_id)
             .values(
                 status=JobStatus.FAILED.value,
-                attempts_made=outcome.attempts_made,
+                attempts_made=outcome.passes_made,
                 skipped_providers=list(outcome.skipped_providers),
                 error=outcome.error,
                 error_class=outcome.error_class,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select, update
@@ -20,40 +19,21 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.domain.audit import AuditEvent
+from homing.domain.recipients import Recipient
 from homing.errors import NotFound, QuotaExceeded
 from homing.models import AuditAction, new_id
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.sql import one_of
 from homing.store.tables.recipients import recipient_counts, recipients
 
-__all__ = ["RECIPIENT_FIELDS", "Recipient", "RecipientPage", "RecipientStore"]
+__all__ = ["RECIPIENT_FIELDS", "RecipientPage", "RecipientStore"]
 
 # The columns a tenant sets (``PUT /v1/recipients/{external_id}``).
 RECIPIENT_FIELDS = frozenset(
     {"email", "phone", "telegram_chat_id", "slack_channel", "locale", "timezone", "data"}
 )
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Recipient:
-    """One person a tenant sends to: an address per channel, a locale and time zone."""
-
-    id: str
-    tenant_id: str
-    external_id: str
-    email: str | None
-    phone: str | None
-    telegram_chat_id: str | None
-    slack_channel: str | None
-    locale: str | None
-    timezone: str | None
-    data: dict[str, Any] | None
-    created_at: datetime
-    updated_at: datetime
-
-    def __repr__(self) -> str:  # addresses are personal data: never in a repr
-        return f"Recipient(id={self.id!r})"
 
 
 @dataclass(frozen=True, slots=True)

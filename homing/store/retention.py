@@ -24,9 +24,10 @@ from sqlalchemy import Select, bindparam, delete, exists, func, select, text, up
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from homing.domain.digests import GATHERED
 from homing.models import TERMINAL_STATUSES
 from homing.store.database import Database
-from homing.store.digests import FAILED, GATHERED, SENT
+from homing.store.digests import FAILED, SENT
 from homing.store.flow_rules import RUNNING
 from homing.store.inbound_nonces import purge_expired
 from homing.store.sql import one_of

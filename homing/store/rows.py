@@ -29,7 +29,7 @@ def job_from_row(row: Any) -> Job:
         provider_pin=row.provider_pin,
         fallback_pin=row.fallback_pin,
         idempotency_key=row.idempotency_key,
-        attempts_made=row.attempts_made,
+        passes_made=row.attempts_made,
         skipped_providers=tuple(row.skipped_providers),
         provider=row.provider,
         provider_message_id=row.provider_message_id,

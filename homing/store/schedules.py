@@ -1,7 +1,7 @@
 """Rescheduling a job that waits: its queue entry's ``available_at``, its ``send_at``
 and its ``expires_at`` move together, in one transaction (docs/scheduling.md).
 
-The entry is moved first, conditionally (unclaimed: no claim token and no attempt
+The entry is moved first, conditionally (unclaimed: no claim token and no pass
 made), so a reschedule racing a claim either wins whole or changes nothing: on
 PostgreSQL the claim's ``FOR UPDATE SKIP LOCKED`` skips an entry this update holds,
 and this update, waiting on an entry a claim holds, finds it claimed once the claim

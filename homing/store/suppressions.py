@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select, tuple_, update
@@ -27,9 +26,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from homing.addresses import InvalidPhoneNumber, address_key, parse_mailbox, phone_key
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
+from homing.domain.audit import AuditEvent
+from homing.domain.suppressions import Suppression
 from homing.errors import NotFound
 from homing.models import Channel, ClaimedJob, JobStatus
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.ordering import lock_ordering_keys, release_next
 from homing.store.sql import one_of
@@ -37,20 +38,6 @@ from homing.store.tables.core import jobs, queue_entries
 from homing.store.tables.inbound import suppressions
 
 SUPPRESSED_ERROR_CLASS = "suppressed"
-# The reasons a tenant may give for a suppression of their own (``POST /v1/suppressions``).
-ENTERED_REASONS = ("manual", "hard_bounce", "complaint", "unsubscribed", "opted_out")
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class Suppression:
-    """An address that must not be sent to on a channel, and why."""
-
-    tenant_id: str
-    channel: Channel
-    address: str
-    reason: str
-    source: str
-    created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

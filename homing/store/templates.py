@@ -21,17 +21,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.domain.audit import AuditEvent
+from homing.domain.templates import DRAFT, PUBLISHED, RETIRED, TemplateRow, VersionRow
 from homing.errors import Conflict, NotFound
 from homing.models import new_id
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.sql import one_of
 from homing.store.tables.core import tenants
 from homing.store.tables.templates import template_versions, templates
-
-DRAFT = "draft"
-PUBLISHED = "published"
-RETIRED = "retired"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,45 +44,6 @@ class Kind:
 
 
 TEMPLATES = Kind(templates, template_versions, "template_id", "template")
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class TemplateRow:
-    """One template: the tenant's handle on its versions."""
-
-    id: str
-    tenant_id: str
-    key: str
-    name: str
-    default_locale: str
-    created_at: datetime
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class VersionRow:
-    """One version of a template: its parts (one per channel) and its state."""
-
-    id: str
-    template_id: str
-    tenant_id: str
-    number: int
-    locale: str
-    state: str
-    parts: dict[str, Any]
-    variables: dict[str, Any] | None
-    revision: int
-    created_at: datetime
-    updated_at: datetime
-    published_at: datetime | None
-
-    @property
-    def cache_key(self) -> str:
-        """What a render worker caches this version's compiled parts under: the id and
-        the edit count, so an edited draft is compiled again."""
-        return f"{self.id}:{self.revision}"
-
-    def __repr__(self) -> str:
-        return f"VersionRow(id={self.id!r}, number={self.number}, state={self.state!r})"
 
 
 def _template(row: Any) -> TemplateRow:

@@ -7,8 +7,7 @@ A tenant without a row has every default. A new setting is a column in
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from datetime import datetime
+from dataclasses import fields
 from typing import Any
 
 from sqlalchemy import Label, select
@@ -16,37 +15,20 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.domain.audit import AuditEvent
+from homing.domain.tenant_settings import TenantSettings
 from homing.models import SignatureFormat
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.core import tenant_settings
 
 __all__ = [
     "SETTING_NAMES",
-    "TenantSettings",
     "TenantSettingsStore",
     "read_settings",
     "settings_columns",
     "settings_of",
 ]
-
-
-@dataclass(kw_only=True, frozen=True, slots=True)
-class TenantSettings:
-    """Every setting of one tenant; ``updated_at`` is None while all are defaults."""
-
-    webhook_signature_format: SignatureFormat = SignatureFormat.DESIGN
-    # Where Homing's notices go (docs/operations.md "Notices"): None sends none that way.
-    contact_email: str | None = None
-    operations_url: str | None = None
-    # Channel name -> ttl_seconds of a job of that channel that names none.
-    default_ttl_seconds: dict[str, int] = field(default_factory=dict)
-    # The mailto: of a marketing email's List-Unsubscribe (docs/recipients.md "Links").
-    unsubscribe_mailbox: str | None = None
-    # {"start": "21:00", "end": "08:00"}: quiet hours of a category that has none
-    # (docs/scheduling.md); None: none.
-    quiet_hours: dict[str, str] | None = None
-    updated_at: datetime | None = None
 
 
 # The names a caller may change: every field but the bookkeeping.

@@ -9,9 +9,11 @@ from typing import Any
 from sqlalchemy import select, update
 
 from homing.crypto import api_key_display_prefix, generate_api_key, hash_api_key
+from homing.domain.audit import AuditEvent
+from homing.domain.tenants import Principal
 from homing.errors import NotFound
 from homing.models import JobStatus, Plan, Tenant, new_id
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.core import api_keys, jobs, queue_entries, tenants
 
@@ -30,15 +32,6 @@ class TenantPage:
 
     tenants: list[Tenant]
     next_cursor: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who a request is: the tenant and the key it used."""
-
-    tenant: Tenant
-    api_key_id: str
-    test_key: bool
 
 
 def _tenant(row: Any) -> Tenant:

@@ -8,28 +8,14 @@ window's first id bounds the scan to the window's rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from homing.domain.volume import DayVolume
 from homing.store.database import Database
 from homing.store.tables.core import jobs
-
-
-@dataclass(frozen=True, slots=True)
-class DayVolume:
-    """One UTC day's accepted jobs of a tenant, by outcome so far."""
-
-    day: str  # YYYY-MM-DD
-    completed: int
-    failed: int
-    other: int
-
-    @property
-    def total(self) -> int:
-        return self.completed + self.failed + self.other
 
 
 def first_id_at(moment: datetime) -> str:

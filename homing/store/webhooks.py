@@ -20,11 +20,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import Clock, as_datetime
+from homing.domain.audit import AuditEvent
+from homing.domain.tenant_settings import TenantSettings
 from homing.errors import Conflict, NotFound
-from homing.store.audit import AuditEvent, write_event
+from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.tables.core import webhook_gone_endpoints, webhook_secrets
-from homing.store.tenant_settings import TenantSettings, settings_columns, settings_of
+from homing.store.tenant_settings import settings_columns, settings_of
 
 WEBHOOK_SECRETS_TABLE = "webhook_secrets"
 SECRET_FIELD = "secret"

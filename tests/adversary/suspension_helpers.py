@@ -17,6 +17,7 @@ import httpx
 from sqlalchemy import select
 
 from homing.crypto import generate_master_key
+from homing.domain.domain_rows import SendingDomain
 from homing.models import (
     Actor,
     ActorKind,
@@ -29,7 +30,7 @@ from homing.models import (
     new_id,
 )
 from homing.services import Services, build
-from homing.store.domain_rows import DomainStore, SendingDomain
+from homing.store.domain_rows import DomainStore
 from homing.store.providers import seal_credentials
 from homing.store.tables.columns import metadata
 from tests.conftest import stored_provider

@@ -21,15 +21,11 @@ from sqlalchemy import Select, text
 from sqlalchemy.dialects import postgresql
 
 from homing.clock import ManualClock, as_datetime
+from homing.domain.accepting import NewJob
+from homing.domain.preferences import PreferenceCheck
 from homing.models import Channel, JobStatus, Plan, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.preferences import (
-    PreferenceCheck,
-    address_jobs_query,
-    recipient_jobs_query,
-    unwanted_rows,
-)
+from homing.store.preferences import address_jobs_query, recipient_jobs_query, unwanted_rows
 from tests.conftest import advisory_locks_held
 from tests.plans import plan_nodes, rows_read
 

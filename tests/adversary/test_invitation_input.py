@@ -9,12 +9,12 @@ import httpx
 import pytest
 
 from homing.clock import ManualClock
+from homing.domain.audit import AuditFilter
 from homing.errors import Conflict
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.invitations import INVALID, MAX_PENDING, PER_HOUR
 from homing.models import Role
 from homing.services import Services
-from homing.store.audit import AuditFilter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import PASSWORD, add_user, browser, csrf_of, sign_in
 from tests.fixtures import captured_logs

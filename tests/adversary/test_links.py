@@ -23,9 +23,9 @@ import httpx
 from sqlalchemy import select
 
 from homing.crypto import csrf_token, generate_master_key
+from homing.domain.audit import AuditFilter
 from homing.models import AuditAction, Plan, Role
 from homing.services import Services, build
-from homing.store.audit import AuditFilter
 from homing.store.tables.core import jobs
 from tests.console_helpers import PASSWORD, add_user, csrf_of
 from tests.fixtures import settings_for, sqlite_url

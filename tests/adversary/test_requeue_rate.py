@@ -15,9 +15,9 @@ from pathlib import Path
 
 import httpx
 
+from homing.domain.dead_letters import DeadLetterFilter
 from homing.models import JobStatus, Plan, Role
 from homing.services import Services
-from homing.store.dead_letters import DeadLetterFilter
 from tests.adversary.suspension_helpers import (
     ADMIN,
     console_sign_in,

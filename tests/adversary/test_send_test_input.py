@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import httpx
 
+from homing.domain.job_search import JobFilter
 from homing.models import Plan, Role
 from homing.services import Services
-from homing.store.job_search import JobFilter
 from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.test_templates import make_template, publish

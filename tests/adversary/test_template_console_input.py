@@ -12,9 +12,9 @@ import time
 import httpx
 import pytest
 
+from homing.domain.job_search import JobFilter
 from homing.models import Role
 from homing.services import Services
-from homing.store.job_search import JobFilter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 

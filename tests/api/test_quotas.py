@@ -10,14 +10,14 @@ import pytest
 from sqlalchemy import func, select
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
+from homing.domain.tenants import Principal
 from homing.errors import QuotaExceeded
 from homing.managers.plans import month_end, month_of
 from homing.models import Channel, Plan, Priority, Queue
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.accepting import NewJob
 from homing.store.tables.core import jobs
-from homing.store.tenants import Principal
 from tests.admission_helpers import EMAIL, admission_settings, send_email, usage
 from tests.conftest import TenantClient, make_tenant
 

@@ -13,9 +13,9 @@ import httpx
 from playwright.async_api import Page, expect
 
 from homing.clock import as_datetime
+from homing.domain.job_search import JobFilter
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.job_search import JobFilter
 from tests.browser.conftest import shoot
 from tests.browser.test_console_browser import sign_in
 from tests.conftest import deliver, make_tenant

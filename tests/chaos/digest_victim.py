@@ -24,11 +24,11 @@ from sqlalchemy import event
 
 from homing.api.digest_plans import planner
 from homing.clock import ManualClock
+from homing.domain.digests import DueDigest
+from homing.domain.tenants import Principal
 from homing.services import build
 from homing.settings import Settings
-from homing.store.digests import DueDigest
 from homing.store.notifications import NewNotification
-from homing.store.tenants import Principal
 
 STEPS = ("items", "built", "marked", "commit", "after")
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import httpx
 
+from homing.domain.audit import AuditEvent, AuditFilter
 from homing.models import AuditAction, Channel, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.audit import AuditEvent, AuditFilter
 from tests.conftest import TenantClient, make_tenant, stored_provider
 from tests.console_helpers import add_user, browser, sign_in
 from tests.dead_letter_helpers import dead_letter

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
+from homing.domain.audit import AuditEvent, AuditFilter
 from homing.models import Actor, ActorKind, AuditAction, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.audit import AuditEvent, AuditFilter
 from homing.store.tables.audit import audit_events
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in

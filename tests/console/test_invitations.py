@@ -14,13 +14,13 @@ import pytest
 
 from homing.clock import ManualClock, as_datetime
 from homing.console.user_pages import PAGE
+from homing.domain.audit import AuditEvent, AuditFilter
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.invitations import INVALID
 from homing.models import AuditAction, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.audit import AuditEvent, AuditFilter
 from homing.store.people import PeopleStore
 from tests.conftest import TenantClient, deliver, make_tenant
 from tests.console_helpers import PASSWORD, add_user, browser, csrf_of, sign_in

@@ -10,9 +10,9 @@ import html
 
 import httpx
 
+from homing.domain.audit import AuditFilter
 from homing.models import ActorKind, AuditAction, Role
 from homing.services import Services
-from homing.store.audit import AuditFilter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.test_layouts import make_layout

@@ -13,10 +13,10 @@ import re
 import httpx
 
 from homing.clock import ManualClock
+from homing.domain.notification_search import NotificationFilter
 from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.notification_search import NotificationFilter
 from tests.conftest import TenantClient, deliver, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import Sandbox

@@ -9,9 +9,9 @@ from urllib.parse import urlencode
 
 import httpx
 
+from homing.domain.audit import AuditFilter
 from homing.models import ActorKind, AuditAction, Role
 from homing.services import Services
-from homing.store.audit import AuditFilter
 from tests.conftest import TenantClient, make_tenant
 from tests.console_helpers import add_user, browser, sign_in
 from tests.dead_letter_helpers import dead_letter

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from homing.domain.audit import AuditFilter
 from homing.models import ActorKind, AuditAction, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.audit import AuditFilter
 from tests.conftest import TenantClient
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import register

@@ -3,10 +3,10 @@ item 7): a membership given to an existing user records ``member.role_changed``.
 
 from __future__ import annotations
 
+from homing.domain.audit import AuditFilter
 from homing.managers.audit import CLI_ACTOR
 from homing.models import AuditAction, Role
 from homing.services import Services
-from homing.store.audit import AuditFilter
 from tests.conftest import stored_tenant
 from tests.console_helpers import add_user
 

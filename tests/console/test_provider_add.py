@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 
+from homing.domain.audit import AuditEvent, AuditFilter
 from homing.managers.provider_fields import VENDOR_FIELDS
 from homing.models import ActorKind, AuditAction, Role
 from homing.providers.registry import CREDENTIAL_FIELDS, SECRET_CREDENTIAL_FIELDS
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.audit import AuditEvent, AuditFilter
 from tests.conftest import TenantClient, deliver, job
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import register, send

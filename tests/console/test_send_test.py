@@ -21,11 +21,11 @@ from homing.api.schemas.sms import MAX_SMS_CHARACTERS, MAX_SMS_SEGMENTS
 from homing.api.schemas.webhooks import MAX_EVENT_TYPE
 from homing.api.templated import MAX_SUBJECT
 from homing.console import send_test
+from homing.domain.job_search import JobFilter
 from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.job_search import JobFilter
 from tests.chat_helpers import register_telegram
 from tests.conftest import TenantClient, deliver, job, make_tenant
 from tests.console_helpers import add_user, browser, sign_in

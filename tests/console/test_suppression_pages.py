@@ -8,11 +8,11 @@ import re
 from typing import get_args
 
 from homing.api.schemas.suppressions import SuppressionCreate
+from homing.domain.audit import AuditFilter
+from homing.domain.suppressions import ENTERED_REASONS
 from homing.models import ActorKind, AuditAction, Channel, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.audit import AuditFilter
-from homing.store.suppressions import ENTERED_REASONS
 from tests.conftest import TenantClient, deliver, job
 from tests.console_helpers import add_user, browser, sign_in
 from tests.e2e.conftest import register, send

@@ -13,10 +13,10 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from homing.clock import ManualClock, as_datetime
+from homing.domain.queue import Completed
 from homing.models import Attempt, AttemptOutcome, Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
-from homing.store.queue import Completed
 from homing.store.tables.core import dead_letters
 from tests.conftest import TenantClient
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
@@ -93,7 +93,7 @@ async def test_an_at_most_once_job_is_not_sent_after_a_lost_claim_and_a_late_suc
         attempts=(success,),
         provider="sendgrid",
         provider_message_id="late",
-        attempts_made=1,
+        passes_made=1,
     )
     await services.queue.apply([late])
     body = await job(tenant, job_id)

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
 from homing.models import Channel, Plan, Priority, Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build_limiter
 from homing.settings import Settings
-from homing.store.accepting import NewJob
 from tests.conftest import REDIS_URL, TenantClient, make_tenant
 from tests.e2e.conftest import Sandbox, deliver, job, register, send
 from tests.processes import eventually

@@ -12,9 +12,9 @@ import pytest
 
 from homing.cli.journal import run_report
 from homing.clock import as_datetime
+from homing.domain.domain_rows import SendingDomain
 from homing.models import DnsRecord, DomainStatus, new_id
 from homing.services import Services
-from homing.store.domain_rows import SendingDomain
 from homing.store.tables.inbound import inbound_events
 from tests.conftest import TenantClient, make_tenant
 from tests.inbound.conftest import add_account, send_email

@@ -7,10 +7,10 @@ import pytest
 from sqlalchemy import Table, func, select
 from sqlalchemy.exc import IntegrityError
 
+from homing.domain.audit import AuditEvent, AuditFilter
 from homing.errors import NotFound
 from homing.models import Actor, ActorKind, AuditAction, Plan
 from homing.services import Services
-from homing.store.audit import AuditEvent, AuditFilter
 from homing.store.tables.audit import audit_events
 from homing.store.tables.core import tenants
 

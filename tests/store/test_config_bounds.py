@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from homing.domain.domain_rows import SendingDomain
 from homing.errors import QuotaExceeded
 from homing.models import DomainStatus, new_id
 from homing.services import Services
 from homing.settings import Settings
-from homing.store.domain_rows import SendingDomain
 from homing.store.tables.core import api_keys, provider_accounts
 from homing.store.tables.inbound import sending_domains
 from tests.conftest import stored_provider, stored_tenant

@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator
 import pytest
 
 from homing.clock import ManualClock
+from homing.domain.accepting import Accepted, NewJob
+from homing.domain.preferences import PreferenceCheck
 from homing.models import Channel, JobStatus, Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings
-from homing.store.accepting import Accepted, NewJob
 from homing.store.ordering import MOST_KEY_LOCKS
-from homing.store.preferences import PreferenceCheck
 from tests.conftest import stored_tenant
 
 CAP = {"count": 3, "per_seconds": 3600}

@@ -14,10 +14,10 @@ from homing.clock import ManualClock
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
 from homing.dispatch.worker import Worker, WorkerConfig
+from homing.domain.accepting import NewJob
 from homing.models import Channel, Job, JobStatus, Plan, Priority, ProviderAccount, Queue
 from homing.providers.base import SendResult
 from homing.services import Services
-from homing.store.accepting import NewJob
 from homing.store.tables.core import attempts, queue_entries
 from tests.processes import eventually
 from tests.store_helpers import claim

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from sqlalchemy import Select, text
 
+from homing.domain.notification_search import NotificationFilter
 from homing.models import Plan
 from homing.services import Services
-from homing.store.notification_search import NotificationFilter, page_query, step_of_job_query
+from homing.store.notification_search import page_query, step_of_job_query
 from tests.plans import plan_nodes, rows_read
 
 NOTES = 100_000

@@ -16,10 +16,11 @@ import pytest
 from sqlalchemy import select
 
 from homing.clock import ManualClock
+from homing.domain.accepting import Accepted, NewJob
 from homing.models import Channel, Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings
-from homing.store.accepting import Accept, Accepted, NewJob, accept_together
+from homing.store.accepting import Accept, accept_together
 from homing.store.ordering import MOST_KEY_LOCKS
 from homing.store.tables.core import queue_entries
 from tests.conftest import advisory_locks_held, stored_tenant

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from homing.clock import ManualClock
 from homing.crypto import generate_master_key
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
 from homing.services import build
-from homing.store.accepting import NewJob
-from homing.store.queue import Completed, Failed, Rescheduled
 from tests import store_helpers
 from tests.fixtures import HOMING_TIMING, settings_for, sqlite_url
 
@@ -102,14 +102,14 @@ def _outcome(kind: str, item: ClaimedJob, clock: ManualClock) -> object:
             attempts=(),
             provider="resend",
             provider_message_id=None,
-            attempts_made=1,
+            passes_made=1,
         )
     if kind == "fail":
         return Failed(
             job_id=item.job.id,
             claim_token=item.claim_token,
             attempts=(),
-            attempts_made=1,
+            passes_made=1,
             error="x",
             error_class="transient",
         )
@@ -118,7 +118,7 @@ def _outcome(kind: str, item: ClaimedJob, clock: ManualClock) -> object:
         claim_token=item.claim_token,
         attempts=(),
         available_at=clock.now(),
-        attempts_made=1,
+        passes_made=1,
         error="x",
         error_class="transient",
     )

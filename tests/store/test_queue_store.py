@@ -11,11 +11,12 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.errors import Conflict, IdempotencyConflict, NotFound
 from homing.models import Channel, JobStatus, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob, entry_row, job_row
-from homing.store.queue import Completed, Failed, Rescheduled
+from homing.store.accepting import entry_row, job_row
 from tests.conftest import stored_tenant
 from tests.store_helpers import claim, claim_first, pending_count
 
@@ -47,7 +48,7 @@ async def test_claim_takes_higher_priority_first_and_leases(
     critical = (await services.jobs.accept(_new(tenant_id, Priority.CRITICAL))).job
     claimed = await claim(services.queue, Queue.EMAIL, 1, lease_seconds=30)
     assert [c.job.id for c in claimed] == [critical.id]
-    assert claimed[0].attempt_number == 1
+    assert claimed[0].pass_number == 1
     assert claimed[0].job.status is JobStatus.PROCESSING
     rest = await claim(services.queue, Queue.EMAIL, 10, lease_seconds=30)
     assert [c.job.id for c in rest] == [low.id]
@@ -55,7 +56,7 @@ async def test_claim_takes_higher_priority_first_and_leases(
     clock.advance(31)
     again = await claim(services.queue, Queue.EMAIL, 10, lease_seconds=30)
     assert {c.job.id for c in again} == {low.id, critical.id}
-    assert {c.attempt_number for c in again} == {2}
+    assert {c.pass_number for c in again} == {2}
 
 
 async def test_concurrent_claims_never_hand_out_one_entry_twice(services: Services) -> None:
@@ -84,14 +85,14 @@ async def test_outcomes_complete_reschedule_and_dead_letter(
                 attempts=(),
                 provider="resend",
                 provider_message_id="m-1",
-                attempts_made=1,
+                passes_made=1,
             ),
             Rescheduled(
                 job_id=later.job.id,
                 claim_token=later.claim_token,
                 attempts=(),
                 available_at=clock.now() + 100,
-                attempts_made=1,
+                passes_made=1,
                 error="boom",
                 error_class="x",
             ),
@@ -99,7 +100,7 @@ async def test_outcomes_complete_reschedule_and_dead_letter(
                 job_id=dead.job.id,
                 claim_token=dead.claim_token,
                 attempts=(),
-                attempts_made=1,
+                passes_made=1,
                 error="bad address",
                 error_class="message_permanent",
             ),
@@ -131,7 +132,7 @@ async def test_a_stale_lease_cannot_overwrite_the_new_holder(
                 job_id=job.id,
                 claim_token=first.claim_token,
                 attempts=(),
-                attempts_made=1,
+                passes_made=1,
                 error="late",
                 error_class="transient",
             )
@@ -173,7 +174,7 @@ async def test_retry_is_conditional_on_failed(services: Services) -> None:
                 job_id=job.id,
                 claim_token=claimed.claim_token,
                 attempts=(),
-                attempts_made=3,
+                passes_made=3,
                 error="x",
                 error_class="transient",
             )

@@ -14,10 +14,10 @@ from sqlalchemy import delete, text, update
 from homing.cli import main
 from homing.cli.runner import reconciler_running
 from homing.crypto import generate_master_key
+from homing.domain.accepting import NewJob
 from homing.models import Channel, DeliveryMode, Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings
-from homing.store.accepting import NewJob
 from homing.store.ledger import RECONCILE_LOCK_KEY
 from homing.store.tables.core import jobs, queue_entries
 from tests.conftest import stored_tenant

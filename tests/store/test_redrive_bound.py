@@ -10,11 +10,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from homing.domain.accepting import NewJob
+from homing.domain.dead_letters import DeadLetterFilter
+from homing.domain.queue import Failed
 from homing.models import Channel, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.dead_letters import DeadLetterFilter
-from homing.store.queue import Failed
 from homing.store.tables.core import dead_letters
 from tests.conftest import stored_tenant
 from tests.store_helpers import claim
@@ -39,7 +39,7 @@ async def _dead_letter(services: Services, job_id: str | None, tenant_id: str) -
         job_id=job_id,
         claim_token=claimed.claim_token,
         attempts=(),
-        attempts_made=1,
+        passes_made=1,
         error="bad address",
         error_class="message_permanent",
     )

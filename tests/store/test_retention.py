@@ -13,12 +13,12 @@ import pytest
 from sqlalchemy import func, select, text
 
 from homing.clock import ManualClock, as_datetime
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.errors import Conflict, NotFound
 from homing.managers.retention import PURGED, SCRUBBED
 from homing.models import Attempt, AttemptOutcome, Channel, JobStatus, Priority, Queue, new_id
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.queue import Completed, Failed, Rescheduled
 from homing.store.retention import RETENTION_LOCK_KEY
 from homing.store.tables.core import attempts, dead_letters, jobs
 from homing.store.tables.inbound import inbound_conflicts, inbound_events
@@ -78,7 +78,7 @@ async def _finished(
             job_id=job_id,
             claim_token=claimed.claim_token,
             attempts=[attempt],
-            attempts_made=1,
+            passes_made=1,
             error="bad",
             error_class="message_permanent",
         )
@@ -89,7 +89,7 @@ async def _finished(
             attempts=[attempt],
             provider="resend",
             provider_message_id="m-1",
-            attempts_made=1,
+            passes_made=1,
         )
     await services.queue.apply([outcome])
     return job_id
@@ -122,7 +122,7 @@ async def test_old_finished_jobs_go_with_their_rows_and_unfinished_ones_stay(
         claim_token=first.claim_token,
         attempts=(),
         available_at=clock.now() + 365 * DAY,
-        attempts_made=1,
+        passes_made=1,
         error="boom",
         error_class="x",
     )

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.models import Channel, ClaimedJob, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.queue import Completed, Failed, QueueStore, Rescheduled
+from homing.store.queue import QueueStore
 from tests.conftest import stored_tenant
 from tests.store_helpers import claim
 
@@ -41,7 +42,7 @@ def _done(claimed: ClaimedJob) -> Completed:
         attempts=(),
         provider="resend",
         provider_message_id=None,
-        attempts_made=1,
+        passes_made=1,
     )
 
 
@@ -109,7 +110,7 @@ async def test_one_key_delivers_in_acceptance_order_through_retries_and_failures
         claim_token=head.claim_token,
         attempts=(),
         available_at=clock.now() + 5,
-        attempts_made=1,
+        passes_made=1,
         error="x",
         error_class="transient",
     )
@@ -123,7 +124,7 @@ async def test_one_key_delivers_in_acceptance_order_through_retries_and_failures
                 job_id=ordered[0],
                 claim_token=again[0].claim_token,
                 attempts=(),
-                attempts_made=3,
+                passes_made=3,
                 error="x",
                 error_class="transient",
             )
@@ -157,7 +158,7 @@ async def test_a_retried_dead_letter_rejoins_its_key_at_the_back(services: Servi
                 job_id=first,
                 claim_token=head.claim_token,
                 attempts=(),
-                attempts_made=3,
+                passes_made=3,
                 error="x",
                 error_class="transient",
             )

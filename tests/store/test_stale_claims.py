@@ -6,10 +6,10 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
+from homing.domain.queue import Failed, Rescheduled
 from homing.models import Channel, ClaimedJob, JobStatus, Plan, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.queue import Failed, Rescheduled
 from homing.store.tables.core import dead_letters, queue_entries
 from tests.store_helpers import claim
 
@@ -62,7 +62,7 @@ async def test_a_stale_reschedule_changes_nothing(services: Services, clock: Man
                 claim_token=stale.claim_token,
                 attempts=(),
                 available_at=clock.now(),
-                attempts_made=0,
+                passes_made=0,
                 error="late",
                 error_class="throttled",
                 refund=True,
@@ -84,7 +84,7 @@ async def test_a_stale_dead_letter_changes_nothing(services: Services, clock: Ma
                 job_id=stale.job.id,
                 claim_token=stale.claim_token,
                 attempts=(),
-                attempts_made=1,
+                passes_made=1,
                 error="late",
                 error_class="message_permanent",
             )
@@ -107,7 +107,7 @@ async def test_the_new_claim_still_records_its_outcome(
                 job_id=new.job.id,
                 claim_token=new.claim_token,
                 attempts=(),
-                attempts_made=2,
+                passes_made=2,
                 error="bad",
                 error_class="message_permanent",
             )

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
+from homing.domain.audit import AuditEvent, AuditFilter
+from homing.domain.tenants import Principal
 from homing.errors import TenantSuspended
 from homing.managers.admission import RATE_WINDOW_SECONDS
 from homing.models import Actor, ActorKind, AuditAction, Plan
 from homing.services import Services
-from homing.store.audit import AuditEvent, AuditFilter
-from homing.store.tenants import Principal
 from tests.adversary.suspension_helpers import email_provider
 
 TENANTS_OWN = [Actor(ActorKind.API_KEY, "key-1"), Actor(ActorKind.USER, "user-1", "o@x.test")]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from homing.domain.templates import DRAFT, PUBLISHED, RETIRED
 from homing.errors import Conflict, NotFound
 from homing.managers.templates import TemplateBounds, Templates
 from homing.services import Services
-from homing.store.templates import DRAFT, PUBLISHED, RETIRED
 from tests.conftest import stored_tenant
 
 SMS = {"sms": {"body": "hi"}}

@@ -40,6 +40,8 @@ KERNEL = frozenset(
         "alerts",
         "metrics",
         "tracing",
+        # The domain's plain types, one module per resource (docs/architecture.md, "Layers").
+        "domain",
         # The vendor descriptors: data every layer reads (docs/architecture.md, "Vendors").
         "vendors",
     }
@@ -103,8 +105,11 @@ ALLOWED: dict[str, frozenset[str]] = {
 # and keeps its rules (docs/architecture.md, "Adding a vendor").
 VENDOR_HOMES = "vendors"
 VENDOR_FACES: dict[str, str] = {"adapter": "providers", "verify": "inbound", "parse": "inbound"}
-# Folders whose files are one layer's face of one resource (store/jobs.py, routes/jobs.py).
-RESOURCE_FOLDERS = frozenset({"store", "store/tables", "api/routes", "api/schemas", "managers"})
+# Folders whose files are one layer's face of one resource (domain/feed.py, store/feed.py,
+# routes/feed.py).
+RESOURCE_FOLDERS = frozenset(
+    {"domain", "store", "store/tables", "api/routes", "api/schemas", "managers"}
+)
 # The HTTP mapping of the kernel's error tree (STYLE names both files).
 FACES = frozenset({"homing/errors.py", "homing/api/errors.py"})
 

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 import pytest
 
 from homing.dispatch.outcome_watch import findings
+from homing.domain.queue import Completed, Failed
 from homing.managers.alert_checks import Thresholds, p95
 from homing.managers.notices import notice_body
 from homing.models import Attempt, AttemptOutcome
 from homing.settings import Settings
 from homing.store.notices import Notice
-from homing.store.queue import Completed, Failed
 
 AT = datetime(2026, 5, 4, 9, 12, tzinfo=UTC)
 
@@ -47,13 +47,13 @@ def test_findings_name_refused_credentials_and_gone_urls_only() -> None:
             ],
             provider="mailgun",
             provider_message_id="m1",
-            attempts_made=1,
+            passes_made=1,
         ),
         Failed(
             job_id="j2",
             claim_token="t",
             attempts=[_attempt("webhook", AttemptOutcome.MESSAGE_PERMANENT, 410, None)],
-            attempts_made=1,
+            passes_made=1,
             error="gone",
             error_class="message_permanent",
         ),
@@ -61,7 +61,7 @@ def test_findings_name_refused_credentials_and_gone_urls_only() -> None:
             job_id="j3",
             claim_token="t",
             attempts=[_attempt("sendgrid", AttemptOutcome.PROVIDER_PERMANENT, 400, "pa_3")],
-            attempts_made=1,
+            passes_made=1,
             error="x",
             error_class="provider_permanent",
         ),
@@ -69,7 +69,7 @@ def test_findings_name_refused_credentials_and_gone_urls_only() -> None:
             job_id="j4",
             claim_token="t",
             attempts=[_attempt("sendgrid", AttemptOutcome.TRANSIENT, 403, "pa_4")],
-            attempts_made=1,
+            passes_made=1,
             error="x",
             error_class="transient",
         ),
@@ -83,7 +83,7 @@ def test_findings_name_refused_credentials_and_gone_urls_only() -> None:
         attempts=[],
         provider="p",
         provider_message_id=None,
-        attempts_made=1,
+        passes_made=1,
     )
     assert not findings([no_attempts])
 

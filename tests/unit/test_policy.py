@@ -18,7 +18,7 @@ from homing.dispatch.policy import (
 )
 from homing.models import FailureClass as F
 
-POLICY = RetryPolicy(max_attempts=3, base_seconds=5, max_seconds=3600, max_deferral_seconds=600)
+POLICY = RetryPolicy(max_passes=3, base_seconds=5, max_seconds=3600, max_deferral_seconds=600)
 
 
 def _f(cls: F, retry_after: float | None = None) -> PassFailure:
@@ -26,16 +26,16 @@ def _f(cls: F, retry_after: float | None = None) -> PassFailure:
 
 
 @given(
-    attempt=st.integers(min_value=1, max_value=40),
+    pass_number=st.integers(min_value=1, max_value=40),
     base=st.floats(min_value=0.01, max_value=100),
     cap=st.floats(min_value=0.01, max_value=10_000),
     r=st.floats(min_value=0, max_value=1),
 )
 def test_backoff_is_jittered_within_half_to_full_of_a_capped_exponential(
-    attempt: int, base: float, cap: float, r: float
+    pass_number: int, base: float, cap: float, r: float
 ) -> None:
-    ceiling = min(cap, base * 2 ** (attempt - 1))
-    delay = backoff(attempt, base, cap, lambda: r)
+    ceiling = min(cap, base * 2 ** (pass_number - 1))
+    delay = backoff(pass_number, base, cap, lambda: r)
     assert ceiling / 2 - 1e-9 <= delay <= ceiling + 1e-9
 
 
@@ -93,7 +93,7 @@ def test_every_deferral_waits_at_least_a_second(wait: float | None) -> None:
 
 def test_the_pass_that_reaches_the_call_limit_gives_up() -> None:
     capped = RetryPolicy(
-        max_attempts=3,
+        max_passes=3,
         base_seconds=5,
         max_seconds=3600,
         max_deferral_seconds=600,

@@ -3,7 +3,8 @@ bucket counts, and the failure ratio counted as the provider-failing alert count
 
 from __future__ import annotations
 
-from homing.store.provider_health import LATENCY_BOUNDS_MS, Health, p95_bound
+from homing.domain.provider_health import LATENCY_BOUNDS_MS, Health
+from homing.store.provider_health import p95_bound
 
 
 def test_the_p95_bound_is_the_first_bucket_holding_95_percent_of_the_calls() -> None:

@@ -9,11 +9,11 @@ import pytest
 
 from homing.api.routes.notifications import hashed_fields
 from homing.api.schemas.email import EmailCreate
+from homing.domain.categories import Category
+from homing.domain.preferences import PreferenceCheck
+from homing.domain.recipients import Recipient
 from homing.errors import RecipientUnreachable, UnknownCategory, UnknownRecipient
 from homing.managers.recipients import Addressed, Ask, _addressed, check_locale, check_timezone
-from homing.store.categories import Category
-from homing.store.preferences import PreferenceCheck
-from homing.store.recipients import Recipient
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 ADA = Recipient(

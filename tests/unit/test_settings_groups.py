@@ -112,7 +112,7 @@ def test_components_default_to_their_groups_defaults() -> None:
     thresholds = Thresholds()
     assert thresholds.window_seconds == alerts.window_seconds
     assert thresholds.dead_letter_spike == alerts.dead_letter_spike
-    policy = RetryPolicy(max_attempts=1, base_seconds=1, max_seconds=1, max_deferral_seconds=1)
+    policy = RetryPolicy(max_passes=1, base_seconds=1, max_seconds=1, max_deferral_seconds=1)
     assert policy.max_provider_calls == retries.max_provider_calls
     assert TemplateBounds().cache_seconds == templates.cache_seconds
     assert Limits().max_output_chars == templates.max_rendered_chars

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from homing.domain.templates import PUBLISHED, TemplateRow, VersionRow
 from homing.errors import InvalidRequest
 from homing.managers.templates import Live, fallbacks, normal_locale
 from homing.rendering import Limits, TemplateError
 from homing.rendering.kernel import check_version
-from homing.store.templates import PUBLISHED, TemplateRow, VersionRow
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

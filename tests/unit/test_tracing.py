@@ -16,9 +16,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from homing import tracing
+from homing.domain.accepting import NewJob
 from homing.errors import ConfigError
 from homing.models import Channel, Priority, Queue
-from homing.store.accepting import NewJob, traced
+from homing.store.accepting import traced
 
 CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
@@ -140,7 +141,7 @@ def test_a_traceparent_over_512_bytes_is_not_read_at_all() -> None:
 def test_off_every_span_is_one_shared_no_op_and_a_job_keeps_no_traceparent() -> None:
     assert not tracing.on()
     assert tracing.current_traceparent() is None
-    first = tracing.delivery(CALLER, job_id="j", tenant_id="t", channel="email", attempt=1)
+    first = tracing.delivery(CALLER, job_id="j", tenant_id="t", channel="email", pass_number=1)
     assert first is tracing.provider_call("resend", "acc")
     assert first is tracing.request("POST", CALLER, None)
     with first as span:
@@ -176,7 +177,7 @@ def test_a_delivery_its_provider_calls_and_an_event_join_the_accepts_trace(
         accepted = tracing.current_traceparent()
     assert accepted is not None
     with tracing.delivery(
-        accepted, job_id="j1", tenant_id="t1", channel="email", attempt=2
+        accepted, job_id="j1", tenant_id="t1", channel="email", pass_number=2
     ) as deliver:
         with tracing.provider_call("resend", "acc1") as call:
             call.set(tracing.OUTCOME, "transient")
@@ -225,7 +226,7 @@ def test_a_span_ended_by_an_exception_is_an_error_without_the_exceptions_text(
 ) -> None:
     with (
         pytest.raises(RuntimeError),
-        tracing.delivery(None, job_id="j", tenant_id="t", channel="sms", attempt=1),
+        tracing.delivery(None, job_id="j", tenant_id="t", channel="sms", pass_number=1),
     ):
         raise RuntimeError("+15555550100 refused")
     [span] = _finished(spans)
@@ -237,7 +238,7 @@ def test_a_span_ended_by_an_exception_is_an_error_without_the_exceptions_text(
 def test_a_delivery_of_a_job_without_a_traceparent_starts_a_trace_of_its_own(
     spans: InMemorySpanExporter,
 ) -> None:
-    with tracing.delivery("garbage", job_id="j", tenant_id="t", channel="email", attempt=1):
+    with tracing.delivery("garbage", job_id="j", tenant_id="t", channel="email", pass_number=1):
         pass
     [span] = _finished(spans)
     assert span.parent is None
@@ -254,7 +255,7 @@ def test_the_service_is_named_homing_unless_otel_names_it(
         exporter = InMemorySpanExporter()
         tracing.start(exporter)
         try:
-            with tracing.delivery(None, job_id="j", tenant_id="t", channel="sms", attempt=1):
+            with tracing.delivery(None, job_id="j", tenant_id="t", channel="sms", pass_number=1):
                 pass
             [span] = _finished(exporter)
         finally:
@@ -284,7 +285,7 @@ def test_a_job_accepted_unsampled_makes_no_span_but_carries_its_trace(
     spans: InMemorySpanExporter,
 ) -> None:
     unsampled = CALLER[:-2] + "00"
-    with tracing.delivery(unsampled, job_id="j", tenant_id="t", channel="webhook", attempt=1):
+    with tracing.delivery(unsampled, job_id="j", tenant_id="t", channel="webhook", pass_number=1):
         # An outbound webhook still carries the trace, its flag off.
         assert tracing.current_traceparent() == unsampled
         call = tracing.provider_call("webhook", "direct")
@@ -304,7 +305,7 @@ def test_a_pass_sampled_out_at_its_root_makes_no_provider_call_span(
     exporter = InMemorySpanExporter()
     tracing.start(exporter)
     try:
-        with tracing.delivery(None, job_id="j", tenant_id="t", channel="email", attempt=1):
+        with tracing.delivery(None, job_id="j", tenant_id="t", channel="email", pass_number=1):
             kept = tracing.current_traceparent()
             assert tracing.provider_call("resend", "acc") is tracing.provider_call("x", "y")
         assert kept is not None and not int(kept[53:55], 16) & 1  # not sampled

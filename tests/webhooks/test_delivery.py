@@ -12,9 +12,9 @@ import pytest
 import standardwebhooks
 
 from homing.clock import ManualClock
+from homing.domain.accepting import NewJob
 from homing.models import Channel, Priority, Queue
 from homing.services import Services
-from homing.store.accepting import NewJob
 from homing.webhooks import verify
 from homing.webhooks.message import write_message
 from tests.conftest import TenantClient

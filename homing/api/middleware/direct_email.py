@@ -25,9 +25,9 @@ from homing.api.paths import routed_path
 from homing.api.refusals import count_refusal
 from homing.api.routes.notifications import accept_email
 from homing.api.schemas.email import EmailCreate
+from homing.domain.tenants import Principal
 from homing.errors import HomingError, PayloadTooLarge
 from homing.services import Services
-from homing.store.tenants import Principal
 
 EMAIL_PATH = "/v1/notifications/email"
 _KEY_MAX = 255  # as the route's Idempotency-Key header

@@ -22,11 +22,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from homing.api.errors import error_response
 from homing.api.paths import routed_path
 from homing.api.refusals import count_refusal
+from homing.domain.tenants import Principal
 from homing.errors import HomingError, TenantSuspended, Unauthenticated
 from homing.managers.admission import Admission
 from homing.managers.plans import RATE_WINDOW_SECONDS
 from homing.ratelimit import RateDecision
-from homing.store.tenants import Principal
 
 SENDING_PREFIX = "/v1/notifications/"
 # A multi-channel notification (docs/notifications.md) is sending too.

@@ -11,12 +11,12 @@ from typing import TypeVar
 
 from homing.api.schemas.batch import BatchItemResult, ItemError
 from homing.api.schemas.email import NotificationCreate, PersonalCreate
+from homing.domain.accepting import Hold, NewJob
 from homing.errors import HomingError
 from homing.managers.recipients import Addressed, Ask
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel
 from homing.services import Services
-from homing.store.accepting import Hold, NewJob
 
 Item = TypeVar("Item", bound=PersonalCreate)
 

@@ -21,11 +21,11 @@ from homing.api.schemas.tenants import (
     TenantPublic,
 )
 from homing.api.schemas.usage import UsagePublic
+from homing.domain.audit import AuditEvent
 from homing.managers.audit import diff, tenant_fields
 from homing.managers.plans import RATE_WINDOW_SECONDS
 from homing.models import AuditAction, Plan, Tenant
 from homing.services import Services
-from homing.store.audit import AuditEvent
 
 router = APIRouter(prefix="/admin/v1", tags=["admin"])
 

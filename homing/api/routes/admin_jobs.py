@@ -13,7 +13,7 @@ from homing.api.deps import ServicesDep
 from homing.api.job_filters import CursorQuery, LimitQuery, job_filter, summary
 from homing.api.schemas.jobs import JobSummary
 from homing.api.schemas.shared import Page
-from homing.store.job_search import JobFilter
+from homing.domain.job_search import JobFilter
 
 router = APIRouter(prefix="/admin/v1", tags=["admin"])
 

@@ -10,10 +10,10 @@ from fastapi import APIRouter, Query
 from homing.api.deps import LivePrincipalDep, ServicesDep
 from homing.api.schemas.audit import AuditEventPublic
 from homing.api.schemas.shared import Moment, Page
+from homing.domain.audit import AuditFilter
 from homing.errors import InvalidRequest
 from homing.models import AuditAction
 from homing.services import Services
-from homing.store.audit import AuditFilter
 
 router = APIRouter(tags=["audit log"])
 

@@ -28,6 +28,7 @@ from homing.api.schemas.batch import (
     ItemError,
 )
 from homing.api.templated import TemplatedBody, render_many
+from homing.domain.accepting import Accepted
 from homing.errors import HomingError, QuotaExceeded
 from homing.managers.provider_presence import refusal_of
 from homing.managers.recipients import ADDRESS_FIELDS, Addressed
@@ -35,7 +36,6 @@ from homing.managers.templates import Rendered
 from homing.metrics import REFUSED, refusal_reason
 from homing.models import Channel, ProviderAccount
 from homing.services import Services
-from homing.store.accepting import Accepted
 
 router = APIRouter(tags=["notifications"])
 

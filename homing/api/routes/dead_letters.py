@@ -21,10 +21,10 @@ from homing.api.schemas.dead_letters import (
     Redriven,
 )
 from homing.api.schemas.shared import Moment, Page
+from homing.domain.dead_letters import DeadLetterFilter
 from homing.errors import QuotaExceeded, RateLimited
 from homing.models import Actor, AuditAction
 from homing.services import Services
-from homing.store.dead_letters import DeadLetterFilter
 
 router = APIRouter(tags=["dead letters"])
 

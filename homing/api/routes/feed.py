@@ -26,6 +26,10 @@ from homing.api.schemas.feed import (
     InAppCreate,
 )
 from homing.api.templated import render_one
+from homing.domain.accepting import NewJob
+from homing.domain.feed import FeedContent
+from homing.domain.preferences import PreferenceCheck
+from homing.domain.tenants import Principal
 from homing.errors import (
     IdempotencyConflict,
     NotFound,
@@ -39,10 +43,6 @@ from homing.managers.recipients import EXTERNAL_ID
 from homing.models import QUEUE_FOR_CHANNEL, AuditAction, Channel, Priority
 from homing.rendering.kernel import TemplateError
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.feed import FeedContent
-from homing.store.preferences import PreferenceCheck
-from homing.store.tenants import Principal
 
 router = APIRouter(tags=["feed"])
 

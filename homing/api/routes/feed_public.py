@@ -22,9 +22,9 @@ from homing.api.deps import ServicesDep
 from homing.api.error_responses import refusals
 from homing.api.routes.feed_stream import FeedStream
 from homing.api.schemas.feed import FeedItemPublic, FeedPagePublic
+from homing.domain.feed import Mark
 from homing.errors import InvalidRequest, NotFound, Overloaded, RateLimited, Unauthenticated
 from homing.managers.feed import FeedGrant, FeedReader
-from homing.store.feed import Mark
 
 router = APIRouter(tags=["feed"])
 

@@ -27,9 +27,9 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from homing.api.schemas.feed import FeedItemPublic
+from homing.domain.feed import FeedItem
 from homing.managers.feed import Ended, Feed, FeedGrant, FeedReader
 from homing.metrics import FEED_STREAMS_DROPPED
-from homing.store.feed import FeedItem
 
 __all__ = ["FeedStream", "ended_event", "item_event", "unread_event"]
 

@@ -15,9 +15,9 @@ from homing.api.schemas.delivery_events import history
 from homing.api.schemas.email import Queued
 from homing.api.schemas.jobs import JobPublic, JobReschedule, JobSummary
 from homing.api.schemas.shared import Page
+from homing.domain.job_search import JobFilter
 from homing.errors import Conflict, NotReschedulable, QuotaExceeded, SendAtTooFar
 from homing.metrics import JOBS_FINISHED
-from homing.store.job_search import JobFilter
 
 # The status label of homing_jobs_finished_total for a job a tenant withdrew.
 CANCELLED = "cancelled"

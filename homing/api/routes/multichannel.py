@@ -19,13 +19,13 @@ from homing.api.digest_plans import gathering
 from homing.api.error_responses import refusals
 from homing.api.routes.notifications import IdempotencyKey, request_hash
 from homing.api.schemas.notifications import NotificationPublic, NotificationsCreate
+from homing.domain.notification_rows import Notification
+from homing.domain.tenants import Principal
 from homing.errors import IdempotencyConflict, QuotaExceeded, UnknownCategory, UnknownRecipient
 from homing.managers.sending_domains import DomainNotVerified
 from homing.rendering.kernel import TemplateError
 from homing.services import Services
-from homing.store.notification_rows import Notification
 from homing.store.notifications import NewNotification
-from homing.store.tenants import Principal
 
 router = APIRouter(tags=["notifications"])
 

@@ -20,6 +20,8 @@ from homing.api.routes.addressing import addressed, scheduled, template_locale
 from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
 from homing.api.templated import render_one
 from homing.crypto import RequestHash, Sealer
+from homing.domain.accepting import Accepted, NewJob
+from homing.domain.tenants import Principal
 from homing.email_headers import as_payload
 from homing.errors import (
     PublicUrlRequired,
@@ -38,8 +40,6 @@ from homing.models import (
     resolve_pin,
 )
 from homing.services import Services
-from homing.store.accepting import Accepted, NewJob
-from homing.store.tenants import Principal
 
 router = APIRouter(tags=["notifications"])
 

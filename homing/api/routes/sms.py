@@ -41,6 +41,8 @@ from homing.api.schemas.email import Queued
 from homing.api.schemas.sms import SmsBatchCreate, SmsBatchItem, SmsCreate
 from homing.api.templated import render_one
 from homing.crypto import Sealer
+from homing.domain.accepting import NewJob
+from homing.domain.preferences import PreferenceCheck
 from homing.errors import (
     HomingError,
     NoSender,
@@ -58,8 +60,6 @@ from homing.models import (
     SmsSegments,
     resolve_pin,
 )
-from homing.store.accepting import NewJob
-from homing.store.preferences import PreferenceCheck
 
 router = APIRouter(tags=["notifications"])
 

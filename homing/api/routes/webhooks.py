@@ -25,6 +25,9 @@ from homing.api.schemas.webhooks import (
     WebhookSecretStatus,
 )
 from homing.api.templated import render_one
+from homing.domain.accepting import NewJob
+from homing.domain.audit import AuditEvent
+from homing.domain.tenants import Principal
 from homing.errors import (
     Conflict,
     IdempotencyConflict,
@@ -40,9 +43,6 @@ from homing.managers.webhook_secrets import IssuedSecret
 from homing.models import QUEUE_FOR_CHANNEL, AuditAction, Channel
 from homing.rendering.kernel import TemplateError
 from homing.services import Services
-from homing.store.accepting import NewJob
-from homing.store.audit import AuditEvent
-from homing.store.tenants import Principal
 from homing.webhooks.message import write_message
 
 router = APIRouter(tags=["webhooks"])

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from homing.store.audit import AuditEvent
+from homing.domain.audit import AuditEvent
 
 
 class ActorPublic(BaseModel):

@@ -9,9 +9,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from homing.api.schemas.jobs import AttemptPublic
 from homing.api.schemas.shared import Moment, Strict
+from homing.domain.dead_letters import DeadLetter, DeadLetterFilter
 from homing.managers.dead_letters import MAX_IDS, BulkResult
 from homing.models import Attempt
-from homing.store.dead_letters import DeadLetter, DeadLetterFilter
 
 # The longest text ``q`` may search for: the filter is a substring match.
 MAX_Q = 200

@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from homing.api.schemas.shared import Page
+from homing.domain.inbound import Entry
 from homing.inbound.events import delivery_status
 from homing.inbound.report import ReportRow
-from homing.store.inbound import Entry
 
 
 class DeliveryEventPublic(BaseModel):

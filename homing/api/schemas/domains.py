@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, StringConstraints
 
 from homing.api.schemas.shared import Strict
-from homing.store.domain_rows import SendingDomain
+from homing.domain.domain_rows import SendingDomain
 
 
 class DomainCreate(Strict):

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from homing.api.schemas.shared import CategoryKey, ExternalId, JsonObject, Strict, examples
 from homing.api.schemas.templates import Templated, content_or_template
+from homing.domain.feed import FeedItem
 from homing.managers.feed import MAX_URL, FeedPage, IssuedFeedSecret
-from homing.store.feed import FeedItem
 
 # The hardest bounds a setting may raise them to; the settings bound them further
 # (HOMING_FEED_TITLE_MAX_CHARS, HOMING_FEED_BODY_MAX_CHARS).

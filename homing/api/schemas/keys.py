@@ -7,7 +7,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from homing.api.schemas.shared import Name, Strict
-from homing.store.keys import ApiKey
+from homing.domain.keys import ApiKey
 
 
 class ApiKeyCreate(Strict):

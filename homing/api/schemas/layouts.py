@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from homing.api.schemas.shared import Strict, examples
 from homing.api.schemas.templates import Locale, Source, TemplateCreate
-from homing.store.templates import TemplateRow, VersionRow
+from homing.domain.templates import TemplateRow, VersionRow
 
 
 class LayoutCreate(TemplateCreate):

@@ -20,7 +20,7 @@ from homing.api.schemas.shared import (
 )
 from homing.api.schemas.templates import Locale, TemplateRef
 from homing.clock import as_datetime
-from homing.store.notification_rows import Gathered, Notification, Step
+from homing.domain.notification_rows import Gathered, Notification, Step
 
 # The channels a recipient is reached on, in the order a tenant may list them.
 NotificationChannel = Literal["in_app", "chat", "sms", "email"]

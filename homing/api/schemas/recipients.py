@@ -23,9 +23,9 @@ from pydantic import (
 
 from homing.addresses import MAX_PHONE, parse_mailbox, phone_key
 from homing.api.schemas.shared import CategoryKey, JsonObject, Name, Strict, examples
+from homing.domain.categories import Category
+from homing.domain.recipients import Recipient
 from homing.managers.recipients import MAX_LOCALE, MAX_TIMEZONE, check_locale, check_timezone
-from homing.store.categories import Category
-from homing.store.recipients import Recipient
 from homing.vendors import VENDORS
 
 # The recipient fields that hold a chat id, and the pattern of each (its vendor's).

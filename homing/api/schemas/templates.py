@@ -16,9 +16,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from homing.api.schemas.shared import JsonObject, Strict, examples
+from homing.domain.templates import TemplateRow, VersionRow
 from homing.managers.templates import MAX_LOCALE
 from homing.models import ChatFormat
-from homing.store.templates import TemplateRow, VersionRow
 
 _SLUG = r"^[a-z0-9][a-z0-9_.-]{0,63}$"
 # A part's strings are bounded again, in characters, by HOMING_TEMPLATE_MAX_SOURCE_CHARS.

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from homing.api.schemas.recipients import QuietHours
 from homing.api.schemas.shared import Strict, TtlSeconds
-from homing.store.tenant_settings import TenantSettings
+from homing.domain.tenant_settings import TenantSettings
 
 SignatureFormatName = Literal["design", "notifykit"]
 # Bounded before anything parses them (docs/operations.md "Notices").
