@@ -36,6 +36,7 @@ from bench.common import (
     drop_postgres,
     fresh_postgres,
     services_for,
+    store_resend,
 )
 from bench.load import MESSAGE
 from homing.api.app import create_app
@@ -106,6 +107,7 @@ async def measure(requests: int, clients: int, templated: bool = False) -> str:
                 tenant, key = await services.tenant_admin.create(
                     "bench", Plan.STARTUP, rate_limit_per_minute=10**6, quotas={"email": 10**9}
                 )
+                await store_resend(services, tenant.id)  # a send with no provider is a 422
                 if templated:
                     await _publish_welcome(services, tenant.id)
                 app = create_app(services)
