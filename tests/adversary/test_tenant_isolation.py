@@ -51,7 +51,7 @@ NOT_TENANT_SCOPED: dict[tuple[str, str], str] = {
     ("POST", "/admin/v1/tenants/{tenant_id}/unsuspend"): "operator API (admin token)",
     ("GET", "/admin/v1/dead-letters/{dead_letter_id}"): "operator API (admin token)",
     # The web console (homing.console): cookie sessions, not API keys; a member of one
-    # tenant on another's pages is 404, pinned by tests/adversary/test_console_tenants.py.
+    # tenant on another's pages is 404, pinned by tests/adversary/test_console.py.
     ("POST", "/operator/tenants/{tenant_id}/suspend"): "console, operators only",
     ("POST", "/operator/tenants/{tenant_id}/resume"): "console, operators only",
     ("POST", "/operator/tenants/{tenant_id}/plan"): "console, operators only",
