@@ -34,10 +34,11 @@ from bench.common import (
     say,
     services_for,
 )
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.domain.dead_letters import DeadLetterFilter
 from homing.managers.accounts import NewProvider
-from homing.models import Channel, Plan, Priority, Queue
+from homing.models import Plan, Priority, Queue
 from homing.services import Services
 
 TOKEN = "700000001:AAHbenchbenchbenchbenchbenchbench"

@@ -22,10 +22,11 @@ import httpx
 import redis.asyncio as aioredis
 from pydantic import SecretStr
 
+from homing.channels import Channel
 from homing.crypto import generate_master_key
 from homing.domain.accepting import NewJob
 from homing.managers.accounts import NewProvider
-from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_id
+from homing.models import Plan, Priority, ProviderAccount, Queue, new_id
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.providers import seal_credentials

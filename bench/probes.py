@@ -8,8 +8,9 @@ from datetime import datetime
 
 import httpx
 
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
-from homing.models import Channel, Priority, Queue
+from homing.models import Priority, Queue
 from homing.services import Services
 
 PAYLOAD = {"to": "probe@example.com", "from": "b@example.com", "subject": "probe", "text": "x"}

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal, Required, TypedDict, cast
 
-from homing.channels import Channel as Channel  # re-exported: every layer reads it here
+from homing.channels import Channel
 from homing.email_headers import email_headers
 
 

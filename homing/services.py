@@ -11,6 +11,7 @@ import httpx
 
 from homing import tracing
 from homing.alerts import Alerter
+from homing.channels import Channel
 from homing.clock import Clock, Heartbeat, SystemClock
 from homing.crypto import AddressRefs, MasterKey, Sealer, load_or_create_key_file
 from homing.dispatch.batching import BatchingEmailSender
@@ -60,7 +61,7 @@ from homing.managers.tenancy import TenantAdmin
 from homing.managers.tenant_settings import TenantSettingsManager
 from homing.managers.webhook_channel import WebhookChannel
 from homing.managers.webhook_secrets import WebhookSecrets
-from homing.models import Channel, Queue, new_id
+from homing.models import Queue, new_id
 from homing.providers.endpoints import EndpointPolicy
 from homing.providers.guard import EndpointGuard, Resolver, SystemResolver
 from homing.providers.transport import SocketFactory, build_client

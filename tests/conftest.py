@@ -28,9 +28,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing import tracing
 from homing.api.app import create_app
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.crypto import generate_master_key
-from homing.models import Channel, Plan, ProviderAccount, new_id
+from homing.models import Plan, ProviderAccount, new_id
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
 from homing.settings import Settings

@@ -7,8 +7,9 @@ from typing import Any
 
 from sqlalchemy import update
 
+from homing.channels import Channel
 from homing.clock import as_datetime
-from homing.models import Channel, new_id
+from homing.models import new_id
 from homing.services import Services
 from homing.store.tables.core import dead_letters, jobs, queue_entries
 from tests.admission_helpers import send_email

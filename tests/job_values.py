@@ -7,7 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from homing.models import Channel, DeliveryMode, Job, JobStatus, Priority, Queue
+from homing.channels import Channel
+from homing.models import DeliveryMode, Job, JobStatus, Priority, Queue
 
 MOMENT = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -33,6 +33,7 @@ from homing.api.schemas.email import EmailCreate
 from homing.api.schemas.notifications import NotificationsCreate
 from homing.api.schemas.sms import SmsCreate
 from homing.api.templated import render_one
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.domain.feed import FeedContent
 from homing.domain.preferences import PreferenceCheck
@@ -49,7 +50,7 @@ from homing.errors import (
     UnknownRecipient,
 )
 from homing.managers.recipients import ADDRESS_FIELDS
-from homing.models import QUEUE_FOR_CHANNEL, Channel
+from homing.models import QUEUE_FOR_CHANNEL
 from homing.rendering import TemplateError
 from homing.services import Services
 from homing.store.notification_rows import StepPlan

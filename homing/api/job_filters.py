@@ -14,9 +14,10 @@ from fastapi import Query
 from homing.addresses import MAX_MAILBOX, InvalidAddress, parse_mailbox
 from homing.api.schemas.jobs import JobSummary
 from homing.api.schemas.shared import Moment
+from homing.channels import Channel
 from homing.domain.job_search import JobFilter
 from homing.errors import InvalidRequest
-from homing.models import Channel, Job, JobStatus
+from homing.models import Job, JobStatus
 
 # An id (a UUID in its text form): anything else is no cursor this API handed out.
 CURSOR_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"

@@ -13,9 +13,9 @@ from __future__ import annotations
 from starlette.types import Scope
 
 from homing.api.paths import routed_path
+from homing.channels import Channel
 from homing.errors import HomingError
 from homing.metrics import REFUSED, bounded, refusal_reason
-from homing.models import Channel
 
 __all__ = ["count_refusal"]
 

@@ -20,10 +20,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from homing.channels import Channel
 from homing.errors import Conflict, NotFound
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CLI_ACTOR
-from homing.models import Channel, Plan, Role, Tenant
+from homing.models import Plan, Role, Tenant
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.vendors import VENDORS

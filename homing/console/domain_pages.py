@@ -16,13 +16,14 @@ from fastapi import APIRouter, Path
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
 from homing.domain.domain_rows import SendingDomain
 from homing.errors import Conflict, HomingError, InvalidRequest, QuotaExceeded
-from homing.models import AuditAction, Channel
+from homing.models import AuditAction
 from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)

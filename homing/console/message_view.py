@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from homing.channels import Channel
 from homing.domain.inbound import Entry
 from homing.domain.notification_rows import Step
 from homing.email_headers import InvalidHeaders, email_headers
 from homing.managers.retention import SCRUBBED
-from homing.models import Attempt, Channel, Job, SmsSegments
+from homing.models import Attempt, Job, SmsSegments
 
 __all__ = [
     "FRAME_CSP",

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Path
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
@@ -22,7 +23,7 @@ from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound
 from homing.inbound.secrets import KINDS
 from homing.managers.audit import diff
-from homing.models import AuditAction, Channel, ProviderAccount
+from homing.models import AuditAction, ProviderAccount
 from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)

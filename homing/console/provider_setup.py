@@ -20,6 +20,7 @@ from fastapi import APIRouter, Path, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.forms import Form
@@ -29,7 +30,7 @@ from homing.errors import InvalidRequest, QuotaExceeded
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CHANGED
 from homing.managers.provider_fields import MAX_FIELD_CHARS, VENDOR_FIELDS, VENDORS, VendorField
-from homing.models import AuditAction, Channel
+from homing.models import AuditAction
 from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)

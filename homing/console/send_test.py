@@ -25,10 +25,11 @@ from homing.addresses import (
     phone_key,
     sms_sender,
 )
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.errors import HomingError, InvalidRequest, PayloadTooLarge
 from homing.managers.templates import Rendered
-from homing.models import QUEUE_FOR_CHANNEL, Channel, Priority, SmsSegments
+from homing.models import QUEUE_FOR_CHANNEL, Priority, SmsSegments
 from homing.services import Services
 from homing.vendors import VENDORS
 from homing.webhooks.message import write_message

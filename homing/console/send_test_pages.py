@@ -18,6 +18,7 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from homing.channels import Channel
 from homing.console.access import OwnerDep, ServicesDep, View, checked
 from homing.console.flash import flash
 from homing.console.forms import Form, read_form
@@ -40,7 +41,6 @@ from homing.domain.tenants import Principal
 from homing.errors import HomingError, InvalidRequest
 from homing.managers.suspension import refuse_suspended
 from homing.managers.templates import Rendered
-from homing.models import Channel
 from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)

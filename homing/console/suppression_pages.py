@@ -19,13 +19,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.addresses import InvalidAddress, InvalidPhoneNumber
+from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.domain.suppressions import ENTERED_REASONS
 from homing.errors import InvalidRequest
-from homing.models import AuditAction, Channel
+from homing.models import AuditAction
 from homing.services import Services
 from homing.store.suppressions import entered_key, normalize_address
 

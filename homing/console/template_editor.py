@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.addresses import MAX_MAILBOX, InvalidAddress, parse_mailbox
+from homing.channels import Channel
 from homing.console.access import MemberDep, ServicesDep, View, checked
 from homing.console.flash import flash
 from homing.console.forms import Form, read_form
@@ -33,7 +34,7 @@ from homing.domain.templates import DRAFT, TemplateRow, VersionRow
 from homing.domain.tenants import Principal
 from homing.errors import Forbidden, HomingError, InvalidRequest
 from homing.managers.suspension import refuse_suspended
-from homing.models import QUEUE_FOR_CHANNEL, Channel, Priority
+from homing.models import QUEUE_FOR_CHANNEL, Priority
 from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.addresses import MAX_MAILBOX, InvalidAddress, parse_mailbox
+from homing.channels import Channel
 from homing.clock import as_datetime, parse_moment
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.charts import daily_bars, last_days
@@ -30,7 +31,7 @@ from homing.domain.job_search import JobFilter
 from homing.domain.tenants import Principal
 from homing.errors import InvalidRequest
 from homing.inbound.events import delivery_status
-from homing.models import Channel, JobStatus
+from homing.models import JobStatus
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 

@@ -22,6 +22,7 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.routing import ConsoleRoute
@@ -30,7 +31,7 @@ from homing.domain.audit import AuditEvent
 from homing.domain.job_search import JobFilter
 from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
-from homing.models import AuditAction, Channel, Job
+from homing.models import AuditAction, Job
 from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)

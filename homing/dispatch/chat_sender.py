@@ -12,9 +12,10 @@ import logging
 
 import httpx
 
+from homing.channels import Channel
 from homing.crypto import Sealer
 from homing.errors import EndpointRefused
-from homing.models import Channel, FailureClass, Job, ProviderAccount, chat_payload
+from homing.models import FailureClass, Job, ProviderAccount, chat_payload
 from homing.providers.base import ProviderFailure, SendResult
 from homing.providers.chat_base import OutgoingChat, RecipientBlocked
 from homing.providers.guard import EndpointGuard

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from homing import tracing
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime
 from homing.dispatch.policy import PassFailure
 from homing.dispatch.sandbox_guard import SandboxGuard, destination
@@ -19,7 +20,6 @@ from homing.metrics import PROVIDER_CALL_SECONDS, PROVIDER_CALLS, bounded
 from homing.models import (
     Attempt,
     AttemptOutcome,
-    Channel,
     DeliveryMode,
     FailureClass,
     Job,

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 from homing.alerts import Alerter, DeadLetterAlert
+from homing.channels import Channel
 from homing.clock import Heartbeat
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.outcome_watch import Findings, OutcomeWatcher, findings
@@ -26,7 +27,6 @@ from homing.metrics import DEAD_LETTERS, IN_FLIGHT, JOBS_FINISHED, THROTTLED_DEF
 from homing.models import (
     EXPIRED,
     QUEUE_FOR_CHANNEL,
-    Channel,
     ClaimedJob,
     FailureClass,
     ProviderAccount,

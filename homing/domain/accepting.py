@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from homing.channels import Channel
 from homing.domain.preferences import PreferenceCheck
-from homing.models import Channel, DeliveryMode, Job, Priority, Queue
+from homing.models import DeliveryMode, Job, Priority, Queue
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from homing.models import Channel, JobStatus
+from homing.channels import Channel
+from homing.models import JobStatus
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

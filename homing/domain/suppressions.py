@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from homing.models import Channel
+from homing.channels import Channel
 
 # The reasons a tenant may give for a suppression of their own (``POST /v1/suppressions``).
 ENTERED_REASONS = ("manual", "hard_bounce", "complaint", "unsubscribed", "opted_out")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from homing.channels import Channel
 from homing.inbound.events import DeliveryEvent, EventType
-from homing.models import Channel
 
 OPT_OUT: Final = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
 OPT_IN: Final = frozenset({"START", "UNSTOP", "YES"})

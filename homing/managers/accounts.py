@@ -13,11 +13,12 @@ from typing import Any
 
 import httpx
 
+from homing.channels import Channel
 from homing.crypto import Sealer, mask, mask_password
 from homing.domain.audit import AuditEvent
 from homing.errors import InvalidRequest, ProviderTimeout
 from homing.managers.suspension import refuse_suspended_id
-from homing.models import Channel, ProviderAccount, new_id
+from homing.models import ProviderAccount, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.guard import EndpointGuard

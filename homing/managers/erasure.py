@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from homing.addresses import address_key
+from homing.channels import Channel
 from homing.domain.recipients import Recipient
 from homing.errors import InvalidRequest
 from homing.managers.audit import AuditLog
-from homing.models import Actor, AuditAction, Channel
+from homing.models import Actor, AuditAction
 from homing.ratelimit import RateLimiter
 from homing.settings import ErasureSettings
 from homing.store.erasure import ERASED, ErasureStore, ErasureTarget

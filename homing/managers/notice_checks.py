@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime, month_of
 from homing.managers.admission import Admission
 from homing.managers.notices import NoticeKind, Notices
 from homing.managers.plans import quota_usage
-from homing.models import Channel
 from homing.store.tenants import TenantStore
 
 __all__ = ["NoticeChecks"]

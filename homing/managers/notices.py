@@ -25,13 +25,14 @@ from typing import Any
 
 import orjson
 
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.domain.accepting import NewJob
 from homing.errors import HomingError
 from homing.managers.platform_email import PlatformEmail
 from homing.metrics import NOTICES
-from homing.models import Channel, Priority, Queue
+from homing.models import Priority, Queue
 from homing.store.jobs import JobStore
 from homing.store.notices import Notice, NoticeStore
 from homing.store.tenant_settings import TenantSettingsStore

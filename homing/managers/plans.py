@@ -16,9 +16,10 @@ from datetime import datetime
 from importlib import resources
 from typing import Any
 
+from homing.channels import Channel
 from homing.clock import month_end as month_end
 from homing.clock import month_of as month_of
-from homing.models import Channel, Plan, Priority, Tenant
+from homing.models import Plan, Priority, Tenant
 from homing.models import Quota as Quota
 
 RATE_WINDOW_SECONDS = 60

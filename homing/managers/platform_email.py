@@ -16,9 +16,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.errors import HomingError
-from homing.models import Channel, EmailPayload, Job, Priority, Queue
+from homing.models import EmailPayload, Job, Priority, Queue
 from homing.store.jobs import JobStore
 
 __all__ = ["PlatformEmail"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.providers.registry import (
     CREDENTIAL_FIELDS,
     PROVIDER_CHANNELS,

@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from homing.channels import Channel
 from homing.errors import HomingError, NoProvider, NoSender
-from homing.models import Channel, ProviderAccount
+from homing.models import ProviderAccount
 from homing.store.providers import ProviderStore
 
 CACHE_SECONDS = 5.0

@@ -23,6 +23,7 @@ from zoneinfo import available_timezones
 
 import orjson
 
+from homing.channels import Channel
 from homing.domain.audit import AuditEvent
 from homing.domain.categories import Category
 from homing.domain.preferences import PreferenceCheck
@@ -34,7 +35,6 @@ from homing.errors import (
     UnknownCategory,
     UnknownRecipient,
 )
-from homing.models import Channel
 from homing.settings import LimitSettings
 from homing.store.categories import CategoryPage, CategoryStore
 from homing.store.preferences import PreferenceStore

@@ -16,6 +16,7 @@ from typing import Final, TypeVar
 import httpx
 
 from homing.addresses import InvalidAddress, parse_mailbox
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime
 from homing.crypto import Sealer
 from homing.domain.audit import AuditEvent
@@ -23,7 +24,7 @@ from homing.domain.domain_rows import SendingDomain
 from homing.errors import Conflict, InvalidRequest, ProviderTimeout
 from homing.managers.notices import NoticeKind, Notices
 from homing.managers.suspension import refuse_suspended_id
-from homing.models import Channel, DomainInfo, DomainStatus, new_id
+from homing.models import DomainInfo, DomainStatus, new_id
 from homing.providers.base import ProviderFailure
 from homing.providers.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, within
 from homing.providers.registry import domain_provider

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from homing.channels import Channel
 from homing.clock import Clock
 from homing.domain.audit import AuditEvent
 from homing.errors import InvalidRequest, NotFound
@@ -19,7 +20,7 @@ from homing.managers.plans import (
     quota_name,
     quota_usage,
 )
-from homing.models import Channel, Plan, Tenant
+from homing.models import Plan, Tenant
 from homing.ratelimit import RateDecision
 from homing.store.tenants import TenantPage, TenantStore
 from homing.store.usage import UsageStore

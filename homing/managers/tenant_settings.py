@@ -11,10 +11,11 @@ import re
 from collections.abc import Callable, Mapping
 
 from homing.addresses import InvalidAddress, canonical
+from homing.channels import Channel
 from homing.domain.audit import AuditEvent
 from homing.domain.tenant_settings import TenantSettings
 from homing.errors import InvalidRequest
-from homing.models import MAX_TTL_SECONDS, MIN_TTL_SECONDS, Channel
+from homing.models import MAX_TTL_SECONDS, MIN_TTL_SECONDS
 from homing.store.tenant_settings import SETTING_NAMES, TenantSettingsStore
 from homing.webhooks.signing import SignatureFormat
 

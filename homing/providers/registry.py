@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import httpx
 
+from homing.channels import Channel
 from homing.errors import UnknownProvider
-from homing.models import Channel
 from homing.providers.base import (
     EmailProvider,
     EmailProviderFactory,

@@ -23,10 +23,10 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
 from homing.domain.audit import AuditEvent
-from homing.models import Channel
 from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.erasure_steps import KEPT_SPEC, erase_digests, erase_steps

@@ -10,12 +10,13 @@ from typing import Any
 from sqlalchemy import delete, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime, month_of
 from homing.crypto import AddressRefs
 from homing.domain.accepting import Accepted, NewJob
 from homing.domain.job_search import JobFilter
 from homing.errors import Conflict, Forbidden, NotFound
-from homing.models import Attempt, Channel, Job, JobStatus, Quota
+from homing.models import Attempt, Job, JobStatus, Quota
 from homing.store.accepting import AcceptCheck, AcceptGroups, TraceReader, entry_row, untraced
 from homing.store.database import Database
 from homing.store.job_search import JobPage, search

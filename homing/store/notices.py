@@ -16,8 +16,9 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime
-from homing.models import Channel, new_id
+from homing.models import new_id
 from homing.store.database import Database
 from homing.store.tables.core import dead_letters, notices, usage_counters
 

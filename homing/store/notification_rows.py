@@ -13,12 +13,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.domain.feed import FeedContent
 from homing.domain.notification_rows import Gathered, Notification, Step
 from homing.domain.preferences import PreferenceCheck
 from homing.errors import IdempotencyConflict, NotFound
-from homing.models import Channel, DeliveryMode, Priority, Queue, Quota
+from homing.models import DeliveryMode, Priority, Queue, Quota
 from homing.store.accepting import AcceptCheck
 from homing.store.flow_rules import PENDING, SKIPPED
 from homing.store.tables.core import jobs

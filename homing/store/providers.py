@@ -15,10 +15,11 @@ import orjson
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.channels import Channel
 from homing.crypto import Sealer
 from homing.domain.audit import AuditEvent
 from homing.errors import NotFound
-from homing.models import Channel, ProviderAccount
+from homing.models import ProviderAccount
 from homing.store.audit import write_event
 from homing.store.bounds import Bound, make_room
 from homing.store.database import Database

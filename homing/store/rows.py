@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from homing.models import (
-    Attempt,
-    AttemptOutcome,
-    Channel,
-    DeliveryMode,
-    Job,
-    JobStatus,
-    Priority,
-    Queue,
-)
+from homing.channels import Channel
+from homing.models import Attempt, AttemptOutcome, DeliveryMode, Job, JobStatus, Priority, Queue
 
 
 def job_from_row(row: Any) -> Job:

@@ -24,12 +24,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from homing.addresses import InvalidPhoneNumber, address_key, parse_mailbox, phone_key
+from homing.channels import Channel
 from homing.clock import Clock, as_datetime
 from homing.crypto import AddressRefs
 from homing.domain.audit import AuditEvent
 from homing.domain.suppressions import Suppression
 from homing.errors import NotFound
-from homing.models import Channel, ClaimedJob, JobStatus
+from homing.models import ClaimedJob, JobStatus
 from homing.store.audit import write_event
 from homing.store.database import Database
 from homing.store.ordering import lock_ordering_keys, release_next

@@ -22,9 +22,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.channels import Channel
 from homing.clock import month_end
 from homing.errors import QuotaExceeded
-from homing.models import Channel, Quota
+from homing.models import Quota
 from homing.store.database import Database
 from homing.store.tables.core import usage_counters
 

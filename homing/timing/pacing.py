@@ -27,8 +27,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from homing.addresses import address_key
+from homing.channels import Channel
 from homing.clock import Clock
-from homing.models import Channel, Job, ProviderAccount
+from homing.models import Job, ProviderAccount
 from homing.ratelimit import RateLimiter
 from homing.timing.presets import PRESETS, share_of
 

@@ -16,12 +16,12 @@ from typing import Any
 import httpx
 from sqlalchemy import select
 
+from homing.channels import Channel
 from homing.crypto import generate_master_key
 from homing.domain.domain_rows import SendingDomain
 from homing.models import (
     Actor,
     ActorKind,
-    Channel,
     DomainStatus,
     JobStatus,
     Plan,

@@ -20,10 +20,11 @@ import pytest
 from sqlalchemy import Select, text
 from sqlalchemy.dialects import postgresql
 
+from homing.channels import Channel
 from homing.clock import ManualClock, as_datetime
 from homing.domain.accepting import NewJob
 from homing.domain.preferences import PreferenceCheck
-from homing.models import Channel, JobStatus, Plan, Priority, Queue
+from homing.models import JobStatus, Plan, Priority, Queue
 from homing.services import Services
 from homing.store.preferences import address_jobs_query, recipient_jobs_query, unwanted_rows
 from tests.conftest import advisory_locks_held

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import httpx
 
-from homing.models import Channel, Role
+from homing.channels import Channel
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant

@@ -17,9 +17,10 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.channels import Channel
 from homing.crypto import MasterKey, Sealer, generate_master_key
 from homing.managers.keyrotation import KeyRotation
-from homing.models import Channel, Plan, ProviderAccount, new_id
+from homing.models import Plan, ProviderAccount, new_id
 from homing.services import Services
 from homing.store.database import Database
 from homing.store.providers import open_credentials, seal_credentials

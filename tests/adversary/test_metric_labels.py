@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import httpx
 
+from homing.channels import Channel
 from homing.managers.tenancy import MAX_RATE_PER_MINUTE
-from homing.models import Channel, FailureClass, Plan, Priority, Queue
+from homing.models import FailureClass, Plan, Priority, Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.flow_rules import OUTCOMES as STEP_OUTCOMES

@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from homing.api.app import create_app
-from homing.models import Channel, ProviderAccount, new_id
+from homing.channels import Channel
+from homing.models import ProviderAccount, new_id
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.providers import seal_credentials

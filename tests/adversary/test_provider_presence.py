@@ -8,9 +8,10 @@ import asyncio
 
 import pytest
 
+from homing.channels import Channel
 from homing.errors import NoProvider, NoSender
 from homing.managers.provider_presence import ProviderPresence
-from homing.models import Channel, ProviderAccount
+from homing.models import ProviderAccount
 from homing.services import Services
 from homing.store.providers import ProviderStore
 from tests.conftest import stored_provider, stored_tenant

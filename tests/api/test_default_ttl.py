@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.domain.tenant_settings import TenantSettings
 from homing.managers.admission import Admission
 from homing.managers.plans import load_plans
-from homing.models import Channel, DeliveryMode, Priority, Queue
+from homing.models import DeliveryMode, Priority, Queue
 from homing.services import Services
 from homing.store.tenant_settings import TenantSettingsStore
 from tests.conftest import TenantClient

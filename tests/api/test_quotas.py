@@ -9,12 +9,13 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import NewJob
 from homing.domain.tenants import Principal
 from homing.errors import QuotaExceeded
 from homing.managers.plans import month_end, month_of
-from homing.models import Channel, Plan, Priority, Queue
+from homing.models import Plan, Priority, Queue
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.tables.core import jobs

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from sqlalchemy import func, select
 
+from homing.channels import Channel
 from homing.errors import NoProvider
 from homing.managers.provider_presence import ProviderPresence
-from homing.models import Channel
 from homing.services import Services
 from homing.store.providers import ProviderStore
 from homing.store.tables.core import jobs

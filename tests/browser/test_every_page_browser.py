@@ -14,9 +14,10 @@ import httpx
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, expect
 
+from homing.channels import Channel
 from homing.managers.audit import CLI_ACTOR
 from homing.managers.optout_links import LinkClaim, LinkPurpose
-from homing.models import Channel, Role
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.browser.axe import violations

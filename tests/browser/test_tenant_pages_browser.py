@@ -8,7 +8,8 @@ from pathlib import Path
 
 from playwright.async_api import Page, expect
 
-from homing.models import Channel, Role
+from homing.channels import Channel
+from homing.models import Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.browser.conftest import shoot

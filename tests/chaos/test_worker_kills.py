@@ -43,9 +43,10 @@ import pytest
 from sqlalchemy import func, select
 
 from homing.api.app import create_app
+from homing.channels import Channel
 from homing.crypto import generate_master_key
 from homing.managers.accounts import NewProvider
-from homing.models import Channel, Plan
+from homing.models import Plan
 from homing.sandbox.server import SandboxServer
 from homing.sandbox.state import FaultRule
 from homing.services import Services, build

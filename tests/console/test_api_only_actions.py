@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import httpx
 
+from homing.channels import Channel
 from homing.domain.audit import AuditEvent, AuditFilter
-from homing.models import AuditAction, Channel, Role
+from homing.models import AuditAction, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant, stored_provider

@@ -8,9 +8,10 @@ import re
 from typing import get_args
 
 from homing.api.schemas.suppressions import SuppressionCreate
+from homing.channels import Channel
 from homing.domain.audit import AuditFilter
 from homing.domain.suppressions import ENTERED_REASONS
-from homing.models import ActorKind, AuditAction, Channel, Role
+from homing.models import ActorKind, AuditAction, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient, deliver, job

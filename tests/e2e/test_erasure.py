@@ -13,11 +13,12 @@ import httpx
 import pytest
 from sqlalchemy import String, Table, cast, or_, select
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.crypto import AddressRefs
 from homing.errors import StoreError
 from homing.managers.erasure import Erasure, ErasureLimits
-from homing.models import Actor, ActorKind, Channel, Role
+from homing.models import Actor, ActorKind, Role
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.settings import Settings

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
+from homing.channels import Channel
 from homing.clock import ManualClock
-from homing.models import Channel
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from homing.store.tables.core import dead_letters, queue_entries

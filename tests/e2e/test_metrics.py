@@ -7,8 +7,9 @@ from __future__ import annotations
 import httpx
 
 from homing.api.scrape import SAMPLE_SECONDS, Scrape
+from homing.channels import Channel
 from homing.clock import ManualClock
-from homing.models import Channel, Plan
+from homing.models import Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.conftest import TenantClient, make_tenant, stored_provider

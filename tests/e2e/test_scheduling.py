@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import NewJob
-from homing.models import Channel, Plan, Priority, Queue
+from homing.models import Plan, Priority, Queue
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build_limiter
 from homing.settings import Settings

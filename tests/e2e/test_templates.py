@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.sandbox.server import SandboxServer
 from homing.services import Services
 from tests.chat_helpers import register_telegram

@@ -17,7 +17,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from svix.webhooks import Webhook as SvixWebhook
 
-from homing.models import Channel, ProviderAccount, new_id
+from homing.channels import Channel
+from homing.models import ProviderAccount, new_id
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.providers import seal_credentials

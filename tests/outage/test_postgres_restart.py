@@ -20,10 +20,11 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from homing.channels import Channel
 from homing.crypto import generate_master_key
 from homing.errors import StoreUnavailable
 from homing.managers.accounts import NewProvider
-from homing.models import Channel, JobStatus, Plan
+from homing.models import JobStatus, Plan
 from homing.sandbox.server import SandboxServer
 from homing.services import Services, build
 from homing.store.tables.core import jobs

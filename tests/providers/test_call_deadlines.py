@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from homing.channels import Channel
 from homing.errors import InvalidRequest, ProviderTimeout
 from homing.managers.accounts import NewProvider
-from homing.models import Channel, Plan, ProviderAccount, new_id
+from homing.models import Plan, ProviderAccount, new_id
 from homing.services import Services
 from homing.settings import Settings
 from homing.store.providers import seal_credentials

@@ -16,11 +16,12 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 import homing.store.suppressions as suppressions_module
+from homing.channels import Channel
 from homing.domain.accepting import Accepted, NewJob
 from homing.errors import IdempotencyConflict, QuotaExceeded, UnstorableValue
 from homing.managers.plans import Quota, month_of
 from homing.managers.sending_domains import DomainNotVerified
-from homing.models import Channel, JobStatus, Priority, Queue
+from homing.models import JobStatus, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import AcceptCheck
 from homing.store.tables.core import jobs, queue_entries

@@ -10,11 +10,12 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.channels import Channel
 from homing.domain.accepting import Accepted, NewJob
 from homing.errors import IdempotencyConflict, QuotaExceeded
 from homing.managers.plans import Quota
 from homing.managers.sending_domains import DomainNotVerified
-from homing.models import Channel, Plan, Priority, Queue
+from homing.models import Plan, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import AcceptCheck
 from homing.store.tables.core import jobs

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from homing.channels import Channel
 from homing.clock import as_datetime
 from homing.crypto import AddressRefs
-from homing.models import Channel, JobStatus, Queue
+from homing.models import JobStatus, Queue
 from homing.services import Services
 from homing.store.suppressions import add_suppression
 from homing.store.tables.core import jobs, queue_entries

@@ -11,10 +11,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import Accepted, NewJob
 from homing.domain.preferences import PreferenceCheck
-from homing.models import Channel, JobStatus, Priority, Queue
+from homing.models import JobStatus, Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.ordering import MOST_KEY_LOCKS

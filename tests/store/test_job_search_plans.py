@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from homing.channels import Channel
 from homing.clock import as_datetime
 from homing.domain.job_search import JobFilter
-from homing.models import Channel, JobStatus, Plan
+from homing.models import JobStatus, Plan
 from homing.services import Services
 from homing.store.job_search import search_query
 from tests.plans import plan_nodes, rows_read

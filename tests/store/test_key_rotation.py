@@ -7,12 +7,13 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select, update
 
+from homing.channels import Channel
 from homing.crypto import MasterKey, Sealer, generate_master_key
 from homing.domain.accepting import NewJob
 from homing.errors import DecryptionError
 from homing.inbound.secrets import InboundSecrets
 from homing.managers.keyrotation import KeyRotation
-from homing.models import Channel, Plan, Priority, ProviderAccount, Queue, new_id
+from homing.models import Plan, Priority, ProviderAccount, Queue, new_id
 from homing.services import Services
 from homing.store.feed_access import FEED_SECRET_FIELD, FEED_SECRETS_TABLE, FeedAccessStore
 from homing.store.inbound_secrets import InboundSecretStore

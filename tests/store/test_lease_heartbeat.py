@@ -10,12 +10,13 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy import func, select, update
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.dispatch.dispatcher import Dispatcher
 from homing.dispatch.passes import PassRunner
 from homing.dispatch.worker import Worker, WorkerConfig
 from homing.domain.accepting import NewJob
-from homing.models import Channel, Job, JobStatus, Plan, Priority, ProviderAccount, Queue
+from homing.models import Job, JobStatus, Plan, Priority, ProviderAccount, Queue
 from homing.providers.base import SendResult
 from homing.services import Services
 from homing.store.tables.core import attempts, queue_entries

@@ -15,9 +15,10 @@ import asyncio
 import pytest
 from sqlalchemy import select
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import Accepted, NewJob
-from homing.models import Channel, Priority, Queue
+from homing.models import Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.accepting import Accept, accept_together

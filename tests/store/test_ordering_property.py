@@ -10,11 +10,12 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.crypto import generate_master_key
 from homing.domain.accepting import NewJob
 from homing.domain.queue import Completed, Failed, Rescheduled
-from homing.models import Channel, ClaimedJob, Plan, Priority, Queue
+from homing.models import ClaimedJob, Plan, Priority, Queue
 from homing.services import build
 from tests import store_helpers
 from tests.fixtures import HOMING_TIMING, settings_for, sqlite_url

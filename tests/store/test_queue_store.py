@@ -10,11 +10,12 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import NewJob
 from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.errors import Conflict, IdempotencyConflict, NotFound
-from homing.models import Channel, JobStatus, Priority, Queue
+from homing.models import JobStatus, Priority, Queue
 from homing.services import Services
 from homing.store.accepting import entry_row, job_row
 from tests.conftest import stored_tenant

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, text, update
 
+from homing.channels import Channel
 from homing.cli import main
 from homing.cli.runner import reconciler_running
 from homing.crypto import generate_master_key
 from homing.domain.accepting import NewJob
-from homing.models import Channel, DeliveryMode, Priority, Queue
+from homing.models import DeliveryMode, Priority, Queue
 from homing.services import Services, build
 from homing.settings import Settings
 from homing.store.ledger import RECONCILE_LOCK_KEY

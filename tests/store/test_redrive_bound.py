@@ -10,10 +10,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.domain.dead_letters import DeadLetterFilter
 from homing.domain.queue import Failed
-from homing.models import Channel, Priority, Queue
+from homing.models import Priority, Queue
 from homing.services import Services
 from homing.store.tables.core import dead_letters
 from tests.conftest import stored_tenant

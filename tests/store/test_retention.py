@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
+from homing.channels import Channel
 from homing.clock import ManualClock, as_datetime
 from homing.domain.accepting import NewJob
 from homing.domain.queue import Completed, Failed, Rescheduled
 from homing.errors import Conflict, NotFound
 from homing.managers.retention import PURGED, SCRUBBED
-from homing.models import Attempt, AttemptOutcome, Channel, JobStatus, Priority, Queue, new_id
+from homing.models import Attempt, AttemptOutcome, JobStatus, Priority, Queue, new_id
 from homing.services import Services
 from homing.store.retention import RETENTION_LOCK_KEY
 from homing.store.tables.core import attempts, dead_letters, jobs

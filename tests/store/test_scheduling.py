@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import NewJob
 from homing.domain.queue import Completed, Failed, Rescheduled
-from homing.models import Channel, ClaimedJob, Priority, Queue
+from homing.models import ClaimedJob, Priority, Queue
 from homing.services import Services
 from homing.store.queue import QueueStore
 from tests.conftest import stored_tenant

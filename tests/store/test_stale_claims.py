@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import NewJob
 from homing.domain.queue import Failed, Rescheduled
-from homing.models import Channel, ClaimedJob, JobStatus, Plan, Priority, Queue
+from homing.models import ClaimedJob, JobStatus, Plan, Priority, Queue
 from homing.services import Services
 from homing.store.tables.core import dead_letters, queue_entries
 from tests.store_helpers import claim

@@ -4,7 +4,7 @@ and the cursor still apply, and another tenant's entries never match."""
 
 from __future__ import annotations
 
-from homing.models import Channel
+from homing.channels import Channel
 from homing.services import Services
 from tests.conftest import stored_tenant
 

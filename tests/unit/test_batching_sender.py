@@ -9,16 +9,11 @@ from typing import Any
 
 import pytest
 
+from homing.channels import Channel
 from homing.crypto import MasterKey, Sealer, generate_master_key
 from homing.dispatch import batching
 from homing.dispatch.batching import BatchingEmailSender, batchable
-from homing.models import (
-    Channel,
-    DeliveryMode,
-    FailureClass,
-    Job,
-    ProviderAccount,
-)
+from homing.models import DeliveryMode, FailureClass, Job, ProviderAccount
 from homing.providers.base import OutgoingEmail, ProviderFailure, SendResult
 from tests.job_values import a_job
 

@@ -7,16 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.dispatch.passes import PassRunner
 from homing.errors import InvalidRequest
-from homing.models import (
-    AttemptOutcome,
-    Channel,
-    DeliveryMode,
-    Job,
-    ProviderAccount,
-)
+from homing.models import AttemptOutcome, DeliveryMode, Job, ProviderAccount
 from homing.providers.base import SendResult
 from homing.providers.deadline import DeadlineExceeded, within
 from tests.job_values import a_job

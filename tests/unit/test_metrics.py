@@ -15,6 +15,7 @@ from prometheus_client import REGISTRY, generate_latest
 from homing.__main__ import MULTIPROC_ENV, shared_metrics_dir
 from homing.api.refusals import channel_of
 from homing.api.scrape import check_token, registry
+from homing.channels import Channel
 from homing.cli.supervisor import ChildProcesses
 from homing.dispatch.passes import count_call
 from homing.errors import (
@@ -27,12 +28,7 @@ from homing.errors import (
     UnknownProvider,
 )
 from homing.metrics import bounded, refusal_reason
-from homing.models import (
-    Channel,
-    FailureClass,
-    Job,
-    ProviderAccount,
-)
+from homing.models import FailureClass, Job, ProviderAccount
 from homing.providers.base import ProviderFailure
 from tests.job_values import a_job
 from tests.metrics_helpers import Moves

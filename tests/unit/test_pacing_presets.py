@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from homing.channels import Channel
 from homing.clock import ManualClock
-from homing.models import Channel, Job, Priority, ProviderAccount
+from homing.models import Job, Priority, ProviderAccount
 from homing.ratelimit import memory_limiter
 from homing.timing.pacing import Pacer, RateRule, account_rules, is_group_chat
 from homing.timing.presets import share_of

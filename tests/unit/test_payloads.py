@@ -13,16 +13,9 @@ from homing.api.routes.notifications import email_job
 from homing.api.routes.sms import sms_job
 from homing.api.schemas.email import EmailCreate
 from homing.api.schemas.sms import SmsCreate
+from homing.channels import Channel
 from homing.crypto import MasterKey, Sealer, generate_master_key
-from homing.models import (
-    Channel,
-    EmailPayload,
-    Job,
-    SmsPayload,
-    WebhookPayload,
-    email_payload,
-    sms_payload,
-)
+from homing.models import EmailPayload, Job, SmsPayload, WebhookPayload, email_payload, sms_payload
 from homing.webhooks.message import write_message
 from tests.job_values import a_job
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from homing.channels import Channel
 from homing.managers.plans import (
     effective_limits,
     load_plans,
@@ -16,7 +17,7 @@ from homing.managers.plans import (
     quota_channels,
     quota_usage,
 )
-from homing.models import Channel, Plan, Priority, Tenant
+from homing.models import Plan, Priority, Tenant
 
 NOW = datetime(2026, 5, 17, tzinfo=UTC)
 

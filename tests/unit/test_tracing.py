@@ -16,9 +16,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from homing import tracing
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.errors import ConfigError
-from homing.models import Channel, Priority, Queue
+from homing.models import Priority, Queue
 from homing.store.accepting import traced
 
 CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 import homing
+from homing.channels import Channel
 from homing.inbound.billing import BILLING_SOURCES
 from homing.inbound.sources import KINDS, SOURCES
-from homing.models import Channel
 from homing.providers.endpoints import OFFICIAL_HOSTS
 from homing.providers.http_adapter import HttpAdapter
 from homing.providers.registry import (

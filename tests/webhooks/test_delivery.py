@@ -11,9 +11,10 @@ import json
 import pytest
 import standardwebhooks
 
+from homing.channels import Channel
 from homing.clock import ManualClock
 from homing.domain.accepting import NewJob
-from homing.models import Channel, Priority, Queue
+from homing.models import Priority, Queue
 from homing.services import Services
 from homing.webhooks import verify
 from homing.webhooks.message import write_message

@@ -7,14 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
+from homing.channels import Channel
 from homing.dispatch.passes import DIRECT_TARGET_ID, candidates
 from homing.dispatch.worker import claim_order, queues_for
-from homing.models import (
-    Channel,
-    FailureClass,
-    Job,
-    Queue,
-)
+from homing.models import FailureClass, Job, Queue
 from homing.providers.webhook.sender import classify_status
 from tests.job_values import a_job
 

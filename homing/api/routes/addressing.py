@@ -11,11 +11,11 @@ from typing import TypeVar
 
 from homing.api.schemas.batch import BatchItemResult, ItemError
 from homing.api.schemas.email import NotificationCreate, PersonalCreate
+from homing.channels import Channel
 from homing.domain.accepting import Hold, NewJob
 from homing.errors import HomingError
 from homing.managers.recipients import Addressed, Ask
 from homing.metrics import REFUSED, refusal_reason
-from homing.models import Channel
 from homing.services import Services
 
 Item = TypeVar("Item", bound=PersonalCreate)

@@ -28,13 +28,14 @@ from homing.api.schemas.batch import (
     ItemError,
 )
 from homing.api.templated import TemplatedBody, render_many
+from homing.channels import Channel
 from homing.domain.accepting import Accepted
 from homing.errors import HomingError, QuotaExceeded
 from homing.managers.provider_presence import refusal_of
 from homing.managers.recipients import ADDRESS_FIELDS, Addressed
 from homing.managers.templates import Rendered
 from homing.metrics import REFUSED, refusal_reason
-from homing.models import Channel, ProviderAccount
+from homing.models import ProviderAccount
 from homing.services import Services
 
 router = APIRouter(tags=["notifications"])

@@ -26,12 +26,13 @@ from homing.api.routes.notifications import (
 from homing.api.schemas.chat import ChatCreate, check_chat_id
 from homing.api.schemas.email import Queued
 from homing.api.templated import render_one
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.errors import (
     UnknownProvider,
 )
 from homing.managers.templates import Rendered
-from homing.models import QUEUE_FOR_CHANNEL, Channel, ChatPayload, ProviderAccount, resolve_pin
+from homing.models import QUEUE_FOR_CHANNEL, ChatPayload, ProviderAccount, resolve_pin
 from homing.services import Services
 from homing.vendors import VENDORS
 

@@ -26,6 +26,7 @@ from homing.api.schemas.feed import (
     InAppCreate,
 )
 from homing.api.templated import render_one
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.domain.feed import FeedContent
 from homing.domain.preferences import PreferenceCheck
@@ -40,7 +41,7 @@ from homing.errors import (
 from homing.managers.audit import CHANGED
 from homing.managers.feed import FeedReader
 from homing.managers.recipients import EXTERNAL_ID
-from homing.models import QUEUE_FOR_CHANNEL, AuditAction, Channel, Priority
+from homing.models import QUEUE_FOR_CHANNEL, AuditAction, Priority
 from homing.rendering.kernel import TemplateError
 from homing.services import Services
 

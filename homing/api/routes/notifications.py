@@ -19,6 +19,7 @@ from homing.api.recipient_links import LinkExtras, link_extras, unsubscribe_mail
 from homing.api.routes.addressing import addressed, scheduled, template_locale
 from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
 from homing.api.templated import render_one
+from homing.channels import Channel
 from homing.crypto import RequestHash, Sealer
 from homing.domain.accepting import Accepted, NewJob
 from homing.domain.tenants import Principal
@@ -32,7 +33,6 @@ from homing.managers.sending_domains import DomainNotVerified
 from homing.managers.templates import Rendered
 from homing.models import (
     QUEUE_FOR_CHANNEL,
-    Channel,
     DeliveryMode,
     EmailPayload,
     Priority,

@@ -9,6 +9,7 @@ from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.error_responses import refusals
 from homing.api.schemas.providers import ProviderCreate, ProviderPatch, ProviderPublic
 from homing.api.schemas.shared import Page
+from homing.channels import Channel
 from homing.errors import (
     EndpointRefused,
     InvalidCredentials,
@@ -18,7 +19,7 @@ from homing.errors import (
 )
 from homing.managers.accounts import NewProvider
 from homing.managers.audit import CHANGED, diff
-from homing.models import AuditAction, Channel
+from homing.models import AuditAction
 
 router = APIRouter(tags=["providers"])
 

@@ -22,9 +22,10 @@ from homing.api.schemas.recipients import (
     RecipientPut,
 )
 from homing.api.schemas.shared import Page
+from homing.channels import Channel
 from homing.errors import PublicUrlRequired, QuotaExceeded, RateLimited, UnknownCategory
 from homing.managers.recipients import EXTERNAL_ID
-from homing.models import AuditAction, Channel
+from homing.models import AuditAction
 
 router = APIRouter(tags=["recipients"])
 

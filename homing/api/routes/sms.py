@@ -40,6 +40,7 @@ from homing.api.schemas.batch import BatchItemResult, BatchResult
 from homing.api.schemas.email import Queued
 from homing.api.schemas.sms import SmsBatchCreate, SmsBatchItem, SmsCreate
 from homing.api.templated import render_one
+from homing.channels import Channel
 from homing.crypto import Sealer
 from homing.domain.accepting import NewJob
 from homing.domain.preferences import PreferenceCheck
@@ -53,7 +54,6 @@ from homing.managers.recipients import ADDRESS_FIELDS
 from homing.managers.templates import Rendered
 from homing.models import (
     QUEUE_FOR_CHANNEL,
-    Channel,
     DeliveryMode,
     ProviderAccount,
     SmsPayload,

@@ -11,8 +11,9 @@ from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.error_responses import refusals
 from homing.api.schemas.shared import Page
 from homing.api.schemas.suppressions import SuppressionCreate, SuppressionPublic
+from homing.channels import Channel
 from homing.errors import NotFound, QuotaExceeded
-from homing.models import AuditAction, Channel
+from homing.models import AuditAction
 from homing.store.suppressions import normalize_address
 
 router = APIRouter(tags=["suppressions"])

@@ -25,6 +25,7 @@ from homing.api.schemas.webhooks import (
     WebhookSecretStatus,
 )
 from homing.api.templated import render_one
+from homing.channels import Channel
 from homing.domain.accepting import NewJob
 from homing.domain.audit import AuditEvent
 from homing.domain.tenants import Principal
@@ -40,7 +41,7 @@ from homing.errors import (
 )
 from homing.managers.audit import CHANGED
 from homing.managers.webhook_secrets import IssuedSecret
-from homing.models import QUEUE_FOR_CHANNEL, AuditAction, Channel
+from homing.models import QUEUE_FOR_CHANNEL, AuditAction
 from homing.rendering.kernel import TemplateError
 from homing.services import Services
 from homing.webhooks.message import write_message

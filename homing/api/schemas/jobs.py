@@ -9,7 +9,8 @@ from pydantic import BaseModel, Field
 
 from homing.api.schemas.delivery_events import DeliveryEventPublic
 from homing.api.schemas.shared import PriorityName, SendAt, Strict
-from homing.models import Attempt, Channel, Job
+from homing.channels import Channel
+from homing.models import Attempt, Job
 
 ScheduleReason = Literal["requested", "quiet_hours"]
 

@@ -9,7 +9,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from homing.api.schemas.shared import Strict, examples
-from homing.models import Channel, ProviderAccount
+from homing.channels import Channel
+from homing.models import ProviderAccount
 from homing.timing.pacing import RATE_RULES, RateRule
 from homing.vendors import VENDORS
 

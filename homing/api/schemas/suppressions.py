@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, StringConstraints, model_validator
 
 from homing.api.schemas.shared import Strict
+from homing.channels import Channel
 from homing.domain.suppressions import Suppression
-from homing.models import Channel
 from homing.store.suppressions import entered_key
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from homing.channels import Channel
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
 from homing.inbound.parsing import epoch, load_json, mapping, text, unreadable
-from homing.models import Channel
 from homing.store.suppressions import chat_recipient
 
 # Updates are a few KB; a body past this is refused before it is parsed.

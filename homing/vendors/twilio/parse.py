@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from homing.addresses import InvalidPhoneNumber, phone_key
+from homing.channels import Channel
 from homing.inbound.events import DeliveryEvent, EventError, EventType, RawEvent
 from homing.inbound.keywords import inbound_sms
 from homing.inbound.parsing import brief, mapping, text, unreadable
-from homing.models import Channel
 from homing.vendors.twilio.verify import form_fields
 
 STATUSES: Final = {
