@@ -1,6 +1,6 @@
 """How a notification travels: the ``Channel`` enum, on its own so that the vendor
 descriptors (``homing.vendors``) read it without the domain types, and the domain types
-(``homing.models``, which re-exports it) may read the descriptors."""
+(``homing.models``) may read the descriptors. Every module imports it from here."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "homing"
 STORE_MAY_IMPORT = frozenset(
     {
         "homing.addresses",
+        "homing.channels",
         "homing.clock",
         "homing.crypto",
         # The domain's plain types, one module per resource (homing/domain/).
