@@ -27,6 +27,7 @@ from homing.api.routes import (
     chat,
     dead_letters,
     domains,
+    email,
     feed,
     feed_public,
     health,
@@ -36,7 +37,6 @@ from homing.api.routes import (
     keys,
     layouts,
     multichannel,
-    notifications,
     prometheus,
     providers,
     recipients,
@@ -67,7 +67,7 @@ def routes() -> tuple[BaseRoute, ...]:
     """
     router = APIRouter()
     router.include_router(api_docs.router)
-    for module in (health, notifications, jobs, providers, webhooks):
+    for module in (health, email, jobs, providers, webhooks):
         router.include_router(document_errors(module.router))
     for module in (batch, keys, usage, admin):
         router.include_router(document_errors(module.router))

@@ -26,11 +26,11 @@ from pydantic import ValidationError
 from homing.api.recipient_links import link_extras, unsubscribe_mailbox
 from homing.api.routes.addressing import addressed
 from homing.api.routes.chat import chat_account, chat_job
-from homing.api.routes.notifications import email_job, requested_priority, with_extras
+from homing.api.routes.email import email_job, requested_priority, with_extras
 from homing.api.routes.sms import sms_job
 from homing.api.schemas.chat import ChatCreate, check_chat_id
 from homing.api.schemas.email import EmailCreate
-from homing.api.schemas.notifications import NotificationsCreate
+from homing.api.schemas.multichannel import NotificationsCreate
 from homing.api.schemas.sms import SmsCreate
 from homing.api.templated import render_one
 from homing.channels import Channel

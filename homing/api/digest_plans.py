@@ -15,7 +15,7 @@ import orjson
 from pydantic import ValidationError
 
 from homing.api.channel_steps import checked_recipient, step_plans
-from homing.api.schemas.notifications import NotificationsCreate
+from homing.api.schemas.multichannel import NotificationsCreate
 from homing.domain.digests import DueDigest, Gathering
 from homing.domain.tenants import Principal
 from homing.errors import InvalidRequest

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from homing.api.routes.notifications import email_job
+from homing.api.routes.email import email_job
 from homing.api.schemas.email import EmailCreate
 from homing.sandbox.server import SandboxServer
 from homing.services import Services

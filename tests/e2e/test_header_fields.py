@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from homing.api.routes.notifications import email_job
+from homing.api.routes.email import email_job
 from homing.api.schemas.email import EmailCreate
 from homing.email_headers import as_payload, email_headers
 from homing.sandbox.server import SandboxServer

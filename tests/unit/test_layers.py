@@ -367,7 +367,7 @@ DIRECT_STORE_USES: dict[tuple[str, str], str] = {
         " and test scoped in its WHERE), which writes no audit event"
     ),
     ("homing/api/routes/keys.py", "keys"): AUDITED + "; the list is a plain read",
-    ("homing/api/routes/notifications.py", "providers"): ROUTING,
+    ("homing/api/routes/email.py", "providers"): ROUTING,
     ("homing/api/routes/providers.py", "providers"): (
         AUDITED + "; registering and rechecking go through ProviderAccounts"
     ),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from homing.api.routes.notifications import email_job
+from homing.api.routes.email import email_job
 from homing.api.routes.sms import sms_job
 from homing.api.schemas.email import EmailCreate
 from homing.api.schemas.sms import SmsCreate

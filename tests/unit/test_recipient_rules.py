@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from homing.api.routes.notifications import hashed_fields
+from homing.api.routes.email import hashed_fields
 from homing.api.schemas.email import EmailCreate
 from homing.domain.categories import Category
 from homing.domain.preferences import PreferenceCheck

@@ -23,7 +23,7 @@ from homing.api.middleware.body_limit import declared_length, read_body
 from homing.api.middleware.sending_gate import PRINCIPAL_STATE
 from homing.api.paths import routed_path
 from homing.api.refusals import count_refusal
-from homing.api.routes.notifications import accept_email
+from homing.api.routes.email import accept_email
 from homing.api.schemas.email import EmailCreate
 from homing.domain.tenants import Principal
 from homing.errors import HomingError, PayloadTooLarge

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from homing.api.schemas.batch import BatchItemResult, ItemError
-from homing.api.schemas.email import NotificationCreate, PersonalCreate
+from homing.api.schemas.email import OneChannelCreate, PersonalCreate
 from homing.channels import Channel
 from homing.domain.accepting import Hold, NewJob
 from homing.errors import HomingError
@@ -27,7 +27,7 @@ def _named(body: PersonalCreate) -> bool:
     return body.recipient is not None or body.category is not None
 
 
-def scheduled(job: NewJob, body: NotificationCreate, target: Addressed | None = None) -> NewJob:
+def scheduled(job: NewJob, body: OneChannelCreate, target: Addressed | None = None) -> NewJob:
     """The job with the send's ``send_at`` and, for a recipient with a time zone, what
     quiet hours read (``Admission`` decides when it is due: docs/scheduling.md)."""
     send_at = body.send_at

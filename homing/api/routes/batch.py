@@ -19,7 +19,7 @@ from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.error_responses import refusals
 from homing.api.recipient_links import LinkExtras, link_extras, unsubscribe_mailbox
 from homing.api.routes.addressing import addressed_items, scheduled, template_locale
-from homing.api.routes.notifications import check_pins, email_job, with_extras
+from homing.api.routes.email import check_pins, email_job, with_extras
 from homing.api.schemas.batch import (
     BatchItemResult,
     BatchResult,

@@ -16,7 +16,7 @@ from homing.api.deps import SEND_REFUSALS, SENDING_OPENAPI, sending
 from homing.api.error_responses import refusals
 from homing.api.recipient_links import link_extras
 from homing.api.routes.addressing import addressed, scheduled, template_locale
-from homing.api.routes.notifications import (
+from homing.api.routes.email import (
     IdempotencyKey,
     hashed_fields,
     queued,

@@ -16,7 +16,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from homing.api.actors import actor_of
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.error_responses import refusals
-from homing.api.routes.notifications import IdempotencyKey, request_hash
+from homing.api.routes.email import IdempotencyKey, request_hash
 from homing.api.schemas.email import Queued
 from homing.api.schemas.feed import (
     FeedOrigins,

@@ -17,8 +17,8 @@ from homing.api.channel_steps import step_plans
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.digest_plans import gathering
 from homing.api.error_responses import refusals
-from homing.api.routes.notifications import IdempotencyKey, request_hash
-from homing.api.schemas.notifications import NotificationPublic, NotificationsCreate
+from homing.api.routes.email import IdempotencyKey, request_hash
+from homing.api.schemas.multichannel import NotificationPublic, NotificationsCreate
 from homing.domain.notification_rows import Notification
 from homing.domain.tenants import Principal
 from homing.errors import IdempotencyConflict, QuotaExceeded, UnknownCategory, UnknownRecipient

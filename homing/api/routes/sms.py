@@ -29,7 +29,7 @@ from homing.api.routes.batch import (
     refused_item,
     rendered_items,
 )
-from homing.api.routes.notifications import (
+from homing.api.routes.email import (
     IdempotencyKey,
     hashed_fields,
     queued,

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Request, Response
 from homing.api.actors import actor_of
 from homing.api.deps import SENDING_OPENAPI, PrincipalDep, ServicesDep, sending
 from homing.api.error_responses import refusals
-from homing.api.routes.notifications import (
+from homing.api.routes.email import (
     IdempotencyKey,
     queued,
     request_hash,

@@ -37,7 +37,7 @@ def _no_line_breaks(value: str) -> str:
 SCHEDULED_IN_LINE = "'send_at' cannot be given with an 'ordering_key'"
 
 
-class NotificationCreate(Strict):
+class OneChannelCreate(Strict):
     """What every notification body shares, whatever its channel."""
 
     # Not delivered within this many seconds of acceptance, the job ends FAILED with
@@ -49,7 +49,7 @@ class NotificationCreate(Strict):
     send_at: SendAt | None = None
 
 
-class PersonalCreate(NotificationCreate):
+class PersonalCreate(OneChannelCreate):
     """A notification that may go to a recipient rather than an address (email, SMS,
     chat: the channels a recipient has an address on)."""
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
 
-from homing.api.schemas.email import SCHEDULED_IN_LINE, NotificationCreate
+from homing.api.schemas.email import SCHEDULED_IN_LINE, OneChannelCreate
 from homing.api.schemas.shared import PriorityName, Strict, examples
 from homing.api.schemas.templates import Templated, content_or_template, no_template_fields
 from homing.webhooks.message import header_problem
@@ -21,7 +21,7 @@ MAX_TENANT_HEADERS = 50
 Url = Annotated[str, StringConstraints(min_length=1, max_length=2048)]
 
 
-class WebhookCreate(NotificationCreate, Templated):
+class WebhookCreate(OneChannelCreate, Templated):
     url: Url
     # Or ``template`` (and ``data``): the template's webhook part is the payload. Any
     # JSON, null included, when given; left out only with a template.

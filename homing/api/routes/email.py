@@ -17,7 +17,7 @@ from homing.api.deps import SEND_REFUSALS, SENDING_OPENAPI, sending
 from homing.api.error_responses import refusals
 from homing.api.recipient_links import LinkExtras, link_extras, unsubscribe_mailbox
 from homing.api.routes.addressing import addressed, scheduled, template_locale
-from homing.api.schemas.email import EmailCreate, NotificationCreate, Queued
+from homing.api.schemas.email import EmailCreate, OneChannelCreate, Queued
 from homing.api.templated import render_one
 from homing.channels import Channel
 from homing.crypto import RequestHash, Sealer
@@ -82,7 +82,7 @@ def check_pins(body: EmailCreate, accounts: Sequence[ProviderAccount]) -> None:
 _LATER_FIELDS = ("ttl_seconds", "recipient", "category", "template", "data", "locale", "send_at")
 
 
-def hashed_fields(body: NotificationCreate, names: set[str]) -> set[str]:
+def hashed_fields(body: OneChannelCreate, names: set[str]) -> set[str]:
     """The fields of ``body`` its request fingerprint covers: a field added later
     (``ttl_seconds``, ``recipient``, ``category``, ``template``, ``send_at``…) is left out while
     unset, so the hashes stored before it still match their repeats; a send by
