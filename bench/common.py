@@ -323,7 +323,7 @@ async def store_resend(services: Services, tenant_id: str) -> ProviderAccount:
         id=account_id,
         tenant_id=tenant_id,
         channel=Channel.EMAIL,
-        provider="resend",
+        vendor="resend",
         priority=1,
         enabled=True,
         credentials_sealed=sealed,

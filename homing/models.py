@@ -277,7 +277,7 @@ class ProviderAccount:
     id: str
     tenant_id: str
     channel: Channel
-    provider: str
+    vendor: str
     priority: int
     enabled: bool
     credentials_sealed: str
@@ -296,7 +296,7 @@ def resolve_pin(pin: str | None, accounts: Sequence[ProviderAccount]) -> Provide
     for account in accounts:
         if account.id == pin:
             return account
-    return next((a for a in accounts if a.provider == pin), None)
+    return next((a for a in accounts if a.vendor == pin), None)
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

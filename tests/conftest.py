@@ -332,7 +332,7 @@ async def stored_provider(
             id=account_id,
             tenant_id=tenant_id,
             channel=channel,
-            provider=provider,
+            vendor=provider,
             priority=1,
             enabled=True,
             credentials_sealed=sealed,

@@ -184,16 +184,16 @@ async def _chat(services: Services, tenant_id: str, body: NotificationsCreate) -
         account = await chat_account(services, tenant_id, None)
     except (NoProvider, UnknownProvider):  # disabled since the step's check
         raise _Skip("no_provider") from None
-    vendor = VENDORS[account.provider].chat if account.provider in VENDORS else None
+    vendor = VENDORS[account.vendor].chat if account.vendor in VENDORS else None
     target = await _addressed(services, tenant_id, chat, vendor.recipient_field if vendor else "")
     chat.to = target.address
     added = link_extras(services, tenant_id, "chat", chat.category, None, target).variables
     rendered = await _rendered(services, tenant_id, chat, "chat", added)
     try:
-        check_chat_id(account.provider, chat.to or "", rendered.part["format"])
+        check_chat_id(account.vendor, chat.to or "", rendered.part["format"])
     except HomingError:
         raise _Skip("invalid_address") from None
-    job = chat_job(services, tenant_id, chat, account.provider, None, rendered)
+    job = chat_job(services, tenant_id, chat, account.vendor, None, rendered)
     return StepPlan(
         tenant_id=tenant_id, channel=Channel.CHAT, new=replace(job, preference=target.preference)
     )

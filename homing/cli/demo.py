@@ -101,7 +101,7 @@ async def _known_tenant(services: Services, state: Path) -> Tenant | None:
 
 async def _point_providers(services: Services, tenant_id: str, sandbox: SandboxServer) -> None:
     """The demo's email providers, registered once, their ``base_url`` on this sandbox."""
-    present = {a.provider: a for a in await services.providers.all(tenant_id, Channel.EMAIL)}
+    present = {a.vendor: a for a in await services.providers.all(tenant_id, Channel.EMAIL)}
     for priority, provider in enumerate(_PROVIDERS, start=1):
         base_url = sandbox.provider_base_url(provider)
         account = present.get(provider)

@@ -82,7 +82,7 @@ async def _page(
     problem: str | None = None,
     status: int = 200,
 ) -> Response:
-    kind = KINDS.get(account.provider)
+    kind = KINDS.get(account.vendor)
     return render(
         request,
         "inbound_secret.html",
@@ -92,7 +92,7 @@ async def _page(
         fields=FIELDS.get(kind or "", ()),
         current=await _current(services, _tenant_id(view), account.id),
         url=f"{request.url.scheme}://{request.url.netloc}"
-        + inbound_path(account.provider, account.id),
+        + inbound_path(account.vendor, account.id),
         typed=typed or {},
         problem=problem,
     )
@@ -128,9 +128,9 @@ async def set_inbound_secret(
     """Check and seal the account's inbound secret (replacing any)."""
     tenant_id = _tenant_id(view)
     account = await services.providers.get(tenant_id, provider_id)
-    kind = KINDS.get(account.provider)
+    kind = KINDS.get(account.vendor)
     if kind is None:
-        raise InvalidRequest(f"{account.provider} sends no events Homing can verify.")
+        raise InvalidRequest(f"{account.vendor} sends no events Homing can verify.")
     plain = {f.name: form.get(f.name, f.max_length) for f in FIELDS[kind] if not f.secret}
     try:
         body = given(kind, form)
@@ -146,7 +146,7 @@ async def set_inbound_secret(
     except InvalidRequest as exc:
         said = exc.message[:1].upper() + exc.message[1:].rstrip(".") + "."
         return await _page(request, view, services, account, plain, said, status_of(exc))
-    said = f"Inbound secret of {account.provider} set: its events are verified."
+    said = f"Inbound secret of {account.vendor} set: its events are verified."
     await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/providers#p-{provider_id}", status_code=303)
 
@@ -177,6 +177,6 @@ async def remove_inbound_secret(
         target_id=provider_id,
     )
     await services.inbound.secrets.delete(tenant_id, provider_id, audit=event)
-    said = f"Inbound secret of {account.provider} removed: its events are refused now."
+    said = f"Inbound secret of {account.vendor} removed: its events are refused now."
     await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/providers#p-{provider_id}", status_code=303)

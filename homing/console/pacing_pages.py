@@ -77,7 +77,7 @@ def _page(
         account=account,
         rules=rules,
         overridden="rate_rules" in account.config,
-        preset=PRESETS.get(account.provider, ()),
+        preset=PRESETS.get(account.vendor, ()),
         rows=_rows(rows if rows is not None else shown),
         scopes=SCOPES,
         max_rules=MAX_RULES,
@@ -180,7 +180,7 @@ async def reset(
     if "rate_rules" in account.config:
         config = {k: v for k, v in account.config.items() if k != "rate_rules"}
         await _store_config(services, view, account, config)
-    await flash(services, view, _reset_said(account.provider))
+    await flash(services, view, _reset_said(account.vendor))
     return RedirectResponse(
         f"/t/{_tenant_id(view)}/providers/{provider_id}/pacing", status_code=303
     )

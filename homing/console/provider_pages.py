@@ -99,7 +99,7 @@ async def move(
                 tenant_id, account_id, audit=event, priority=place * STEP
             )
     moved = order != [a.id for a in siblings]
-    said = f"{account.provider} moved {direction}." if moved else f"{account.provider} stays put."
+    said = f"{account.vendor} moved {direction}." if moved else f"{account.vendor} stays put."
     await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)
 
@@ -124,5 +124,5 @@ async def enable(
     )
     await services.providers.update(tenant_id, provider_id, audit=event, enabled=wanted == "1")
     said = "enabled." if wanted == "1" else "disabled: sends pass it over."
-    await flash(services, view, f"{current.provider} {said}")
+    await flash(services, view, f"{current.vendor} {said}")
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)

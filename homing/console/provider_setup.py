@@ -196,6 +196,6 @@ async def remove(
         target_id=provider_id,
     )
     await services.providers.delete(tenant_id, provider_id, audit=event)
-    said = f"{account.provider} removed: sends no longer try it; its credentials are wiped."
+    said = f"{account.vendor} removed: sends no longer try it; its credentials are wiped."
     await flash(services, view, said)
     return RedirectResponse(f"/t/{tenant_id}/providers", status_code=303)

@@ -56,7 +56,7 @@ async def _providers(services: Services, tenant_id: str) -> dict[Channel, str | 
     found: dict[Channel, str | None] = {}
     for channel in (Channel.EMAIL, Channel.SMS, Channel.CHAT):
         accounts = await services.providers.all(tenant_id, channel, enabled_only=True)
-        found[channel] = accounts[0].provider if accounts else None
+        found[channel] = accounts[0].vendor if accounts else None
     found[Channel.WEBHOOK] = "webhook"
     return found
 

@@ -106,7 +106,7 @@ class BatchingEmailSender(EmailSender):
         self.batch_calls = 0
 
     async def send(self, account: ProviderAccount, job: Job) -> SendResult:
-        limit, max_bytes = batch_limits(account.provider)
+        limit, max_bytes = batch_limits(account.vendor)
         if limit < 2 or not batchable(job):
             return await super().send(account, job)
         email = self.outgoing(job)
@@ -161,10 +161,10 @@ class BatchingEmailSender(EmailSender):
         try:
             outcomes = await within(self._deadline, self._call(account, emails))
         except DeadlineExceeded as exc:
-            detail = f"{account.provider}: batch {exc} (the request may have been sent)"
+            detail = f"{account.vendor}: batch {exc} (the request may have been sent)"
             outcomes = [ProviderFailure(FailureClass.UNCERTAIN, detail) for _ in emails]
         except (EndpointRefused, DecryptionError, InvalidRequest) as exc:
-            detail = f"{account.provider}: not sent, {type(exc).__name__}"
+            detail = f"{account.vendor}: not sent, {type(exc).__name__}"
             outcomes = [ProviderFailure(FailureClass.PROVIDER_PERMANENT, detail) for _ in emails]
         except ProviderFailure as failure:
             outcomes = [failure] * len(emails)
@@ -185,7 +185,7 @@ class BatchingEmailSender(EmailSender):
     ) -> list[BatchOutcome]:
         adapter = self.adapter(account)
         if not isinstance(adapter, BatchAdapter):
-            raise ProviderFailure(FailureClass.TRANSIENT, f"{account.provider}: no batch send")
+            raise ProviderFailure(FailureClass.TRANSIENT, f"{account.vendor}: no batch send")
         # One key per batch, the same whenever the same jobs leave together again.
         digest = hashlib.sha256("\0".join(e.job_id for e in emails).encode()).hexdigest()
         return await adapter.send_batch(emails, idempotency_key=f"homing-batch-{digest[:48]}")

@@ -45,12 +45,12 @@ class ChatSender:
         self._suppressions = suppressions
 
     def supports_idempotency(self, account: ProviderAccount) -> bool:
-        return bool(getattr(CHAT_PROVIDERS.get(account.provider), "supports_idempotency", False))
+        return bool(getattr(CHAT_PROVIDERS.get(account.vendor), "supports_idempotency", False))
 
     def destination(self, account: ProviderAccount, job: Job) -> str | None:
         """Where a send goes: the webhook URL of a vendor whose endpoint is one, else the
         ``base_url`` (None: the real API)."""
-        vendor = VENDORS.get(account.provider)
+        vendor = VENDORS.get(account.vendor)
         if vendor is not None and vendor.endpoint == "webhook_url":
             url = open_credentials(self._sealer, account).get("webhook_url")
             return str(url) if url else None
@@ -61,16 +61,16 @@ class ChatSender:
         """Send ``job`` through ``account``. A refused endpoint is provider_permanent; a
         blocked chat is suppressed, then the failure goes on (message_permanent)."""
         kind = str(chat_payload(job).get("kind") or "")
-        if account.provider != kind:
+        if account.vendor != kind:
             raise ProviderFailure(
                 FailureClass.PROVIDER_PERMANENT,
-                f"{account.provider}: not sent, the job is addressed to a {kind} chat",
+                f"{account.vendor}: not sent, the job is addressed to a {kind} chat",
             )
         try:
             return await self._send(account, job)
         except EndpointRefused as exc:
             raise ProviderFailure(
-                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: not sent, {exc.message}"
+                FailureClass.PROVIDER_PERMANENT, f"{account.vendor}: not sent, {exc.message}"
             ) from None
         except RecipientBlocked:
             await self._suppress(job)
@@ -79,8 +79,8 @@ class ChatSender:
     async def _send(self, account: ProviderAccount, job: Job) -> SendResult:
         credentials = open_credentials(self._sealer, account)
         if self._endpoints is not None:
-            self._endpoints.policy.check_account(account.provider, credentials, account.config)
-        adapter = chat_provider(account.provider, credentials, account.config, self._http)
+            self._endpoints.policy.check_account(account.vendor, credentials, account.config)
+        adapter = chat_provider(account.vendor, credentials, account.config, self._http)
         payload = chat_payload(job)
         message = OutgoingChat(
             job_id=job.id,

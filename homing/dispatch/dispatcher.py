@@ -113,7 +113,7 @@ class Dispatcher:
                 job_id=job.id,
                 claim_token=claimed.claim_token,
                 attempts=result.attempts,
-                provider=result.accepted_by.provider,
+                provider=result.accepted_by.vendor,
                 provider_message_id=result.result.provider_message_id if result.result else None,
                 passes_made=number,
             )

@@ -50,7 +50,7 @@ def direct_target(job: Job) -> ProviderAccount:
         id=DIRECT_TARGET_ID,
         tenant_id=job.tenant_id,
         channel=job.channel,
-        provider=job.channel.value,
+        vendor=job.channel.value,
         priority=0,
         enabled=True,
         credentials_sealed="",
@@ -72,7 +72,7 @@ def candidates(job: Job, accounts: Sequence[ProviderAccount]) -> list[ProviderAc
     usable = [a for a in accounts if a.enabled and a.channel is job.channel]
     if job.channel is Channel.CHAT:
         # A chat job is addressed to one vendor's chat id (fixed at accept).
-        usable = [a for a in usable if a.provider == job.payload.get("kind")]
+        usable = [a for a in usable if a.vendor == job.payload.get("kind")]
     if job.provider_pin is not None:
         chosen = [resolve_pin(job.provider_pin, usable), resolve_pin(job.fallback_pin, usable)]
         picked = [a for a in chosen if a is not None]
@@ -110,7 +110,7 @@ def count_call(
     """One provider call in the metrics: its outcome class and its duration, labelled by
     channel and provider kind (never the account)."""
     channel = job.channel.value
-    provider = bounded(account.provider, PROVIDER_KINDS)
+    provider = bounded(account.vendor, PROVIDER_KINDS)
     outcome = SUCCESS if failure is None else failure.failure_class.value
     PROVIDER_CALLS.labels(channel, provider, outcome).inc()
     PROVIDER_CALL_SECONDS.labels(channel, provider).observe(seconds)
@@ -180,7 +180,7 @@ class PassRunner:
             failure: ProviderFailure | None = None
             result: SendResult | None = None
             calls = outcome.calls
-            with tracing.provider_call(account.provider, account.id) as span:
+            with tracing.provider_call(account.vendor, account.id) as span:
                 try:
                     result = await self._call(job, account, outcome)
                 except ProviderFailure as exc:
@@ -211,7 +211,7 @@ class PassRunner:
         try:
             sender = self._sender_for(job)
             if job.test:
-                self._guard.check(job, account.provider, destination(sender, account, job))
+                self._guard.check(job, account.vendor, destination(sender, account, job))
             await self._pace(account, job)
             outcome.calls += 1
             return await within(self._deadline, sender.send(account, job))
@@ -219,7 +219,7 @@ class PassRunner:
             # The request may have reached the provider: at_most_once must not resend.
             raise ProviderFailure(
                 FailureClass.UNCERTAIN,
-                f"{account.provider}: {exc} (the request may have been sent)",
+                f"{account.vendor}: {exc} (the request may have been sent)",
             ) from None
         except DecryptionError:
             raise ProviderFailure(
@@ -231,7 +231,7 @@ class PassRunner:
             # Stored settings the adapter refuses (e.g. an SMTP timeout stored before it
             # was bounded): this provider cannot be used until it is registered again.
             raise ProviderFailure(
-                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: {exc.message}"
+                FailureClass.PROVIDER_PERMANENT, f"{account.vendor}: {exc.message}"
             ) from None
         except Exception as exc:  # an adapter bug must not lose the job
             log.exception("provider adapter raised unexpectedly", extra={"job_id": job.id})
@@ -244,9 +244,7 @@ class PassRunner:
     ) -> bool:
         cls = failure.failure_class
         outcome.failures.append(
-            PassFailure(
-                account.id, cls, named(account.provider, failure.detail), failure.retry_after
-            )
+            PassFailure(account.id, cls, named(account.vendor, failure.detail), failure.retry_after)
         )
         if cls is FailureClass.PROVIDER_PERMANENT:
             outcome.skip.append(account.id)
@@ -281,7 +279,7 @@ class PassRunner:
             tenant_id=job.tenant_id,
             number=pass_number,
             provider_account_id=None if account.id == DIRECT_TARGET_ID else account.id,
-            provider=account.provider,
+            provider=account.vendor,
             outcome=(
                 AttemptOutcome.SUCCESS
                 if failure is None

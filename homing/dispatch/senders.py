@@ -58,7 +58,7 @@ class EmailSender:
     def supports_idempotency(self, account: ProviderAccount) -> bool:
         from homing.providers.registry import EMAIL_PROVIDERS
 
-        return bool(getattr(EMAIL_PROVIDERS[account.provider], "supports_idempotency", False))
+        return bool(getattr(EMAIL_PROVIDERS[account.vendor], "supports_idempotency", False))
 
     def destination(self, account: ProviderAccount, job: Job) -> str | None:
         """Where a send through ``account`` goes: its ``base_url``, or its mail server as
@@ -66,7 +66,7 @@ class EmailSender:
 
         None when the account has no ``base_url``: the adapter's default, a real API.
         """
-        vendor = VENDORS.get(account.provider)
+        vendor = VENDORS.get(account.vendor)
         if vendor is not None and vendor.endpoint == "mail_server":
             credentials = open_credentials(self._sealer, account)
             host = str(credentials.get("host") or "")
@@ -82,7 +82,7 @@ class EmailSender:
             return await self._send(account, job)
         except EndpointRefused as exc:
             raise ProviderFailure(
-                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: not sent, {exc.message}"
+                FailureClass.PROVIDER_PERMANENT, f"{account.vendor}: not sent, {exc.message}"
             ) from None
 
     async def _send(self, account: ProviderAccount, job: Job) -> SendResult:
@@ -92,9 +92,9 @@ class EmailSender:
         """The account's adapter, its credentials opened (and the endpoint checked)."""
         credentials = open_credentials(self._sealer, account)
         if self._endpoints is not None:
-            self._endpoints.policy.check_account(account.provider, credentials, account.config)
+            self._endpoints.policy.check_account(account.vendor, credentials, account.config)
         return email_provider(
-            account.provider, credentials, account.config, self._http, endpoints=self._endpoints
+            account.vendor, credentials, account.config, self._http, endpoints=self._endpoints
         )
 
     @staticmethod
@@ -135,7 +135,7 @@ class SmsSender:
         self._endpoints = endpoints
 
     def supports_idempotency(self, account: ProviderAccount) -> bool:
-        factory = SMS_PROVIDERS.get(account.provider)
+        factory = SMS_PROVIDERS.get(account.vendor)
         return bool(getattr(factory, "supports_idempotency", False))
 
     def destination(self, account: ProviderAccount, job: Job) -> str | None:
@@ -148,11 +148,11 @@ class SmsSender:
         try:
             credentials = open_credentials(self._sealer, account)
             if self._endpoints is not None:
-                self._endpoints.policy.check_account(account.provider, credentials, account.config)
-            adapter = sms_provider(account.provider, credentials, account.config, self._http)
+                self._endpoints.policy.check_account(account.vendor, credentials, account.config)
+            adapter = sms_provider(account.vendor, credentials, account.config, self._http)
         except (EndpointRefused, UnknownProvider) as exc:
             raise ProviderFailure(
-                FailureClass.PROVIDER_PERMANENT, f"{account.provider}: not sent, {exc.message}"
+                FailureClass.PROVIDER_PERMANENT, f"{account.vendor}: not sent, {exc.message}"
             ) from None
         payload = sms_payload(job)
         content = SmsContent(to=payload["to"], from_=payload.get("from"), body=payload["body"])

@@ -52,7 +52,7 @@ def unknown_calls(
             tenant_id=job.tenant_id,
             number=number,
             provider_account_id=None if first is None or first.id == DIRECT_TARGET_ID else first.id,
-            provider=first.provider if first is not None else (job.provider or ""),
+            provider=first.vendor if first is not None else (job.provider or ""),
             outcome=AttemptOutcome.UNKNOWN,
             status_code=None,
             error=error,

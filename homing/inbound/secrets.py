@@ -103,8 +103,8 @@ class InboundSecrets:
     ) -> InboundSecretInfo:
         """Check and seal the secret of one of the tenant's accounts (replacing any)."""
         account = await self._providers.get(tenant_id, account_id)
-        value = _checked(account.provider, given)
-        kind = KINDS[account.provider]
+        value = _checked(account.vendor, given)
+        kind = KINDS[account.vendor]
         sealed = self._sealer.seal(
             orjson.dumps({kind: value}), table=TABLE, row_id=account.id, field=kind
         )
@@ -112,10 +112,10 @@ class InboundSecrets:
         stored = StoredSecret(
             provider_account_id=account.id,
             tenant_id=tenant_id,
-            provider=account.provider,
+            provider=account.vendor,
             kind=kind,
             secret_sealed=sealed,
-            preview=SOURCES[account.provider].signature.preview(value),
+            preview=SOURCES[account.vendor].signature.preview(value),
             updated_at=now,
         )
         await self._store.put(stored, audit)

@@ -112,7 +112,7 @@ class ProviderAccounts:
             id=account_id,
             tenant_id=new.tenant_id,
             channel=new.channel,
-            provider=new.provider,
+            vendor=new.provider,
             priority=new.priority,
             enabled=new.enabled,
             credentials_sealed=seal_credentials(self._sealer, account_id, new.credentials),
@@ -128,7 +128,7 @@ class ProviderAccounts:
         does when the provider still refuses them (the mark stays)."""
         account = await self._store.get(tenant_id, account_id)
         credentials = open_credentials(self._sealer, account)
-        await self._check(account.channel, account.provider, credentials, account.config)
+        await self._check(account.channel, account.vendor, credentials, account.config)
         return await self._store.update(tenant_id, account_id, credentials_rejected_at=None)
 
     async def _check(

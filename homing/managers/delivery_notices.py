@@ -58,7 +58,7 @@ class DeliveryNotices:
             return  # marked before: the tenant was told then
         data = {
             "provider_account_id": account_id,
-            "provider": account.provider,
+            "provider": account.vendor,
             "channel": account.channel.value,
             "rejected_at": _moment(marked),
         }

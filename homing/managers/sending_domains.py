@@ -149,14 +149,14 @@ class Domains:
             raise Conflict("this provider already has this domain", {"domain": name})
         await self._store.check_room(tenant_id)
         credentials = open_credentials(self._sealer, account)
-        adapter = domain_provider(account.provider, credentials, account.config, self._http)
-        info = await _asked(account.provider, adapter.create_domain(name), self._deadline)
+        adapter = domain_provider(account.vendor, credentials, account.config, self._http)
+        info = await _asked(account.vendor, adapter.create_domain(name), self._deadline)
         now = as_datetime(self._clock.now())
         domain = SendingDomain(
             id=new_id(),
             tenant_id=tenant_id,
             provider_account_id=account.id,
-            provider=account.provider,
+            provider=account.vendor,
             domain=name,
             provider_domain_id=info.provider_domain_id or name,
             status=info.status,
@@ -173,9 +173,9 @@ class Domains:
         domain = await self._store.get(tenant_id, domain_id)
         account = await self._providers.get(tenant_id, domain.provider_account_id)
         credentials = open_credentials(self._sealer, account)
-        adapter = domain_provider(account.provider, credentials, account.config, self._http)
+        adapter = domain_provider(account.vendor, credentials, account.config, self._http)
         call = adapter.verify_domain(domain.provider_domain_id, domain.records)
-        info = await _asked(account.provider, call, self._deadline)
+        info = await _asked(account.vendor, call, self._deadline)
         checked = await self._store.checked(self._merged(domain, info))
         await self._notice(domain, checked)
         return checked

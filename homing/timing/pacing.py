@@ -66,7 +66,7 @@ def account_rules(account: ProviderAccount) -> list[RateRule]:
         return rules_of(account.config)
     return [
         RateRule(scope=scope, limit=limit, per_seconds=per)  # type: ignore[arg-type]
-        for scope, limit, per in PRESETS.get(account.provider, ())
+        for scope, limit, per in PRESETS.get(account.vendor, ())
     ]
 
 

@@ -147,7 +147,7 @@ async def email_provider(services: Services, tenant_id: str, vendor: str, priori
         id=account_id,
         tenant_id=tenant_id,
         channel=Channel.EMAIL,
-        provider=vendor,
+        vendor=vendor,
         priority=priority,
         enabled=True,
         credentials_sealed=seal_credentials(services.sealer, account_id, {"api_key": "k" * 24}),

@@ -61,7 +61,7 @@ async def _account(services: Services, tenant_id: str) -> str:
             id=account_id,
             tenant_id=tenant_id,
             channel=Channel.EMAIL,
-            provider="resend",
+            vendor="resend",
             priority=1,
             enabled=True,
             credentials_sealed=sealed,

@@ -98,7 +98,7 @@ async def test_a_stored_account_that_points_inside_is_refused_at_send_time(
             id=account_id,
             tenant_id=tenant.tenant_id,
             channel=Channel.EMAIL,
-            provider="sendgrid",
+            vendor="sendgrid",
             priority=1,
             enabled=True,
             credentials_sealed=seal_credentials(services.sealer, account_id, credentials),

@@ -43,7 +43,7 @@ async def test_add_a_provider_and_see_it_listed(
     await expect(row).to_contain_text("api_key=")
     assert KEY not in await page.content()
     [account] = await services.providers.all(tenant.tenant_id)
-    assert account.provider == "resend" and account.channel is Channel.EMAIL
+    assert account.vendor == "resend" and account.channel is Channel.EMAIL
 
 
 async def test_remove_a_suppression(

@@ -53,7 +53,7 @@ async def add_account(services: Services, tenant_id: str, provider: str) -> Prov
         id=account_id,
         tenant_id=tenant_id,
         channel=Channel.EMAIL,
-        provider=provider,
+        vendor=provider,
         priority=1,
         enabled=True,
         credentials_sealed=seal_credentials(services.sealer, account_id, credentials),

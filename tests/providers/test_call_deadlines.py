@@ -73,7 +73,7 @@ async def test_a_domain_call_that_never_answers_is_a_provider_timeout(
         id=account_id,
         tenant_id=tenant.id,
         channel=Channel.EMAIL,
-        provider="sendgrid",
+        vendor="sendgrid",
         priority=1,
         enabled=True,
         credentials_sealed=seal_credentials(services.sealer, account_id, {"api_key": "SG.k"}),

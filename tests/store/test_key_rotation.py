@@ -34,7 +34,7 @@ async def _seed(services: Services) -> tuple[str, str, str]:
             id=account_id,
             tenant_id=tenant.id,
             channel=Channel.EMAIL,
-            provider="resend",
+            vendor="resend",
             priority=1,
             enabled=True,
             credentials_sealed=seal_credentials(services.sealer, account_id, CREDENTIALS),

@@ -28,7 +28,7 @@ def _account(account_id: str) -> ProviderAccount:
         id=account_id,
         tenant_id="t",
         channel=Channel.EMAIL,
-        provider="sendgrid",
+        vendor="sendgrid",
         priority=1,
         enabled=True,
         credentials_sealed="",

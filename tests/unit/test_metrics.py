@@ -82,7 +82,7 @@ def _account(provider: str) -> ProviderAccount:
         id="pa_account_id",
         tenant_id="t_secret_tenant",
         channel=Channel.EMAIL,
-        provider=provider,
+        vendor=provider,
         priority=1,
         enabled=True,
         credentials_sealed="",

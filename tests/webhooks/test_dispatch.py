@@ -34,7 +34,7 @@ def _job(channel: Channel, skipped: tuple[str, ...] = ()) -> Job:
 def test_a_webhook_job_has_one_direct_target_and_no_provider_account() -> None:
     [target] = candidates(_job(Channel.WEBHOOK), [])
     assert target.id == DIRECT_TARGET_ID
-    assert target.provider == "webhook"
+    assert target.vendor == "webhook"
     assert target.tenant_id == "t-1"
     assert candidates(_job(Channel.WEBHOOK, skipped=(DIRECT_TARGET_ID,)), []) == []
 

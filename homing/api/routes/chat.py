@@ -114,7 +114,7 @@ async def send_chat(
     principal, services = sending(request)
     tenant = principal.tenant
     account = await chat_account(services, tenant.id, body.provider)
-    vendor = VENDORS[account.provider].chat if account.provider in VENDORS else None
+    vendor = VENDORS[account.vendor].chat if account.vendor in VENDORS else None
     # A recipient's chat id for this vendor is in the field its descriptor names.
     field = vendor.recipient_field if vendor is not None else ""
     target = await addressed(services, tenant.id, body, field)
@@ -126,8 +126,8 @@ async def send_chat(
         locale = template_locale(body, target)
         rendered = await render_one(services, tenant.id, body, "chat", added, locale)
     text_format = body.format if rendered is None else rendered.part["format"]
-    check_chat_id(account.provider, body.to or "", text_format)
-    job = chat_job(services, tenant.id, body, account.provider, idempotency_key, rendered)
+    check_chat_id(account.vendor, body.to or "", text_format)
+    job = chat_job(services, tenant.id, body, account.vendor, idempotency_key, rendered)
     if target.preference is not None:
         job = replace(job, preference=target.preference)
     job = scheduled(job, body, target)

@@ -108,7 +108,7 @@ class ProviderPublic(BaseModel):
         return cls(
             id=account.id,
             channel=account.channel.value,
-            provider=account.provider,
+            provider=account.vendor,
             priority=account.priority,
             enabled=account.enabled,
             credentials_preview=account.credentials_preview,
