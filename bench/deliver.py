@@ -24,6 +24,7 @@ from bench.common import (
     services_for,
     tenant_with_provider,
 )
+from homing.domain.job_search import JobFilter
 from homing.models import JobStatus
 
 
@@ -39,7 +40,8 @@ async def run_backend(backend: str, jobs: int, port: int) -> dict[str, float]:
                 started = time.perf_counter()
                 delivered = await services.worker().run(once=True)
                 elapsed = time.perf_counter() - started
-            page = await services.jobs.page(tenant_id, status=JobStatus.COMPLETED, limit=1)
+            found = JobFilter(tenant_id=tenant_id, status=JobStatus.COMPLETED)
+            page = await services.jobs.page(found, limit=1)
             assert page.jobs, "no job completed"
             assert delivered == jobs, f"delivered {delivered} of {jobs}"
         finally:

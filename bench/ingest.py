@@ -30,6 +30,7 @@ from pathlib import Path
 
 import asyncpg
 import httpx
+from pydantic import SecretStr
 
 from bench.common import POSTGRES_URL, append_section, fresh_postgres, percentile
 from homing.crypto import generate_master_key
@@ -188,7 +189,7 @@ async def run_backend(backend: str, args: argparse.Namespace) -> str:
             database_url=url,
             provider_allowed_networks="127.0.0.0/8,::1/128",
             data_dir=workdir,
-            secret_key=secret_key,
+            secret_key=SecretStr(secret_key),
             redis_url=redis,
             redis_key_prefix=f"bench-{uuid.uuid4().hex}",
         )

@@ -200,14 +200,14 @@ class DeliveryEvent:
     type: EventType
     vendor_type: str
     occurred_at: datetime | None
-    recipient: str | None = None
+    address: str | None = None
     job_hint: str | None = None  # the hjid the provider carried back
     message_ids: tuple[str, ...] = ()  # the provider message id as Homing may have stored it
     detail: dict[str, Any] = field(default_factory=dict)
     # The channel of the job it is about (SMS vendors report on SMS jobs).
     channel: Channel = Channel.EMAIL
     # An opt-out (True: the recipient replied STOP) or opt-in (False: START) that
-    # suppresses or lifts ``recipient`` on ``channel``; about no job.
+    # suppresses or lifts ``address`` on ``channel``; about no job.
     opt_out: bool | None = None
     # Why the provider could not deliver by its route (carrier filtering…): a job that
     # asked for it continues at its next provider (homing.store.rerouting).

@@ -48,7 +48,7 @@ def job_filter(
     if since is not None and until is not None and since > until:
         raise InvalidRequest("since must not be after until", {"field": "since"})
     return JobFilter(
-        recipient=_recipient(to),
+        address=_recipient(to),
         channel=channel,
         status=status,
         since=since,

@@ -107,7 +107,7 @@ def to_filter(tenant_id: str, search: Search) -> JobFilter:
         raise InvalidRequest("From must not be after Until.")
     return JobFilter(
         tenant_id=tenant_id,
-        recipient=recipient,
+        address=recipient,
         channel=channel,
         status=status,
         since=since,

@@ -13,13 +13,13 @@ from homing.models import JobStatus
 class JobFilter:
     """What a job search asks for; every field that is set must match (AND).
 
-    ``recipient`` is the comparison key of an address (``Mailbox.key``), ``since`` and
+    ``address`` is the comparison key of an address (``Mailbox.key``), ``since`` and
     ``until`` bound ``created_at`` (inclusive, exclusive), ``tenant_id`` None means every
     tenant (the operator's search), and ``test_only`` leaves live jobs out (a test key).
     """
 
     tenant_id: str | None = None
-    recipient: str | None = None
+    address: str | None = None
     channel: Channel | None = None
     status: JobStatus | None = None
     since: datetime | None = None

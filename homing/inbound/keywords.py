@@ -30,7 +30,7 @@ def inbound_sms(body: object, sender: str | None) -> DeliveryEvent:
         type=EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
         vendor_type=f"inbound {word.lower()}",
         occurred_at=None,
-        recipient=sender,
+        address=sender,
         channel=Channel.SMS,
         opt_out=opt_out,
     )

@@ -78,9 +78,9 @@ async def _find_job(conn: AsyncConnection, tenant_id: str, event: DeliveryEvent)
 
 def _sent_to(rows: Sequence[Any], event: DeliveryEvent) -> Any:
     """The one row among jobs sharing a message id whose recipient is the event's."""
-    if not rows or not event.recipient:
+    if not rows or not event.address:
         return None
-    address = suppression_key(event.channel, event.recipient)
+    address = suppression_key(event.channel, event.address)
     matches = [r for r in rows if address_key_of(event.channel, dict(r.payload)) == address]
     return matches[0] if len(matches) == 1 else None
 
@@ -115,7 +115,7 @@ class DeliveryStore:
             await settle(conn, entry_id, EntryStatus.APPLIED, now, {**values, "error": None})
             if wants_reroute(job, event):
                 await reroute(conn, job, event, self._clock.now())
-            address = event.recipient or address_key_of(event.channel, dict(job.payload))
+            address = event.address or address_key_of(event.channel, dict(job.payload))
             if event.suppresses and address:
                 suppression = {
                     "tenant_id": tenant_id,
@@ -137,12 +137,12 @@ class DeliveryStore:
         now = as_datetime(self._clock.now())
         values = event_values(event)
         async with self._db.transaction() as conn:
-            if not event.recipient:
+            if not event.address:
                 await settle(
                     conn, entry_id, EntryStatus.QUARANTINED, None, {**values, "error": "no sender"}
                 )
                 return None
-            address = suppression_key(event.channel, event.recipient)
+            address = suppression_key(event.channel, event.address)
             if event.opt_out:
                 suppression = {
                     "tenant_id": tenant_id,

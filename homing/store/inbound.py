@@ -81,7 +81,7 @@ def event_values(event: DeliveryEvent) -> dict[str, Any]:
         "event_type": event.type.value,
         "vendor_type": event.vendor_type[:100],
         "occurred_at": event.occurred_at,
-        "recipient": event.recipient[:320] if event.recipient else None,
+        "recipient": event.address[:320] if event.address else None,
         "detail": event.detail,
     }
 

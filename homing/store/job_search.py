@@ -33,7 +33,7 @@ def search_query(found: JobFilter, limit: int, cursor: str | None) -> Select[tup
         column == value
         for column, value in (
             (c.tenant_id, found.tenant_id),
-            (c.recipient, found.recipient),
+            (c.recipient, found.address),
             (c.channel, None if found.channel is None else found.channel.value),
             (c.status, None if found.status is None else found.status.value),
             (c.idempotency_key, found.idempotency_key),

@@ -70,7 +70,7 @@ def test_resend_bounce_type_decides_hard_or_soft() -> None:
     [hard] = resend.split(event("Permanent"), {"svix-id": "msg_1"})
     assert hard.event_id == "msg_1"
     parsed = resend.interpret(hard.payload)
-    assert (parsed.type, parsed.recipient, parsed.job_hint) == (
+    assert (parsed.type, parsed.address, parsed.job_hint) == (
         EventType.BOUNCED,
         "a@x.io",
         "job-1",
@@ -94,7 +94,7 @@ def test_postmark_records_and_their_ids() -> None:
     [entry] = postmark.split(json.dumps(bounce).encode(), {})
     assert entry.event_id == "Bounce:42"
     parsed = postmark.interpret(entry.payload)
-    assert (parsed.type, parsed.recipient, parsed.message_ids) == (
+    assert (parsed.type, parsed.address, parsed.message_ids) == (
         EventType.BOUNCED,
         "a@x.io",
         ("pm-1",),

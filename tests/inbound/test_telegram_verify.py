@@ -74,7 +74,7 @@ def test_membership_and_commands_suppress_or_lift_the_chat(
     assert event.opt_out is opt_out
     assert event.type is (EventType.UNSUBSCRIBED if opt_out else EventType.INFO)
     part = update.get("my_chat_member") or update["message"]
-    assert event.recipient == f"telegram:{part['chat']['id']}"
+    assert event.address == f"telegram:{part['chat']['id']}"
     assert event.channel.value == "chat"
 
 
@@ -93,7 +93,7 @@ def test_membership_and_commands_suppress_or_lift_the_chat(
 )
 def test_everything_else_is_history(update: dict[str, Any]) -> None:
     event = parse.interpret(update)
-    assert (event.type, event.opt_out, event.recipient) == (EventType.OTHER, None, None)
+    assert (event.type, event.opt_out, event.address) == (EventType.OTHER, None, None)
 
 
 def test_the_update_id_is_the_event_id() -> None:

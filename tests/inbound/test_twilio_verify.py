@@ -102,7 +102,7 @@ def test_the_sandbox_signs_as_the_verifier_checks() -> None:
 )
 def test_opt_keywords_in_inbound_messages(body: str, opt_out: bool) -> None:
     event = parse.interpret({"MessageSid": "SM1", "From": "+1 415 555 2671", "Body": body})
-    assert (event.opt_out, event.recipient) == (opt_out, "+14155552671")
+    assert (event.opt_out, event.address) == (opt_out, "+14155552671")
 
 
 @pytest.mark.parametrize("body", ["please stop texting me", "STOP" * 1000, "hello"])

@@ -78,7 +78,7 @@ def test_statuses_map_onto_the_one_vocabulary() -> None:
         parsed = parse.interpret(
             {"message_uuid": "u1", "status": status, "to": "447911123456", "client_ref": "j"}
         )
-        assert (parsed.recipient, parsed.job_hint) == ("+447911123456", "j")
+        assert (parsed.address, parsed.job_hint) == ("+447911123456", "j")
         return parsed.type, parsed.reroute
 
     assert event("delivered") == (EventType.DELIVERED, None)
@@ -106,7 +106,7 @@ def _inbound(text: object, sender: object = "447911123456") -> dict[str, object]
 )
 def test_opt_keywords_in_inbound_messages(text: str, opt_out: bool) -> None:
     event = parse.interpret(_inbound(text))
-    assert (event.type, event.opt_out, event.recipient) == (
+    assert (event.type, event.opt_out, event.address) == (
         EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
         opt_out,
         "+447911123456",
@@ -128,4 +128,4 @@ def test_opt_keywords_in_inbound_messages(text: str, opt_out: bool) -> None:
 )
 def test_other_inbound_messages_are_ignored(text: object, sender: object) -> None:
     event = parse.interpret(_inbound(text, sender))
-    assert (event.type, event.opt_out, event.recipient) == (EventType.OTHER, None, None)
+    assert (event.type, event.opt_out, event.address) == (EventType.OTHER, None, None)

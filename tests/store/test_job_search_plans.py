@@ -59,13 +59,13 @@ async def test_every_filter_reads_its_index_and_few_rows(services: Services) -> 
     tenant = tenants[1]
     recent = as_datetime(services.clock.now()) - timedelta(hours=1)
     filters = {
-        "to": JobFilter(tenant_id=tenant, recipient="user1@example.com"),
+        "to": JobFilter(tenant_id=tenant, address="user1@example.com"),
         "channel": JobFilter(tenant_id=tenant, channel=Channel.EMAIL),
         "status": JobFilter(tenant_id=tenant, status=JobStatus.FAILED),
         "idempotency_key": JobFilter(tenant_id=tenant, idempotency_key="key-1000"),
         "since": JobFilter(tenant_id=tenant, since=recent),
-        "to and since": JobFilter(tenant_id=tenant, recipient="user1@example.com", since=recent),
-        "admin to": JobFilter(recipient="user1@example.com"),
+        "to and since": JobFilter(tenant_id=tenant, address="user1@example.com", since=recent),
+        "admin to": JobFilter(address="user1@example.com"),
         "admin status": JobFilter(status=JobStatus.FAILED),
         "admin all": JobFilter(),
     }

@@ -65,7 +65,7 @@ def interpret(payload: Any) -> DeliveryEvent:
         type=_type(event, data),
         vendor_type=event,
         occurred_at=epoch(data.get("timestamp")),
-        recipient=text(data.get("recipient")),
+        address=text(data.get("recipient")),
         job_hint=text(variables.get("hjid")) if isinstance(variables, dict) else None,
         # Mailgun answers a send with "<id@domain>"; events carry it without brackets.
         message_ids=(f"<{message_id}>", message_id) if message_id else (),

@@ -72,7 +72,7 @@ def interpret(payload: Any) -> DeliveryEvent:
         type=_type(record, document),
         vendor_type=record,
         occurred_at=iso(document.get(_TIME_FIELDS.get(record, ""))),
-        recipient=_recipient(document),
+        address=_recipient(document),
         job_hint=text(metadata.get("hjid")) if isinstance(metadata, dict) else None,
         message_ids=(message_id,) if message_id else (),
         detail=brief(

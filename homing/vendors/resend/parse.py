@@ -77,7 +77,7 @@ def interpret(payload: Any) -> DeliveryEvent:
         type=_type(kind, data),
         vendor_type=kind,
         occurred_at=iso(document.get("created_at")) or iso(data.get("created_at")),
-        recipient=text(recipient),
+        address=text(recipient),
         job_hint=_hjid(data.get("tags")),
         message_ids=(email_id,) if email_id else (),
         detail=_detail(kind, data),

@@ -89,7 +89,7 @@ def interpret(payload: Any) -> DeliveryEvent:
         type=_type(event, item),
         vendor_type=event,
         occurred_at=epoch(item.get("timestamp")),
-        recipient=text(item.get("email")),
+        address=text(item.get("email")),
         job_hint=text(item.get("hjid")),
         message_ids=sent_ids(message_id) if message_id else (),
         detail=brief(item, "event", "reason", "status", "type", "response", "attempt", "url"),

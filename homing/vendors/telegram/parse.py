@@ -79,7 +79,7 @@ def _opt(
         type=EventType.UNSUBSCRIBED if opt_out else EventType.INFO,
         vendor_type=vendor_type,
         occurred_at=occurred,
-        recipient=recipient,
+        address=recipient,
         detail=detail,
         channel=Channel.CHAT,
         opt_out=opt_out,

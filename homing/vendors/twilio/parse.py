@@ -72,7 +72,7 @@ def interpret(payload: Any) -> DeliveryEvent:
         type=STATUSES.get(status, EventType.INFO),
         vendor_type=status,
         occurred_at=None,
-        recipient=_number(fields.get("To")),
+        address=_number(fields.get("To")),
         message_ids=(sid,) if sid else (),
         detail=brief(fields, "ErrorCode", "ErrorMessage", "MessageStatus"),
         channel=Channel.SMS,

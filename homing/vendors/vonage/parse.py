@@ -79,7 +79,7 @@ def interpret(payload: Any) -> DeliveryEvent:
         type=STATUSES[status],
         vendor_type=status,
         occurred_at=iso(document.get("timestamp")),
-        recipient=_number(document.get("to")),
+        address=_number(document.get("to")),
         job_hint=text(document.get("client_ref")),
         message_ids=(uuid,) if uuid else (),
         detail=detail,
