@@ -332,12 +332,14 @@ class Services:
             cache_seconds=s.templates.cache_seconds,
             checks_per_minute=s.templates.checks_per_minute,
         )
-        templates = Templates(
-            TemplateStore(self.db, self.clock), self.render_pool, bounds, limiter=self.limiter
+        return Templates(
+            TemplateStore(self.db, self.clock),
+            self.render_pool,
+            bounds,
+            limiter=self.limiter,
+            layouts=self.layouts,
+            audit=self.audit,
         )
-        templates.layouts = self.layouts
-        templates.audit = self.audit
-        return templates
 
     @cached_property
     def layouts(self) -> Layouts:
@@ -350,15 +352,14 @@ class Services:
             checks_per_minute=s.templates.checks_per_minute,
         )
         store = LayoutStore(self.db, self.clock)
-        layouts = Layouts(
+        return Layouts(
             store,
             self.render_pool,
             bounds,
             s.templates.layout_max_source_chars,
             limiter=self.limiter,
+            audit=self.audit,
         )
-        layouts.audit = self.audit
-        return layouts
 
     @cached_property
     def presence(self) -> ProviderPresence:

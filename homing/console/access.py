@@ -19,7 +19,6 @@ from fastapi import Depends, Path
 from starlette.requests import Request
 
 from homing.console.forms import Form, read_form
-from homing.console.routing import SignInNeeded
 from homing.crypto import constant_time_equals, csrf_token
 from homing.domain.people import Membership, Session, User
 from homing.errors import Forbidden, NotFound
@@ -27,6 +26,11 @@ from homing.managers.flashes import Flash
 from homing.managers.suspension import refuse_suspended
 from homing.models import Actor, ActorKind, Role
 from homing.services import Services
+
+
+class SignInNeeded(Exception):
+    """No live session: the browser is sent to the sign-in page (``homing.console.routing``)."""
+
 
 SESSION_COOKIE = "homing_session"
 VIEW_STATE = "console_view"

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.types import Scope
 
+from homing.console.access import SignInNeeded
 from homing.console.templating import SECURITY_HEADERS, render
 from homing.errors import (
     Conflict,
@@ -57,10 +58,6 @@ _TITLES = {
     429: "Too many attempts",
     503: "Unavailable",
 }
-
-
-class SignInNeeded(Exception):
-    """No live session: the browser is sent to the sign-in page."""
 
 
 def status_of(exc: HomingError) -> int:

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Final
 
 from homing.domain.templates import TemplateRow, VersionRow
 from homing.errors import InvalidRequest
+from homing.managers.audit import AuditLog
 from homing.managers.templates import Frame, TemplateBounds, Templates, normal_locale
 from homing.models import Actor, AuditAction
 from homing.ratelimit import RateLimiter
@@ -56,8 +57,10 @@ class Layouts(Templates):
         max_source_chars: int,
         now: Callable[[], float] = time.monotonic,
         limiter: RateLimiter | None = None,
+        *,
+        audit: AuditLog | None = None,
     ) -> None:
-        super().__init__(store, pool, bounds, now, limiter)
+        super().__init__(store, pool, bounds, now, limiter, audit=audit)
         self.layout_store = store
         self.max_source_chars = max_source_chars
         # (tenant id, key) → until: keys known to name no layout (``default`` mostly),

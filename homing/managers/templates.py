@@ -16,13 +16,14 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Protocol
 
 import orjson
 
 from homing.domain.audit import AuditEvent
 from homing.domain.templates import TemplateRow, VersionRow
 from homing.errors import InvalidRequest, NotFound
+from homing.managers.audit import AuditLog
 from homing.models import Actor, AuditAction
 from homing.ratelimit import RateLimiter
 from homing.rendering import RenderPool, TemplateError
@@ -32,9 +33,6 @@ from homing.store.templates import TemplateStore
 
 _DEFAULT = TemplateSettings()
 
-if TYPE_CHECKING:
-    from homing.managers.audit import AuditLog
-    from homing.managers.layouts import Layouts
 
 # A language subtag and up to three more (region, script, variant): BCP 47's common shapes.
 LOCALE: Final = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,3}")
@@ -138,6 +136,12 @@ class Rendered:
     template: dict[str, Any]
 
 
+class Frames(Protocol):
+    """Where an email's layout comes from (``homing.managers.layouts.Layouts``)."""
+
+    async def frame(self, tenant_id: str, key: str | None, locale: str) -> Frame | None: ...
+
+
 class Templates:
     """Templates and versions of each tenant, and rendering them. A change made with an
     ``actor`` is recorded in the audit log in the change's own transaction."""
@@ -158,6 +162,9 @@ class Templates:
         bounds: TemplateBounds,
         now: Callable[[], float] = time.monotonic,
         limiter: RateLimiter | None = None,
+        *,
+        layouts: Frames | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.store = store
         self.pool = pool
@@ -168,10 +175,9 @@ class Templates:
         # (tenant id, ref) → (until, Live): found templates only, so refs that name
         # nothing cannot fill it; bounded, oldest dropped first.
         self._cache: OrderedDict[tuple[str, str], tuple[float, Live]] = OrderedDict()
-        # The email layouts (homing.managers.layouts) and the audit log, set by the
-        # composition root.
-        self.layouts: Layouts | None = None
-        self.audit: AuditLog | None = None
+        # The email layouts (homing.managers.layouts) and the audit log.
+        self.layouts = layouts
+        self.audit = audit
 
     def _event(
         self,

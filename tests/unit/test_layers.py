@@ -2,8 +2,9 @@
 
 Every module of ``homing/`` belongs to one layer; a layer imports only the layers the
 table allows. Imports inside functions count (a lazy import is still a dependency), and
-so do ``TYPE_CHECKING`` imports for the layer rules (a type is a dependency too); the
-cycle check leaves those out, because they never run.
+so do ``TYPE_CHECKING`` imports (a type is a dependency too), for the layer rules and for
+the cycle check alike: a cycle that only type checking sees is still two modules that
+cannot be read apart.
 """
 
 from __future__ import annotations
@@ -121,7 +122,6 @@ class Import:
     source: str
     target: str
     line: int
-    runs: bool  # False inside ``if TYPE_CHECKING:``
 
     def __str__(self) -> str:
         return f"{path_of(self.source)}:{self.line} imports {self.target}"
@@ -154,20 +154,6 @@ def layer_of(module: str) -> str | None:
     return parts[1] if parts[1] in FOLDERS else None
 
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _walk(node: ast.AST, runs: bool) -> Iterator[tuple[ast.AST, bool]]:
-    for child in ast.iter_child_nodes(node):
-        inner = runs and not (isinstance(child, ast.If) and _type_checking(child))
-        yield child, inner
-        yield from _walk(child, inner)
-
-
 def _resolve(module: str, node: ast.ImportFrom) -> str:
     if node.level == 0:
         return node.module or ""
@@ -180,7 +166,7 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
 
 def imports_of(module: str) -> Iterator[Import]:
     tree = ast.parse(MODULES[module].read_text(), str(MODULES[module]))
-    for node, runs in _walk(tree, True):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -194,7 +180,7 @@ def imports_of(module: str) -> Iterator[Import]:
             continue
         for name in names:
             if name == "homing" or name.startswith("homing."):
-                yield Import(module, name, node.lineno, runs)
+                yield Import(module, name, node.lineno)
 
 
 IMPORTS: list[Import] = sorted(
@@ -277,7 +263,7 @@ def test_no_import_cycles_between_modules() -> None:
     for imp in IMPORTS:
         # A package's __init__ re-exporting its own modules is no cycle of design.
         inner = imp.target.startswith(imp.source + ".") or imp.source.startswith(imp.target + ".")
-        if imp.runs and imp.target in MODULES and imp.target != imp.source and not inner:
+        if imp.target in MODULES and imp.target != imp.source and not inner:
             edges[imp.source].add(imp.target)
             where.setdefault((imp.source, imp.target), imp)
     described = []
