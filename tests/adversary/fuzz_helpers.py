@@ -9,16 +9,17 @@ Hypothesis shrinking each one), and the counts feed docs/reliability.md.
 
 Each drawn case is sent once under every credential whose budget it falls within: the
 first ``n`` cases Hypothesis draws for an operation go out with each credential given
-``n``. Drawing a case costs as much as sending it, and what a credential tests is the
+``n``. A credential names the app it goes to (``Credential.harness``), so one draw can
+serve the same credential on two databases. Drawing a case costs more than the app's
 answer to it, so the credentials share one draw instead of drawing alike inputs apiece.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 from hypothesis import HealthCheck, Phase, given
@@ -35,6 +36,7 @@ from tests.documented_errors import undocumented
 
 Operation = APIOperation[Any, Any, Any, Any]
 Drawn = Case[Operation]
+Key = TypeVar("Key", bound=Hashable)
 
 
 @dataclass
@@ -48,9 +50,11 @@ class FuzzReport:
 
 @dataclass(frozen=True)
 class Credential:
-    """What one credential sends as ``Authorization`` (None: no header), and how many
-    of each operation's drawn cases it sends."""
+    """Where one credential's cases go (the app in ``harness``), what it sends as
+    ``Authorization`` (None: no header), and how many of each operation's drawn cases
+    it sends."""
 
+    harness: Harness
     authorization: str | None
     examples: int
 
@@ -92,13 +96,12 @@ def _request_kwargs(case: Drawn, authorization: str | None) -> dict[str, Any]:
 
 
 def fuzz(
-    harness: Harness,
     schema: OpenApiSchema,
-    credentials: Mapping[str, Credential],
+    credentials: Mapping[Key, Credential],
     mode: GenerationMode,
     *,
     derandomize: bool,
-) -> dict[str, FuzzReport]:
+) -> dict[Key, FuzzReport]:
     """Draw up to the largest budget of cases per operation of ``schema`` and send each
     under every credential whose budget it is within; return what each one saw."""
     reports = {name: FuzzReport() for name in credentials}
@@ -108,7 +111,7 @@ def fuzz(
             report.operations += 1
         if isinstance(result, Err):
             raise result.err()  # an operation the schema does not describe validly
-        run = _exercise(harness, result.ok(), credentials, mode, reports)
+        run = _exercise(result.ok(), credentials, mode, reports)
         settings = hypothesis_settings(
             max_examples=examples,
             deadline=None,
@@ -128,11 +131,10 @@ def fuzz(
 
 
 def _exercise(
-    harness: Harness,
     operation: Operation,
-    credentials: Mapping[str, Credential],
+    credentials: Mapping[Key, Credential],
     mode: GenerationMode,
-    reports: Mapping[str, FuzzReport],
+    reports: Mapping[Key, FuzzReport],
 ) -> Callable[[], None]:
     """A Hypothesis test that sends one drawn case of ``operation`` under each
     credential still within its budget, and judges every answer."""
@@ -144,20 +146,15 @@ def _exercise(
         index, drawn = drawn, drawn + 1
         for name, credential in credentials.items():
             if index < credential.examples:
-                _send(harness, operation, case, credential.authorization, reports[name])
+                _send(credential, operation, case, reports[name])
 
     return exercise
 
 
-def _send(
-    harness: Harness,
-    operation: Operation,
-    case: Drawn,
-    authorization: str | None,
-    report: FuzzReport,
-) -> None:
+def _send(credential: Credential, operation: Operation, case: Drawn, report: FuzzReport) -> None:
+    harness = credential.harness
     try:
-        request = harness.client.build_request(**_request_kwargs(case, authorization))
+        request = harness.client.build_request(**_request_kwargs(case, credential.authorization))
     except (httpx.HTTPError, UnicodeError, ValueError, TypeError):
         return  # not expressible as an HTTP request; nothing reached Homing
     response = harness.run(harness.client.send(request))
