@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from homing.console.access import OperatorDep, OwnerDep, ServicesDep
+from homing.console.page_params import Cursor, TenantQuery
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.domain.audit import AuditEvent, AuditFilter
@@ -32,8 +33,6 @@ _SORTED = orjson.OPT_SORT_KEYS
 
 PAGE = 50
 Action = Annotated[str, Query(max_length=40)]
-Cursor = Annotated[str | None, Query(max_length=36)]
-TenantQuery = Annotated[str, Query(max_length=36)]
 
 
 def action_of(text: str) -> AuditAction | None:

@@ -22,6 +22,7 @@ from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
+from homing.console.page_params import Cursor
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
 from homing.domain.dead_letters import DeadLetterFilter
@@ -33,7 +34,6 @@ from homing.services import Services
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 PAGE = 50
-Cursor = Annotated[str | None, Query(max_length=36)]
 Provider = Annotated[str, Query(max_length=40)]
 
 

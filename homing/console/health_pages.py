@@ -22,6 +22,7 @@ from starlette.responses import Response
 
 from homing.clock import as_datetime
 from homing.console.access import OperatorDep, ServicesDep
+from homing.console.page_params import Cursor
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.domain.provider_health import LATENCY_BOUNDS_MS, Health
@@ -35,7 +36,6 @@ SPOKEN = {"15m": "15 minutes", "1h": "hour", "24h": "24 hours"}
 ACCOUNTS = 25
 Window = Annotated[str, Query(max_length=4)]
 PageNumber = Annotated[int, Query(ge=1, le=1000)]
-Cursor = Annotated[str | None, Query(max_length=36)]
 HISTORY = 50
 
 

@@ -12,15 +12,16 @@ flash; afterwards only the secret's masked preview is shown.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.forms import Form
+from homing.console.page_params import ProviderId
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound
@@ -31,7 +32,6 @@ from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
-ProviderId = Annotated[str, Path(min_length=1, max_length=36)]
 # The API's bounds (``homing.api.schemas.inbound_secrets``).
 MAX_SECRET = 4096
 MAX_CREDENTIAL = 256

@@ -24,6 +24,7 @@ from homing.clock import parse_moment
 from homing.console.access import OperatorDep, OperatorFormDep, ServicesDep
 from homing.console.dead_letter_pages import redrive_and_say
 from homing.console.forms import Form
+from homing.console.page_params import Cursor, Short, TenantQuery
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.domain.dead_letters import DeadLetterFilter
@@ -47,10 +48,7 @@ FIELDS = {
     "until": 40,
     "q": MAX_Q,
 }
-Short = Annotated[str, Query(max_length=40)]
-TenantQuery = Annotated[str, Query(max_length=36)]
 Text = Annotated[str, Query(max_length=MAX_Q)]
-Cursor = Annotated[str | None, Query(max_length=36)]
 
 
 @dataclass(kw_only=True, frozen=True, slots=True)

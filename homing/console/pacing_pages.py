@@ -12,9 +12,9 @@ with the config's diff. "Reset to the preset" drops the override.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, get_args
+from typing import Any, get_args
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -22,6 +22,7 @@ from starlette.responses import RedirectResponse, Response
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.forms import Form
+from homing.console.page_params import ProviderId
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest
@@ -33,7 +34,6 @@ from homing.timing.presets import PRESETS
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
-ProviderId = Annotated[str, Path(min_length=1, max_length=36)]
 MAX_RULES = 8
 SPARE_ROWS = 2
 MAX_NUMBER_CHARS = 12

@@ -9,15 +9,14 @@ domains: ``homing.console.domain_pages``.)
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Path
+from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
+from homing.console.page_params import ProviderId
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import render
 from homing.errors import InvalidRequest, NotFound
@@ -28,7 +27,6 @@ from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
-ProviderId = Annotated[str, Path(min_length=1, max_length=36)]
 STEP = 10
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -24,6 +24,7 @@ from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
 from homing.console.forms import Form
+from homing.console.page_params import ProviderId
 from homing.console.routing import ConsoleRoute, status_of
 from homing.console.templating import render
 from homing.errors import InvalidRequest, QuotaExceeded
@@ -35,7 +36,6 @@ from homing.services import Services
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
-ProviderId = Annotated[str, Path(min_length=1, max_length=36)]
 VendorName = Annotated[str, Query(max_length=20)]
 STEP = 10
 MAX_PRIORITY = 1000

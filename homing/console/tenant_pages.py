@@ -25,6 +25,7 @@ from homing.console.charts import daily_bars, last_days
 from homing.console.flash import flash
 from homing.console.message_view import content_of, timeline
 from homing.console.notification_pages import WHY
+from homing.console.page_params import Cursor, Short
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import CSP, FRAMED_CSP, render
 from homing.domain.job_search import JobFilter
@@ -38,8 +39,6 @@ router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 PAGE = 50
 CHART_DAYS = 14
 JobId = Annotated[str, Path(min_length=1, max_length=36)]
-Short = Annotated[str, Query(max_length=40)]
-Cursor = Annotated[str | None, Query(max_length=36)]
 
 
 def principal_of(view: View) -> Principal:

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from homing.channels import Channel
 from homing.console.access import MemberDep, OwnerFormDep, ServicesDep, View
 from homing.console.flash import flash
+from homing.console.page_params import Cursor
 from homing.console.routing import ConsoleRoute
 from homing.console.templating import moment, render
 from homing.domain.audit import AuditEvent
@@ -39,7 +39,6 @@ router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 PAGE = 25
 # The longest webhook URL (the API's bound).
 MAX_URL = 2048
-Cursor = Annotated[str | None, Query(max_length=36)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from homing.api.deps import LivePrincipalDep, ServicesDep
+from homing.api.route_params import Cursor, Limit, TenantFilter
 from homing.api.schemas.audit import AuditEventPublic
 from homing.api.schemas.shared import Moment, Page
 from homing.domain.audit import AuditFilter
@@ -16,10 +15,6 @@ from homing.models import AuditAction
 from homing.services import Services
 
 router = APIRouter(tags=["audit log"])
-
-Limit = Annotated[int, Query(ge=1, le=200)]
-Cursor = Annotated[str | None, Query(max_length=36)]
-TenantId = Annotated[str | None, Query(max_length=36)]
 
 
 async def _page(
@@ -51,7 +46,7 @@ async def list_audit_log(
 @router.get("/admin/v1/audit-log", response_model=Page[AuditEventPublic])
 async def admin_list_audit_log(
     services: ServicesDep,
-    tenant_id: TenantId = None,
+    tenant_id: TenantFilter = None,
     action: AuditAction | None = None,
     since: Moment | None = None,
     until: Moment | None = None,

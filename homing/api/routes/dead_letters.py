@@ -12,6 +12,7 @@ from fastapi import APIRouter, Query
 from homing.api.actors import ADMIN, actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.error_responses import refusals
+from homing.api.route_params import Cursor, Limit, TenantFilter
 from homing.api.schemas.dead_letters import (
     MAX_Q,
     BulkBody,
@@ -30,9 +31,6 @@ router = APIRouter(tags=["dead letters"])
 
 Short = Annotated[str | None, Query(max_length=40)]
 Text = Annotated[str | None, Query(min_length=1, max_length=MAX_Q)]
-Limit = Annotated[int, Query(ge=1, le=200)]
-Cursor = Annotated[str | None, Query(max_length=36)]
-TenantId = Annotated[str | None, Query(max_length=36)]
 
 
 async def _page(
@@ -165,7 +163,7 @@ async def purge(body: BulkBody, principal: PrincipalDep, services: ServicesDep) 
 @router.get("/admin/v1/dead-letters", response_model=Page[DeadLetterPublic])
 async def admin_list_dead_letters(
     services: ServicesDep,
-    tenant_id: TenantId = None,
+    tenant_id: TenantFilter = None,
     queue: Short = None,
     error_class: Short = None,
     provider: Short = None,

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Path, Query, Response
 from homing.api.actors import actor_of
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.error_responses import refusals
+from homing.api.route_params import Limit, VersionId
 from homing.api.schemas.layouts import (
     LayoutCreate,
     LayoutPublic,
@@ -25,8 +26,6 @@ from homing.rendering.kernel import TemplateError
 router = APIRouter(tags=["layouts"])
 
 Ref = Annotated[str, Path(min_length=1, max_length=64, description="the layout's id or key")]
-VersionId = Annotated[str, Path(min_length=1, max_length=36)]
-Limit = Annotated[int, Query(ge=1, le=200)]
 
 
 @router.post(

@@ -12,6 +12,7 @@ from homing.api.actors import actor_of
 from homing.api.client_gone import GONE_STATUS, unless_gone
 from homing.api.deps import PrincipalDep, ServicesDep
 from homing.api.error_responses import refusals
+from homing.api.route_params import Limit, VersionId
 from homing.api.schemas.shared import Page
 from homing.api.schemas.templates import (
     PreviewCreate,
@@ -28,8 +29,6 @@ from homing.rendering.kernel import TemplateError
 router = APIRouter(tags=["templates"])
 
 Ref = Annotated[str, Path(min_length=1, max_length=64, description="the template's id or key")]
-VersionId = Annotated[str, Path(min_length=1, max_length=36)]
-Limit = Annotated[int, Query(ge=1, le=200)]
 
 
 @router.post(
