@@ -6,6 +6,12 @@ Chromium must be installed (``apt-get install chromium``; ``.ci/run`` installs i
 missing): without it these tests fail, they never skip. Chromium resolves no name but
 loopback and makes no background requests, so nothing leaves the machine.
 
+One Chromium per test process (a worker), launched once and shared: each test gets a
+context of its own (its own cookies, storage and permissions), and runs, with its async
+fixtures, in the process's one event loop, the loop the browser's driver lives in (see
+``pytest_collection_modifyitems`` and ``pytest_fixture_setup`` below). Launching the
+driver and Chromium cost a few seconds of CPU per test before.
+
 Screenshots are written by the tests to ``tmp_path``; test_every_page_browser's go into
 ``docs/screenshots/`` when ``HOMING_TEST_SCREENSHOTS=1`` (how docs/console.md's are made:
 the data and the clock are fixed, so a run draws the same pages).
@@ -13,12 +19,15 @@ the data and the clock are fixed, so a run draws the same pages).
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 import pytest
+import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright
 
 from homing.api.app import create_app
@@ -52,6 +61,37 @@ CHROMIUM_ARGS = [
 # A fixed moment: the pages show the same dates on every run.
 START = datetime(2026, 5, 4, 9, 30, tzinfo=UTC).timestamp()
 REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+# The loop every browser test, its async fixtures and the shared browser run in.
+LOOP: Final = "session"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of this directory runs in the process's one loop (``LOOP``)."""
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.asyncio(loop_scope=LOOP), append=False)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """An async fixture a test of this directory uses (``services``, ``site``, ...) runs
+    in the test's loop, not one of its own: pytest-asyncio reads the loop scope from
+    the fixture's function while it sets the fixture up, so it is lent one for that
+    moment (only for this directory's tests: this hook is this conftest's)."""
+    func = fixturedef.func
+    lend = (inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func)) and (
+        getattr(func, "_loop_scope", None) is None
+    )
+    if not lend:
+        return (yield)
+    setattr(func, "_loop_scope", LOOP)  # noqa: B010 (a function attribute mypy cannot see)
+    try:
+        return (yield)
+    finally:
+        delattr(func, "_loop_scope")
 
 
 @pytest.fixture
@@ -66,8 +106,9 @@ async def site(services: Services) -> AsyncIterator[str]:
         yield url
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="session", loop_scope=LOOP)
 async def browser() -> AsyncIterator[Browser]:
+    """Chromium, launched once per test process; a test opens contexts of its own."""
     assert CHROMIUM.exists(), (
         f"Chromium is needed at {CHROMIUM} for the browser tests: apt-get install chromium"
     )

@@ -1,8 +1,9 @@
 """Every console page, tenant's, operator's and public, in a real browser at 1280 and at
-390 px wide: it answers, nothing is wider than a phone's screen (tables scroll inside
-their own box), axe-core finds no serious or critical accessibility violation, and no
-secret of the fixture (an API key, a provider's credentials) is on it. The screenshots
-of docs/console.md are these pages (``HOMING_TEST_SCREENSHOTS=1``, see conftest)."""
+390 px wide and at 1280 in the dark scheme, all of one seeded Homing: it answers,
+nothing is wider than a phone's screen (tables scroll inside their own box), axe-core
+finds no serious or critical accessibility violation, and no secret of the fixture (an
+API key, a provider's credentials) is on it. The screenshots of docs/console.md are
+these pages (``HOMING_TEST_SCREENSHOTS=1``, see conftest)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-import pytest
-from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, expect
+from playwright.async_api import Browser, BrowserContext, Cookie, Page, ViewportSize, expect
 
 from homing.channels import Channel
 from homing.managers.audit import CLI_ACTOR
@@ -278,7 +278,6 @@ async def _menu(page: Page, where: Path) -> None:
     await expect(nav).to_be_hidden()
 
 
-@pytest.mark.parametrize("look", LOOKS, ids=[look.name for look in LOOKS])
 async def test_every_page_fits_and_passes_axe(
     browser: Browser,
     site: str,
@@ -286,22 +285,49 @@ async def test_every_page_fits_and_passes_axe(
     api: httpx.AsyncClient,
     sandbox: SandboxServer,
     gallery: Path,
-    look: Look,
 ) -> None:
+    """Every look (``LOOKS``) of one seeded Homing: Ada signs in once, with the form,
+    and each later look's context gets her session's cookie after its public pages."""
     tour = await _seed(services, api, sandbox, site)
     problems: list[str] = []
+    signed_in: list[Cookie] = []
+    for look in LOOKS:
+        problems += await _tour(browser, site, tour, gallery, look, signed_in)
+    assert not problems, "\n".join(problems)
+
+
+async def _tour(
+    browser: Browser, site: str, tour: Tour, where: Path, look: Look, signed_in: list[Cookie]
+) -> list[str]:
+    """The problems of every page in one look; signs Ada in when ``signed_in`` is empty
+    (and keeps her cookies there), else hands the context those cookies."""
     context = await browser.new_context(
         base_url=site, viewport=look.viewport, color_scheme=look.scheme
     )
     try:
-        problems += await _visit(context, tour.public, tour, gallery, look)
+        problems = await _visit(context, tour.public, tour, where, look)
         page = context.pages[0]
-        await page.set_viewport_size(WIDE)  # where "Sign out" is in sight
-        await sign_in(page, USER, "/")
-        await page.set_viewport_size(look.viewport)
-        problems += await _visit(context, tour.signed_in, tour, gallery, look)
+        if signed_in:
+            await context.add_cookies(
+                [
+                    {
+                        "name": c["name"],
+                        "value": c["value"],
+                        "url": site,
+                        "httpOnly": c["httpOnly"],
+                        "sameSite": c["sameSite"],
+                    }
+                    for c in signed_in
+                ]
+            )
+        else:
+            await page.set_viewport_size(WIDE)  # where "Sign out" is in sight
+            await sign_in(page, USER, "/")
+            await page.set_viewport_size(look.viewport)
+            signed_in += await context.cookies()
+        problems += await _visit(context, tour.signed_in, tour, where, look)
         if look.viewport == PHONE:
-            await _menu(page, gallery)
+            await _menu(page, where)
     finally:
         await context.close()
-    assert not problems, "\n".join(problems)
+    return problems

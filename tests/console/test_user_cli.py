@@ -3,8 +3,10 @@ one ``user.added`` event in the transaction that adds the user (issue #22, item 
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import os
 from pathlib import Path
 
 import httpx
@@ -13,9 +15,8 @@ import pytest
 from homing.cli import main
 from tests.admission_helpers import ADMIN, ADMIN_TOKEN
 from tests.console_helpers import PASSWORD
-from tests.console_processes import api_processes, user_add
+from tests.console_processes import api_processes
 from tests.fixtures import migrated_cli_env
-from tests.processes import cli_tenant
 
 UNKNOWN_TENANT = "0190c0de-0000-7000-8000-000000000000"
 
@@ -112,25 +113,30 @@ def test_user_add_refuses_a_short_password_and_an_unknown_tenant(
     assert unknown == 2 and "tenant not found" in err
 
 
-async def test_user_add_records_one_event_and_an_unknown_tenant_leaves_no_user(
-    tmp_path: Path,
+def test_user_add_records_one_event_and_an_unknown_tenant_leaves_no_user(
+    cli: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    env = {
-        "HOMING_DATA_DIR": str(tmp_path / "data"),
-        "HOMING_LOG_LEVEL": "warning",
-        "HOMING_ADMIN_TOKEN": ADMIN_TOKEN,
-    }
-    tenant_id = cli_tenant(env, tmp_path)["tenant_id"]
-    owner = user_add(env, tmp_path, "ada@example.com", "--tenant", tenant_id, "--role", "owner")
-    operator = user_add(env, tmp_path, "ops@example.com", "--operator")
-    unknown = user_add(env, tmp_path, "bob@example.com", "--tenant", UNKNOWN_TENANT)
-    assert (owner.returncode, operator.returncode) == (0, 0), owner.stderr + operator.stderr
-    assert unknown.returncode == 2 and "tenant not found" in unknown.stderr
-    made = {json.loads(p.stdout)["email"]: json.loads(p.stdout) for p in (owner, operator)}
-    async with api_processes(env, tmp_path) as (url,), httpx.AsyncClient(base_url=url) as api:
-        listed = await api.get("/admin/v1/audit-log", headers=ADMIN)
-        ada_in = await api.post("/sign-in", data={"email": "ada@example.com", "password": PASSWORD})
-        bob_in = await api.post("/sign-in", data={"email": "bob@example.com", "password": PASSWORD})
+    """The commands run in this process (``python -m homing user add`` as a process,
+    stdin and all, is tests/adversary/test_sign_in_guessing's); what they stored is read
+    back by a ``homing api`` process on their database."""
+    assert main(["tenant", "create", "acme"]) == 0
+    tenant_id = json.loads(capsys.readouterr().out)["tenant_id"]
+    added = [
+        _run(monkeypatch, capsys, PASSWORD + "\n", "user", "add", *args, "--password-stdin")
+        for args in (
+            ("ada@example.com", "--tenant", tenant_id, "--role", "owner"),
+            ("ops@example.com", "--operator"),
+            ("bob@example.com", "--tenant", UNKNOWN_TENANT),
+        )
+    ]
+    (owner, _, owner_err), (operator, operator_out, operator_err), (unknown, _, unknown_err) = added
+    assert (owner, operator) == (0, 0), owner_err + operator_err
+    assert unknown == 2 and "tenant not found" in unknown_err
+    made = {json.loads(out)["email"]: json.loads(out) for _, out, _ in added[:2]}
+    assert json.loads(operator_out)["operator"] is True
+    env = {name: os.environ[name] for name in os.environ if name.startswith("HOMING_")}
+    env["HOMING_ADMIN_TOKEN"] = ADMIN_TOKEN
+    listed, ada_in, bob_in = asyncio.run(_read_back(env, tmp_path))
     # The refused add left no user behind that could sign in.
     assert (listed.status_code, ada_in.status_code, bob_in.status_code) == (200, 303, 401)
     *events, created = listed.json()["data"]
@@ -145,3 +151,15 @@ async def test_user_add_records_one_event_and_an_unknown_tenant_leaves_no_user(
     assert ops["changes"] == {"email": "ops@example.com", "operator": True, "role": None}
     assert {e["actor"]["kind"] for e in events} == {"cli"}
     assert PASSWORD not in listed.text
+
+
+async def _read_back(
+    env: dict[str, str], log_dir: Path
+) -> tuple[httpx.Response, httpx.Response, httpx.Response]:
+    """From a ``homing api`` process on ``env``: the audit log, then Ada's and Bob's
+    sign-ins."""
+    async with api_processes(env, log_dir) as (url,), httpx.AsyncClient(base_url=url) as api:
+        listed = await api.get("/admin/v1/audit-log", headers=ADMIN)
+        ada_in = await api.post("/sign-in", data={"email": "ada@example.com", "password": PASSWORD})
+        bob_in = await api.post("/sign-in", data={"email": "bob@example.com", "password": PASSWORD})
+    return listed, ada_in, bob_in
