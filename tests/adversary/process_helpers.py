@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import signal
+import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -32,6 +34,8 @@ from tests.processes import HomingProcess, free_port
 
 # A loaded 2-core machine (2 test workers, their processes) may take this long to start one.
 START_SECONDS = 120.0
+# A graceful stop waits up to 10 s for open responses, then closes the services.
+STOP_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -90,16 +94,17 @@ def api_processes(
     directory: they start at once), each on a port of its own; their base URLs once each
     answers. Each is stopped after, and checked to exit 0."""
     with ExitStack() as stack:
-        started: list[tuple[HomingProcess, str]] = []
+        processes: list[HomingProcess] = []
+        stack.callback(_stopped, processes)
+        urls = []
         for n in range(count):
             port = free_port()
             args = ["api", "--host", "127.0.0.1", "--port", str(port)]
-            process = HomingProcess(args, env, log_dir / f"{name}{n}.log").start()
-            stack.callback(_stopped, process)
-            started.append((process, f"http://127.0.0.1:{port}"))
-        for process, url in started:
+            processes.append(HomingProcess(args, env, log_dir / f"{name}{n}.log").start())
+            urls.append(f"http://127.0.0.1:{port}")
+        for process, url in zip(processes, urls, strict=True):
             _wait_answering(process, url)
-        yield [url for _, url in started]
+        yield urls
 
 
 def _wait_answering(process: HomingProcess, url: str) -> None:
@@ -117,5 +122,18 @@ def _wait_answering(process: HomingProcess, url: str) -> None:
             time.sleep(0.05)
 
 
-def _stopped(process: HomingProcess) -> None:
-    assert process.stop() == 0, process.output()
+def _stopped(processes: list[HomingProcess]) -> None:
+    """Each of ``processes`` stopped, all asked at once (a graceful stop takes a
+    while), and checked to exit 0. One SIGTERM each: the process restores the default
+    action once it is stopping, so a second would end it with -15."""
+    asked = [p.proc for p in processes if p.proc is not None and p.proc.poll() is None]
+    for proc in asked:
+        proc.send_signal(signal.SIGTERM)
+    for process in processes:
+        assert process.proc is not None
+        try:
+            code = process.proc.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise AssertionError(f"not stopped in {STOP_SECONDS} s: {process.output()}") from None
+        assert code == 0, process.output()
