@@ -1,7 +1,10 @@
 """A hostile browser against the feed's stream and CORS (docs/feed.md): too many open
 streams (bounded per recipient, 429, and per process, 503), a reader that never reads
 (its stream is dropped once a whole buffer behind, holding no more than the buffer,
-while sends go on), and origins no tenant, or another tenant, allows (no CORS headers)."""
+while sends go on), and origins no tenant, or another tenant, allows (no CORS headers).
+
+The tests against real ``homing api`` processes share two of them for the module
+(``tests.adversary.process_helpers``), each test with tenants of its own."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,11 +26,11 @@ from homing.api.app import create_app
 from homing.api.routes.feed_stream import FeedStream
 from homing.services import Services
 from homing.settings import Settings
+from tests.adversary.process_helpers import api_processes, prepared
 from tests.conftest import TenantClient, make_tenant
-from tests.console_processes import api_processes
 from tests.feed_helpers import Events, bearer, feed_token, put_recipient, send_item, sent, sign
 from tests.fixtures import serving, settings_for
-from tests.processes import cli_tenant, eventually
+from tests.processes import eventually
 
 BUFFER = 4
 
@@ -171,17 +175,33 @@ ANSWER_SECONDS = 5.0
 _READS = re.compile(r'^homing_feed_reads_total\{by="(poll|stream)"\} ([0-9.e+]+)$', re.M)
 
 
-def _process_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {
-        "HOMING_DATA_DIR": str(tmp_path / "data"),
-        "HOMING_LOG_LEVEL": "warning",
-        "HOMING_FEED_POLL_SECONDS": POLL,
-        "HOMING_FEED_STREAMS_PER_TENANT": str(PER_TENANT),
-        **extra,
-    }
+PROCESS_ENV = {
+    "HOMING_LOG_LEVEL": "warning",
+    "HOMING_FEED_POLL_SECONDS": POLL,
+    "HOMING_FEED_STREAMS_PER_TENANT": str(PER_TENANT),
+}
 
 
-def _tenant(client: httpx.AsyncClient, created: dict[str, Any]) -> TenantClient:
+@dataclass(frozen=True)
+class Processes:
+    """The module's two ``homing api`` processes and the tenants made for its tests."""
+
+    urls: list[str]
+    tenants: dict[str, dict[str, str]]
+
+
+@pytest.fixture(scope="module")
+def processes(
+    sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Processes]:
+    directory = tmp_path_factory.mktemp("feed-streams")
+    names = ("attacker", "b", "rotating", "expiring")
+    ready = prepared(sqlite_template, directory, PROCESS_ENV, names)
+    with api_processes(ready.env, directory, 2) as urls:
+        yield Processes(urls, ready.tenants)
+
+
+def _tenant(client: httpx.AsyncClient, created: dict[str, str]) -> TenantClient:
     return TenantClient(client, created["tenant_id"], created["api_key"])
 
 
@@ -208,14 +228,12 @@ async def _open(
 
 
 async def test_one_tenants_streams_are_bounded_and_idle_ones_cost_one_poll_per_process(
-    tmp_path: Path,
+    processes: Processes,
 ) -> None:
-    env = _process_env(tmp_path)
-    created_a, created_b = cli_tenant(env, tmp_path, "attacker"), cli_tenant(env, tmp_path, "b")
+    created_a, created_b = processes.tenants["attacker"], processes.tenants["b"]
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)
     async with (
-        api_processes(env, tmp_path) as (url,),
-        httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as client,
+        httpx.AsyncClient(base_url=processes.urls[0], timeout=30, limits=limits) as client,
         contextlib.AsyncExitStack() as stack,
     ):
         attacker, victim = _tenant(client, created_a), _tenant(client, created_b)
@@ -260,13 +278,13 @@ async def _polled_since(client: httpx.AsyncClient, rounds: float) -> dict[str, f
     return reads if reads["poll"] >= rounds else None
 
 
-async def test_rotating_the_feed_secret_ends_the_streams_opened_before(tmp_path: Path) -> None:
-    env = _process_env(tmp_path)
-    created = cli_tenant(env, tmp_path)
+async def test_rotating_the_feed_secret_ends_the_streams_opened_before(
+    processes: Processes,
+) -> None:
+    created = processes.tenants["rotating"]
     async with (
-        api_processes(env, tmp_path, 2) as urls,
-        httpx.AsyncClient(base_url=urls[0], timeout=30) as first,
-        httpx.AsyncClient(base_url=urls[1], timeout=30) as second,
+        httpx.AsyncClient(base_url=processes.urls[0], timeout=30) as first,
+        httpx.AsyncClient(base_url=processes.urls[1], timeout=30) as second,
         contextlib.AsyncExitStack() as stack,
     ):
         tenant = _tenant(second, created)
@@ -289,12 +307,10 @@ async def test_rotating_the_feed_secret_ends_the_streams_opened_before(tmp_path:
         assert again.status_code == 401
 
 
-async def test_a_stream_ends_when_its_token_expires(tmp_path: Path) -> None:
-    env = _process_env(tmp_path)
-    created = cli_tenant(env, tmp_path)
+async def test_a_stream_ends_when_its_token_expires(processes: Processes) -> None:
+    created = processes.tenants["expiring"]
     async with (
-        api_processes(env, tmp_path) as (url,),
-        httpx.AsyncClient(base_url=url, timeout=30) as client,
+        httpx.AsyncClient(base_url=processes.urls[1], timeout=30) as client,
         contextlib.AsyncExitStack() as stack,
     ):
         tenant = _tenant(client, created)

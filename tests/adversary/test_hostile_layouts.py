@@ -4,7 +4,12 @@ one render's time budget (template and layout share it) while the event loop kee
 serving; a layout cannot reach a template or itself (no loader, no re-rendering of
 the content), data cannot inject markup through it, and the API bounds a layout's
 size, its placeholder and how many layouts a tenant holds; another tenant's layout
-is 404 and a send naming it is 422."""
+is 404 and a send naming it is 422.
+
+The render-pool tests share one pool (and its event loop) for the module: starting one
+spawns its workers, seconds each; a runaway render still has its worker killed and a
+fresh one started, which the next render of the test waits for (the layout after each
+attack renders), so every test starts on a whole pool."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import pytest_asyncio
 
 from homing.rendering import Limits, RenderPool, TemplateError
 from homing.services import Services
@@ -33,7 +39,11 @@ async def tenant(services: Services, api: httpx.AsyncClient) -> TenantClient:
     return await make_tenant(services, api, "acme", provider=True)
 
 
-@pytest.fixture
+# The tests on the shared pool run on the module's event loop, as the pool does.
+ON_THE_POOLS_LOOP = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def pool() -> AsyncIterator[RenderPool]:
     p = RenderPool(size=2, memory_bytes=512 * 1024 * 1024, limits=Limits(timeout_s=BUDGET))
     await p.start()
@@ -41,12 +51,14 @@ async def pool() -> AsyncIterator[RenderPool]:
     await p.close()
 
 
+@ON_THE_POOLS_LOOP
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 async def test_a_hostile_layout_is_refused_within_the_budget(pool: RenderPool, name: str) -> None:
-    stop, gaps = asyncio.Event(), []
+    stop, gaps = asyncio.Event(), list[float]()
     ticker = asyncio.create_task(_ticker(stop, gaps))
     started = time.monotonic()
-    layout = ("hostile:0", "{{ content }}" + HOSTILE[name])
+    # A key of its own: a worker caches a layout's compiled HTML under its key.
+    layout = (f"hostile {name}:0", "{{ content }}" + HOSTILE[name])
     with pytest.raises(TemplateError) as err:
         await pool.render(None, EMAIL, None, {"name": "n", "x": ["a"]}, ["email"], layout)
     took = time.monotonic() - started
@@ -62,6 +74,7 @@ async def test_a_hostile_layout_is_refused_within_the_budget(pool: RenderPool, n
     assert "<p>fine</p>" in ok["email"]["html"]
 
 
+@ON_THE_POOLS_LOOP
 async def test_the_content_is_never_rendered_again_nor_escaped_twice(pool: RenderPool) -> None:
     # Text that looks like a template, from the data or from the template's own output,
     # is shown as text: the layout prints the content once, it never evaluates it.
@@ -80,10 +93,14 @@ async def test_the_content_is_never_rendered_again_nor_escaped_twice(pool: Rende
     assert "<b>mine</b>" not in html and "&amp;amp;" not in html
 
 
+@ON_THE_POOLS_LOOP
 async def test_a_layout_cannot_include_a_template_or_itself(pool: RenderPool) -> None:
-    for source in ("{% include 'welcome' %}{{ content }}", "{% extends 'brand' %}{{ content }}"):
+    for key, source in (
+        ("inc:0", "{% include 'welcome' %}{{ content }}"),
+        ("ext:0", "{% extends 'brand' %}{{ content }}"),
+    ):
         with pytest.raises(TemplateError):
-            await pool.render(None, EMAIL, None, {"name": "n"}, ["email"], ("inc:0", source))
+            await pool.render(None, EMAIL, None, {"name": "n"}, ["email"], (key, source))
 
 
 @pytest.fixture

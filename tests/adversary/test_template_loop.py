@@ -8,19 +8,23 @@ for it. Now the check runs in a render worker under the render budget, and the o
 tenant is answered meanwhile. A runaway preview whose client went away used to hold its
 worker for the whole budget; now its worker is killed when the client leaves, and the
 next render (the other tenant's, and the same tenant's) is served promptly.
+
+The two tests need different render budgets, so each has an api process of its own; both
+run on one data directory made once (``tests.adversary.process_helpers``), each test
+with its own two tenants.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
 
-from tests.processes import HomingProcess, cli_tenant, eventually, free_port, healthy
+from tests.adversary.process_helpers import Prepared, api_processes, prepared
 
 # Within HOMING_TEMPLATE_MAX_SOURCE_CHARS (65,536) and MAX_SCHEMA_BYTES (65,536).
 DEEP = "{{ " + "a." * 32_700 + "b }}"
@@ -40,28 +44,49 @@ PROBE_DEADLINE_SECONDS = 1.0
 SPIN = "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
 
 
-@contextmanager
-def _api(tmp_path: Path, **settings: str) -> Iterator[tuple[str, dict[str, str]]]:
-    """A ``homing api`` with two tenants: its base URL and each tenant's auth header."""
-    env = {"HOMING_DATA_DIR": str(tmp_path / "data"), **settings}
-    keys = {n: cli_tenant(env, tmp_path, name=n)["api_key"] for n in ("mallory", "acme")}
-    port = free_port()
-    server = HomingProcess(["api", "--port", str(port)], env, tmp_path / "api.log").start()
-    try:
-        yield (
-            f"http://127.0.0.1:{port}",
-            {n: {"Authorization": f"Bearer {k}"} for n, k in keys.items()},
-        )
-    finally:
-        code = server.stop()
-    assert code == 0, server.output()
+# Each test's two tenants (its process's), which it knows as "mallory" and "acme".
+CHECKS, PREVIEWS = ("mallory", "acme"), ("mallory-previews", "acme-previews")
+Api = tuple[str, dict[str, dict[str, str]]]
 
 
-@asynccontextmanager
-async def _client(base: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-        await eventually(lambda: healthy(client), timeout=60, what="homing api to listen")
-        yield client
+@pytest.fixture(scope="module")
+def data_dir(sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Prepared:
+    directory = tmp_path_factory.mktemp("template-loop")
+    return prepared(sqlite_template, directory, {}, (*CHECKS, *PREVIEWS))
+
+
+def _api(data: Prepared, name: str, tenants: tuple[str, str], **settings: str) -> Iterator[Api]:
+    """A ``homing api`` (``settings`` on top of the environment): its base URL, and the
+    auth header of each of ``tenants``, as "mallory" and "acme"."""
+    env = data.env | settings
+    with api_processes(env, Path(data.env["HOMING_DATA_DIR"]), 1, name) as (url,):
+        keys = {
+            as_: data.tenants[made]["api_key"] for as_, made in zip(CHECKS, tenants, strict=True)
+        }
+        yield url, {n: {"Authorization": f"Bearer {k}"} for n, k in keys.items()}
+
+
+@pytest.fixture
+def checking_api(data_dir: Prepared) -> Iterator[Api]:
+    """Homing's own render settings (the budget is 1 s)."""
+    yield from _api(data_dir, "checks", CHECKS)
+
+
+# Long: only the client's leaving can end the runaway renders early.
+PREVIEW_BUDGET = 20.0
+
+
+@pytest.fixture
+def previewing_api(data_dir: Prepared) -> Iterator[Api]:
+    settings = {
+        "HOMING_TEMPLATE_RENDER_TIMEOUT_SECONDS": str(PREVIEW_BUDGET),
+        "HOMING_TEMPLATE_RENDER_WORKERS": "2",
+    }
+    yield from _api(data_dir, "previews", PREVIEWS, **settings)
+
+
+def _client(base: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(base_url=base, timeout=60)
 
 
 async def _probe(
@@ -88,29 +113,29 @@ async def _published(client: httpx.AsyncClient, auth: dict[str, str], key: str, 
 
 
 async def test_a_version_slow_to_check_does_not_hold_the_api_for_another_tenant(
-    tmp_path: Path,
+    checking_api: Api,
 ) -> None:
-    with _api(tmp_path) as (base, auth):
-        async with _client(base) as client:
-            await _published(client, auth["mallory"], "slow", "x")
-            # The pool's workers are up before the attack (their start-up is not its).
-            warm = {"data": {}, "version": 1}
-            assert (
-                await client.post("/v1/templates/slow/preview", json=warm, headers=auth["mallory"])
-            ).status_code == 200
-            stop = asyncio.Event()
-            probe = asyncio.create_task(_probe(client, auth["acme"], stop))
-            answers, took = [], []
-            for content in (HOSTILE, {"sms": {"body": "x"}, "variables": SCHEMA}):
-                started = time.monotonic()
-                answers.append(
-                    await client.post(
-                        "/v1/templates/slow/versions", json=content, headers=auth["mallory"]
-                    )
+    base, auth = checking_api
+    async with _client(base) as client:
+        await _published(client, auth["mallory"], "slow", "x")
+        # The pool's workers are up before the attack (their start-up is not its).
+        warm = {"data": {}, "version": 1}
+        assert (
+            await client.post("/v1/templates/slow/preview", json=warm, headers=auth["mallory"])
+        ).status_code == 200
+        stop = asyncio.Event()
+        probe = asyncio.create_task(_probe(client, auth["acme"], stop))
+        answers, took = [], []
+        for content in (HOSTILE, {"sms": {"body": "x"}, "variables": SCHEMA}):
+            started = time.monotonic()
+            answers.append(
+                await client.post(
+                    "/v1/templates/slow/versions", json=content, headers=auth["mallory"]
                 )
-                took.append(time.monotonic() - started)
-            stop.set()
-            times = await probe
+            )
+            took.append(time.monotonic() - started)
+        stop.set()
+        times = await probe
     # Refused within about the budget (1 s), not checked for seconds on the loop: the
     # parts (past the budget, or nested too deeply to compile when the worker gets that
     # far first), and the schema (past the budget).
@@ -132,46 +157,42 @@ async def _gone(client: httpx.AsyncClient, auth: dict[str, str], path: str, body
 
 
 async def test_a_runaway_preview_whose_client_left_stops_holding_the_pool(
-    tmp_path: Path,
+    previewing_api: Api,
 ) -> None:
-    budget = 20.0  # long: only the client's leaving can end the runaway renders early
-    settings = {
-        "HOMING_TEMPLATE_RENDER_TIMEOUT_SECONDS": str(budget),
-        "HOMING_TEMPLATE_RENDER_WORKERS": "2",
-    }
-    with _api(tmp_path, **settings) as (base, auth):
-        async with _client(base) as client:
-            await _published(client, auth["mallory"], "spin", SPIN)
-            await _published(client, auth["mallory"], "hello", "Hello {{ name }}")
-            await _published(client, auth["acme"], "hello", "Hello {{ name }}")
-            preview = {"data": {"name": "Ada"}, "version": 1}
-            # Warm: both tenants' first previews start the pool.
-            for who in ("mallory", "acme"):
-                warmed = await client.post(
-                    "/v1/templates/hello/preview", json=preview, headers=auth[who]
+    base, auth = previewing_api
+    budget = PREVIEW_BUDGET
+    async with _client(base) as client:
+        await _published(client, auth["mallory"], "spin", SPIN)
+        await _published(client, auth["mallory"], "hello", "Hello {{ name }}")
+        await _published(client, auth["acme"], "hello", "Hello {{ name }}")
+        preview = {"data": {"name": "Ada"}, "version": 1}
+        # Warm: both tenants' first previews start the pool.
+        for who in ("mallory", "acme"):
+            warmed = await client.post(
+                "/v1/templates/hello/preview", json=preview, headers=auth[who]
+            )
+            assert warmed.status_code == 200, warmed.text
+        await asyncio.gather(
+            *(
+                _gone(
+                    client,
+                    auth["mallory"],
+                    "/v1/templates/spin/preview",
+                    {"data": {}, "version": 1},
                 )
-                assert warmed.status_code == 200, warmed.text
-            await asyncio.gather(
-                *(
-                    _gone(
-                        client,
-                        auth["mallory"],
-                        "/v1/templates/spin/preview",
-                        {"data": {}, "version": 1},
-                    )
-                    for _ in range(4)
-                )
+                for _ in range(4)
             )
-            started = time.monotonic()
-            others = await client.post(
-                "/v1/templates/hello/preview", json=preview, headers=auth["acme"]
-            )
-            theirs = time.monotonic() - started
-            started = time.monotonic()
-            own = await client.post(
-                "/v1/templates/hello/preview", json=preview, headers=auth["mallory"]
-            )
-            own_took = time.monotonic() - started
+        )
+        started = time.monotonic()
+        others = await client.post(
+            "/v1/templates/hello/preview", json=preview, headers=auth["acme"]
+        )
+        theirs = time.monotonic() - started
+        started = time.monotonic()
+        own = await client.post(
+            "/v1/templates/hello/preview", json=preview, headers=auth["mallory"]
+        )
+        own_took = time.monotonic() - started
     assert others.status_code == 200 and own.status_code == 200, (others.text, own.text)
     assert others.json()["email"]["text"] == "Hello Ada"
     # Before: each waited for runaway renders to reach the 20 s budget.
