@@ -142,6 +142,22 @@ async def healthy(client: httpx.AsyncClient) -> bool:
         return False
 
 
+def wait_healthy(url: str, timeout: float = 60.0, what: str = "homing to answer") -> None:
+    """Poll ``url``'s ``/healthz`` until it answers 200, or fail after ``timeout``
+    (synchronous: for fixtures wider than a test's event loop)."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=url, timeout=5) as client:
+        while True:
+            try:
+                if client.get("/healthz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            time.sleep(0.05)
+
+
 async def eventually(
     check: Callable[[], Awaitable[T | None]], timeout: float = 20.0, what: str = "condition"
 ) -> T:
