@@ -78,33 +78,26 @@ async def test_homing_run_accepts_and_delivers_on_the_embedded_default(
         "HOMING_POLL_INTERVAL_SECONDS": "0.05",
         "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
     }
-    # `homing tenant` does not migrate (only migrate/run/api/worker do).
-    subprocess.run(
-        [sys.executable, "-m", "homing", "migrate"],
-        env={**HomingProcess([], env, tmp_path / "x").env},
-        capture_output=True,
-        check=True,
-    )
-    created = subprocess.run(
-        [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
-        env={**HomingProcess([], env, tmp_path / "x").env},
-        capture_output=True,
-        check=True,
-        text=True,
-    )
-    tenant = json.loads(created.stdout)
-    assert set(tenant) == {"tenant_id", "api_key"}
-    assert (data_dir / "secret.key").stat().st_mode & 0o777 == 0o600
+    # `homing tenant` does not migrate (only migrate/run/api/worker do): `homing run`
+    # migrates the embedded database from nothing as it starts, and the tenant is
+    # created once it listens (no `homing migrate` process first).
     port = free_port()
     server = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
     secret = "re_live_Sup3rSecretValue_98765"
     try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}",
-            headers={"Authorization": f"Bearer {tenant['api_key']}"},
-            timeout=10,
-        ) as client:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
             await eventually(lambda: _healthy(client), what="homing run to listen")
+            created = subprocess.run(
+                [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
+                env=server.env,
+                capture_output=True,
+                check=True,
+                text=True,
+            )
+            tenant = json.loads(created.stdout)
+            assert set(tenant) == {"tenant_id", "api_key"}
+            assert (data_dir / "secret.key").stat().st_mode & 0o777 == 0o600
+            client.headers["Authorization"] = f"Bearer {tenant['api_key']}"
             created_provider = await client.post(
                 "/v1/providers",
                 json={
