@@ -47,7 +47,9 @@ async def test_a_worker_killed_mid_send_is_replaced_after_its_lease(
     )
     worker = HomingProcess(["worker"], env, tmp_path / "worker.log").start()
     try:
-        await eventually(lambda: sb.messages("resend"), what="the worker's send to arrive")
+        await eventually(
+            lambda: sb.messages("resend"), timeout=60, what="the worker's send to arrive"
+        )
     finally:
         worker.kill()
     assert (await job(tenant, job_id))["status"] == "PROCESSING"
@@ -86,7 +88,7 @@ async def test_homing_run_accepts_and_delivers_on_the_embedded_default(
     secret = "re_live_Sup3rSecretValue_98765"
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            await eventually(lambda: _healthy(client), what="homing run to listen")
+            await eventually(lambda: _healthy(client), timeout=60, what="homing run to listen")
             created = subprocess.run(
                 [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
                 env=server.env,
@@ -158,7 +160,7 @@ async def test_a_job_accepted_elsewhere_wakes_an_idle_worker_at_once(
     # The worker polls only every 60 s: only LISTEN/NOTIFY can wake it in time.
     env = process_env(settings, secret_key, HOMING_POLL_INTERVAL_SECONDS="60")
     with homing_workers(1, env, tmp_path):
-        await eventually(lambda: _listening(services), what="the worker to LISTEN")
+        await eventually(lambda: _listening(services), timeout=60, what="the worker to LISTEN")
         started = time.monotonic()
         job_id = await send(tenant)
         await eventually(lambda: sb.messages("resend"), timeout=10, what="the delivery")
@@ -276,7 +278,7 @@ async def test_homing_api_serves_one_port_from_several_processes(
     try:
         base = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(base_url=base, timeout=10) as client:
-            await eventually(lambda: _healthy(client), what="homing api to listen")
+            await eventually(lambda: _healthy(client), timeout=60, what="homing api to listen")
         serving = [server.proc.pid, *child_pids(server.proc.pid)]
         assert len(serving) == 3, serving
         # The parent serves only once its children do: all listen when it answers.
@@ -307,11 +309,13 @@ async def test_homing_run_on_postgres_delivers_from_worker_processes(
     assert server.proc is not None
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            await eventually(lambda: _healthy(client), what="homing run to listen")
+            await eventually(lambda: _healthy(client), timeout=60, what="homing run to listen")
         children = child_pids(server.proc.pid)
         assert len(children) == 2, children
         job_id = await send(tenant)
-        await eventually(lambda: sb.messages("resend"), what="a worker process to deliver")
+        await eventually(
+            lambda: sb.messages("resend"), timeout=60, what="a worker process to deliver"
+        )
     finally:
         assert server.stop() == 0, server.output()
     assert not any(Path(f"/proc/{pid}").exists() for pid in children), "children outlived run"
