@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +19,8 @@ from typing import Any, TypeVar
 import httpx
 
 from homing.settings import Settings
+from homing.store.database import Database
+from homing.store.migrate import schema_status
 
 T = TypeVar("T")
 
@@ -100,15 +103,40 @@ class HomingProcess:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
+def schema_is_current(database_url: str) -> bool:
+    """Whether the database at ``database_url`` is migrated to this version's head (one
+    read of ``alembic_version``, on a thread of its own: callers may be inside a loop).
+    A SQLite file that does not exist yet is not current, and is left uncreated."""
+    if database_url.startswith("sqlite") and not Path(database_url.split(":///", 1)[1]).exists():
+        return False
+
+    async def check() -> bool:
+        db = Database(database_url)
+        try:
+            return await schema_status(db) == "current"
+        finally:
+            await db.dispose()
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, check()).result()
+
+
 def cli_tenant(
     env: dict[str, str], log_dir: Path, name: str = "acme", plan: str = "STARTUP"
 ) -> dict[str, Any]:
-    """``homing migrate`` then ``homing tenant create`` run with ``env``: the new
-    tenant's id and API key (``homing tenant`` does not migrate by itself)."""
+    """``homing tenant create`` run with ``env``: the new tenant's id and API key.
+    ``homing tenant`` does not migrate by itself, so ``homing migrate`` runs first
+    unless ``env``'s database is already current (the tests' databases are migrated
+    copies: a process start saved)."""
     cli_env = HomingProcess([], env, log_dir / "cli.log").env
-    subprocess.run(
-        [sys.executable, "-m", "homing", "migrate"], env=cli_env, capture_output=True, check=True
-    )
+    url = cli_env.get("HOMING_DATABASE_URL")
+    if url is None or not schema_is_current(url):
+        subprocess.run(
+            [sys.executable, "-m", "homing", "migrate"],
+            env=cli_env,
+            capture_output=True,
+            check=True,
+        )
     created = subprocess.run(
         [sys.executable, "-m", "homing", "tenant", "create", name, "--plan", plan],
         env=cli_env,
@@ -140,6 +168,22 @@ async def healthy(client: httpx.AsyncClient) -> bool:
         return (await client.get("/healthz", timeout=5)).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def wait_healthy(url: str, timeout: float = 60.0, what: str = "homing to answer") -> None:
+    """Poll ``url``'s ``/healthz`` until it answers 200, or fail after ``timeout``
+    (synchronous: for fixtures wider than a test's event loop)."""
+    deadline = time.monotonic() + timeout
+    with httpx.Client(base_url=url, timeout=5) as client:
+        while True:
+            try:
+                if client.get("/healthz").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+            time.sleep(0.05)
 
 
 async def eventually(

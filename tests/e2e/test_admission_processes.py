@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import pytest
 
 from homing.api.app import create_app
 from homing.clock import ManualClock
+from homing.crypto import generate_master_key
 from homing.models import Plan
 from homing.ratelimit import STORAGE_ERRORS
 from homing.services import Services, build
@@ -24,14 +25,28 @@ from tests.admission_helpers import (
     admission_settings,
 )
 from tests.conftest import REDIS_URL, stored_provider
-from tests.processes import HomingProcess, eventually, free_port
+from tests.processes import HomingProcess, eventually, free_port, wait_healthy
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
 
+@pytest.fixture(scope="module")
+def secret_key() -> str:
+    """One key for the module: the API processes below serve every test of it."""
+    return generate_master_key()
+
+
+@pytest.fixture(scope="module")
+def _shared_settings(
+    postgres_url: str, tmp_path_factory: pytest.TempPathFactory, secret_key: str
+) -> Settings:
+    folder = tmp_path_factory.mktemp("admission-processes")
+    return admission_settings(postgres_url, folder, secret_key, redis_url=REDIS_URL)
+
+
 @pytest.fixture
-def settings(postgres_url: str, tmp_path: Path, secret_key: str) -> Settings:
-    return admission_settings(postgres_url, tmp_path, secret_key, redis_url=REDIS_URL)
+def settings(_shared_settings: Settings) -> Settings:
+    return _shared_settings
 
 
 def _env(settings: Settings, secret_key: str) -> dict[str, str]:
@@ -48,37 +63,39 @@ def _env(settings: Settings, secret_key: str) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-async def apis(
-    services: Services, settings: Settings, secret_key: str, tmp_path: Path
-) -> AsyncIterator[list[httpx.AsyncClient]]:
-    """Two API processes on one database and one Redis, and a client for each."""
+@pytest.fixture(scope="module")
+def _api_urls(_shared_settings: Settings, secret_key: str) -> Iterator[list[str]]:
+    """Two API processes on one database and one Redis, started once for the module:
+    each test works as tenants of its own, so none sees another's limits or keys (the
+    per-test ``services`` empties the tables between tests; the processes keep no
+    state of a tenant but caches and Redis windows keyed by its id)."""
     ports = [free_port(), free_port()]
+    folder = _shared_settings.data_dir.parent
     procs = [
-        HomingProcess(
-            ["api", "--port", str(port)], _env(settings, secret_key), tmp_path / f"{n}.log"
-        )
-        for n, port in enumerate(ports)
+        HomingProcess(["api", "--port", str(port)], _env(_shared_settings, secret_key), log)
+        for port, log in zip(ports, (folder / "0.log", folder / "1.log"), strict=True)
     ]
-    clients = [httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}", timeout=30) for p in ports]
     try:
         for proc in procs:
             proc.start()
-        for client in clients:
-            await eventually(lambda c=client: _healthy(c), timeout=30, what="the API to start")
-        yield clients
+        urls = [f"http://127.0.0.1:{p}" for p in ports]
+        for url in urls:
+            wait_healthy(url, timeout=60, what="the API to start")
+        yield urls
     finally:
-        for client in clients:
-            await client.aclose()
         for proc in procs:
             proc.stop()
 
 
-async def _healthy(client: httpx.AsyncClient) -> bool:
+@pytest.fixture
+async def apis(services: Services, _api_urls: list[str]) -> AsyncIterator[list[httpx.AsyncClient]]:
+    """A client for each of the two API processes."""
+    clients = [httpx.AsyncClient(base_url=url, timeout=30) for url in _api_urls]
     try:
-        return (await client.get("/healthz")).status_code == 200
-    except httpx.TransportError:
-        return False
+        yield clients
+    finally:
+        for client in clients:
+            await client.aclose()
 
 
 async def _send(client: httpx.AsyncClient, key: str) -> httpx.Response:

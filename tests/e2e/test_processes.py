@@ -47,7 +47,9 @@ async def test_a_worker_killed_mid_send_is_replaced_after_its_lease(
     )
     worker = HomingProcess(["worker"], env, tmp_path / "worker.log").start()
     try:
-        await eventually(lambda: sb.messages("resend"), what="the worker's send to arrive")
+        await eventually(
+            lambda: sb.messages("resend"), timeout=60, what="the worker's send to arrive"
+        )
     finally:
         worker.kill()
     assert (await job(tenant, job_id))["status"] == "PROCESSING"
@@ -78,33 +80,26 @@ async def test_homing_run_accepts_and_delivers_on_the_embedded_default(
         "HOMING_POLL_INTERVAL_SECONDS": "0.05",
         "HOMING_PROVIDER_ALLOWED_NETWORKS": "127.0.0.0/8,::1/128",
     }
-    # `homing tenant` does not migrate (only migrate/run/api/worker do).
-    subprocess.run(
-        [sys.executable, "-m", "homing", "migrate"],
-        env={**HomingProcess([], env, tmp_path / "x").env},
-        capture_output=True,
-        check=True,
-    )
-    created = subprocess.run(
-        [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
-        env={**HomingProcess([], env, tmp_path / "x").env},
-        capture_output=True,
-        check=True,
-        text=True,
-    )
-    tenant = json.loads(created.stdout)
-    assert set(tenant) == {"tenant_id", "api_key"}
-    assert (data_dir / "secret.key").stat().st_mode & 0o777 == 0o600
+    # `homing tenant` does not migrate (only migrate/run/api/worker do): `homing run`
+    # migrates the embedded database from nothing as it starts, and the tenant is
+    # created once it listens (no `homing migrate` process first).
     port = free_port()
     server = HomingProcess(["run", "--port", str(port)], env, tmp_path / "run.log").start()
     secret = "re_live_Sup3rSecretValue_98765"
     try:
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}",
-            headers={"Authorization": f"Bearer {tenant['api_key']}"},
-            timeout=10,
-        ) as client:
-            await eventually(lambda: _healthy(client), what="homing run to listen")
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            await eventually(lambda: _healthy(client), timeout=60, what="homing run to listen")
+            created = subprocess.run(
+                [sys.executable, "-m", "homing", "tenant", "create", "acme", "--plan", "STARTUP"],
+                env=server.env,
+                capture_output=True,
+                check=True,
+                text=True,
+            )
+            tenant = json.loads(created.stdout)
+            assert set(tenant) == {"tenant_id", "api_key"}
+            assert (data_dir / "secret.key").stat().st_mode & 0o777 == 0o600
+            client.headers["Authorization"] = f"Bearer {tenant['api_key']}"
             created_provider = await client.post(
                 "/v1/providers",
                 json={
@@ -165,7 +160,7 @@ async def test_a_job_accepted_elsewhere_wakes_an_idle_worker_at_once(
     # The worker polls only every 60 s: only LISTEN/NOTIFY can wake it in time.
     env = process_env(settings, secret_key, HOMING_POLL_INTERVAL_SECONDS="60")
     with homing_workers(1, env, tmp_path):
-        await eventually(lambda: _listening(services), what="the worker to LISTEN")
+        await eventually(lambda: _listening(services), timeout=60, what="the worker to LISTEN")
         started = time.monotonic()
         job_id = await send(tenant)
         await eventually(lambda: sb.messages("resend"), timeout=10, what="the delivery")
@@ -283,7 +278,7 @@ async def test_homing_api_serves_one_port_from_several_processes(
     try:
         base = f"http://127.0.0.1:{port}"
         async with httpx.AsyncClient(base_url=base, timeout=10) as client:
-            await eventually(lambda: _healthy(client), what="homing api to listen")
+            await eventually(lambda: _healthy(client), timeout=60, what="homing api to listen")
         serving = [server.proc.pid, *child_pids(server.proc.pid)]
         assert len(serving) == 3, serving
         # The parent serves only once its children do: all listen when it answers.
@@ -314,11 +309,13 @@ async def test_homing_run_on_postgres_delivers_from_worker_processes(
     assert server.proc is not None
     try:
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
-            await eventually(lambda: _healthy(client), what="homing run to listen")
+            await eventually(lambda: _healthy(client), timeout=60, what="homing run to listen")
         children = child_pids(server.proc.pid)
         assert len(children) == 2, children
         job_id = await send(tenant)
-        await eventually(lambda: sb.messages("resend"), what="a worker process to deliver")
+        await eventually(
+            lambda: sb.messages("resend"), timeout=60, what="a worker process to deliver"
+        )
     finally:
         assert server.stop() == 0, server.output()
     assert not any(Path(f"/proc/{pid}").exists() for pid in children), "children outlived run"
