@@ -57,7 +57,7 @@ def test_every_sandbox_event_verifies_and_reads_as_what_it_is(provider: str, kin
     event = PARSERS[provider].interpret(entry.payload)
     assert event.type is EXPECTED[kind]
     assert event.job_hint == MESSAGE.job_id
-    assert event.recipient == "ada@example.com"
+    assert event.address == "ada@example.com"
     assert event.occurred_at is not None
 
 
