@@ -157,8 +157,11 @@ def homing_workers(count: int, env: dict[str, str], log_dir: Path) -> Iterator[l
     try:
         yield workers
     finally:
-        for worker in workers:
-            assert worker.stop() == 0, worker.output()
+        # Every one stopped before any is judged: an assert at the first would leave the
+        # others running, claiming from this test process's database for later tests.
+        codes = [worker.stop() for worker in workers]
+        for worker, code in zip(workers, codes, strict=True):
+            assert code == 0, worker.output()
 
 
 async def healthy(client: httpx.AsyncClient) -> bool:
