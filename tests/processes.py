@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -88,16 +88,8 @@ class HomingProcess:
             self.proc.wait(timeout=10)
 
     def stop(self) -> int | None:
-        if self.proc is None:
-            return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        return self.proc.returncode
+        """SIGTERM, then SIGKILL past 15 s; the exit code (None: never started)."""
+        return stop_together([self])[0]
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -159,9 +151,31 @@ def homing_workers(count: int, env: dict[str, str], log_dir: Path) -> Iterator[l
     finally:
         # Every one stopped before any is judged: an assert at the first would leave the
         # others running, claiming from this test process's database for later tests.
-        codes = [worker.stop() for worker in workers]
+        codes = stop_together(workers)
         for worker, code in zip(workers, codes, strict=True):
-            assert code == 0, worker.output()
+            assert code == 0, f"exit {code}: {worker.output()}"
+
+
+def stop_together(processes: Sequence[HomingProcess], timeout: float = 15.0) -> list[int | None]:
+    """Each of ``processes`` asked to stop at once (a graceful stop takes a while), each
+    killed if still running ``timeout`` s after; their exit codes (None: never started).
+    One SIGTERM each: a process that is stopping has restored the default action, so a
+    second would end it with -15."""
+    for process in processes:
+        if process.proc is not None and process.proc.poll() is None:
+            process.proc.send_signal(signal.SIGTERM)
+    codes: list[int | None] = []
+    for process in processes:
+        if process.proc is None:
+            codes.append(None)
+            continue
+        try:
+            process.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.proc.kill()
+            process.proc.wait(timeout=10)
+        codes.append(process.proc.returncode)
+    return codes
 
 
 async def healthy(client: httpx.AsyncClient) -> bool:
@@ -173,19 +187,30 @@ async def healthy(client: httpx.AsyncClient) -> bool:
         return False
 
 
-def wait_healthy(url: str, timeout: float = 60.0, what: str = "homing to answer") -> None:
-    """Poll ``url``'s ``/healthz`` until it answers 200, or fail after ``timeout``
+def wait_healthy(
+    url: str,
+    timeout: float = 60.0,
+    what: str = "homing to answer",
+    *,
+    process: HomingProcess | None = None,
+    path: str = "/healthz",
+) -> None:
+    """Poll ``url``'s ``path`` until it answers 200, or fail after ``timeout``, or at
+    once when ``process`` (the one that should answer) has ended, with its output
     (synchronous: for fixtures wider than a test's event loop)."""
     deadline = time.monotonic() + timeout
     with httpx.Client(base_url=url, timeout=5) as client:
         while True:
             try:
-                if client.get("/healthz").status_code == 200:
+                if client.get(path).status_code == 200:
                     return
             except httpx.TransportError:
                 pass
+            if process is not None:
+                assert process.proc is not None and process.proc.poll() is None, process.output()
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+                shown = f": {process.output()}" if process is not None else ""
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}{shown}")
             time.sleep(0.05)
 
 

@@ -15,22 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import signal
-import subprocess
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
 
 from homing.managers.audit import CLI_ACTOR
 from homing.models import Plan, Role
 from homing.services import build
 from tests.console_helpers import PASSWORD
 from tests.fixtures import settings_for, sqlite_url
-from tests.processes import HomingProcess, free_port
+from tests.processes import HomingProcess, free_port, stop_together, wait_healthy
 
 # A loaded 2-core machine (2 test workers, their processes) may take this long to start one.
 START_SECONDS = 120.0
@@ -103,37 +98,11 @@ def api_processes(
             processes.append(HomingProcess(args, env, log_dir / f"{name}{n}.log").start())
             urls.append(f"http://127.0.0.1:{port}")
         for process, url in zip(processes, urls, strict=True):
-            _wait_answering(process, url)
+            wait_healthy(url, START_SECONDS, f"homing api at {url}", process=process)
         yield urls
 
 
-def _wait_answering(process: HomingProcess, url: str) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    with httpx.Client(base_url=url, timeout=10) as probe:
-        while True:
-            try:
-                if probe.get("/healthz").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert process.proc is not None and process.proc.poll() is None, process.output()
-            if time.monotonic() > deadline:
-                raise AssertionError(f"homing api at {url} did not answer in {START_SECONDS} s")
-            time.sleep(0.05)
-
-
 def _stopped(processes: list[HomingProcess]) -> None:
-    """Each of ``processes`` stopped, all asked at once (a graceful stop takes a
-    while), and checked to exit 0. One SIGTERM each: the process restores the default
-    action once it is stopping, so a second would end it with -15."""
-    asked = [p.proc for p in processes if p.proc is not None and p.proc.poll() is None]
-    for proc in asked:
-        proc.send_signal(signal.SIGTERM)
-    for process in processes:
-        assert process.proc is not None
-        try:
-            code = process.proc.wait(timeout=STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            raise AssertionError(f"not stopped in {STOP_SECONDS} s: {process.output()}") from None
-        assert code == 0, process.output()
+    """Each of ``processes`` stopped, all asked at once, and checked to exit 0."""
+    for process, code in zip(processes, stop_together(processes, STOP_SECONDS), strict=True):
+        assert code == 0, f"exit {code}: {process.output()}"

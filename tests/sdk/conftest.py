@@ -8,16 +8,14 @@ import json
 import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
 
 from homing.sandbox.app import VENDOR_PREFIXES
-from tests.processes import HomingProcess, free_port
+from tests.processes import HomingProcess, free_port, wait_healthy
 
 ADMIN_TOKEN = "sdk-admin-" + secrets.token_hex(16)
 
@@ -32,19 +30,6 @@ class Server:
 
     def sandbox_provider(self, vendor: str) -> str:
         return self.sandbox_url + VENDOR_PREFIXES[vendor]
-
-
-def _wait_healthy(url: str, process: HomingProcess, path: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert process.proc is not None and process.proc.poll() is None, process.output()
-        try:
-            if httpx.get(url + path, timeout=5).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"{url} did not answer: {process.output()}")
 
 
 def _tenant(env: dict[str, str], log: Path, name: str, *extra: str) -> str:
@@ -86,8 +71,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     limited_key = _tenant(env, folder / "cli.log", "limited", "--rate", "1")
     run = HomingProcess(["run", "--port", str(port)], env, folder / "run.log").start()
     try:
-        _wait_healthy(f"http://127.0.0.1:{sandbox_port}", sandbox, "/_sandbox/messages")
-        _wait_healthy(f"http://127.0.0.1:{port}", run, "/healthz")
+        sandbox_url = f"http://127.0.0.1:{sandbox_port}"
+        wait_healthy(sandbox_url, what="the sandbox", process=sandbox, path="/_sandbox/messages")
+        wait_healthy(f"http://127.0.0.1:{port}", what="homing run", process=run)
         yield Server(
             f"http://127.0.0.1:{port}",
             f"http://127.0.0.1:{sandbox_port}",
